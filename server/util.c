@@ -1,0 +1,184 @@
+/* util.c -- see util.h. */
+#include "util.h"
+#include "log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p)
+    fatal("out of memory (%zu bytes)", n);
+  return p;
+}
+
+void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p)
+    fatal("out of memory (%zu x %zu bytes)", n, size);
+  return p;
+}
+
+void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q)
+    fatal("out of memory (%zu bytes)", n);
+  return q;
+}
+
+char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+char *xstrndup(const char *s, size_t n) {
+  char *p = xmalloc(n + 1);
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  char *s;
+  va_start(ap, fmt);
+  if (vasprintf(&s, fmt, ap) < 0)
+    fatal("out of memory (vasprintf)");
+  va_end(ap);
+  return s;
+}
+
+static void sbuf_grow(struct sbuf *b, size_t extra) {
+  if (b->len + extra + 1 <= b->cap)
+    return;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + extra + 1)
+    cap *= 2;
+  b->s = xrealloc(b->s, cap);
+  b->cap = cap;
+}
+
+void sbuf_add(struct sbuf *b, const char *s, size_t n) {
+  sbuf_grow(b, n);
+  memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = '\0';
+}
+
+void sbuf_adds(struct sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
+
+void sbuf_addc(struct sbuf *b, char c) { sbuf_add(b, &c, 1); }
+
+void sbuf_printf(struct sbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  sbuf_grow(b, (size_t)n);
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, size_t n) {
+  size_t len;
+  uint32_t cp;
+  if (p[0] < 0x80)
+    return 1;
+  if ((p[0] & 0xE0) == 0xC0) {
+    len = 2;
+    cp = p[0] & 0x1F;
+  } else if ((p[0] & 0xF0) == 0xE0) {
+    len = 3;
+    cp = p[0] & 0x0F;
+  } else if ((p[0] & 0xF8) == 0xF0) {
+    len = 4;
+    cp = p[0] & 0x07;
+  } else {
+    return 0;
+  }
+  if (len > n)
+    return 0;
+  for (size_t i = 1; i < len; i++) {
+    if ((p[i] & 0xC0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+      (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+      (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return len;
+}
+
+void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  sbuf_addc(b, '"');
+  for (size_t i = 0; i < n;) {
+    unsigned char c = p[i];
+    if (c == '"' || c == '\\') {
+      sbuf_addc(b, '\\');
+      sbuf_addc(b, (char)c);
+      i++;
+    } else if (c < 0x20) {
+      sbuf_printf(b, "\\u%04x", c);
+      i++;
+    } else {
+      size_t len = utf8_seq(p + i, n - i);
+      if (len == 0) {
+        sbuf_adds(b, "\xEF\xBF\xBD");
+        i++;
+      } else {
+        sbuf_add(b, s + i, len);
+        i += len;
+      }
+    }
+  }
+  sbuf_addc(b, '"');
+}
+
+void sbuf_reset(struct sbuf *b) {
+  b->len = 0;
+  if (b->s)
+    b->s[0] = '\0';
+}
+
+void sbuf_free(struct sbuf *b) {
+  free(b->s);
+  b->s = NULL;
+  b->len = b->cap = 0;
+}
+
+int util_parse_i64(const char *s, int64_t *out) {
+  char *end;
+  if (!s || !*s)
+    return -EINVAL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (*end != '\0' || end == s)
+    return -EINVAL;
+  if (errno == ERANGE)
+    return -ERANGE;
+  *out = v;
+  return 0;
+}
+
+int64_t util_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+uint64_t util_hash(const void *p, size_t n) {
+  const unsigned char *s = p;
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}

@@ -1,0 +1,49 @@
+/* util.h -- allocation that cannot fail, string buffers, small helpers.
+ *
+ * Ownership: functions returning char * or a pointer transfer ownership to
+ * the caller (free() it); const char * results are borrowed.
+ */
+#ifndef NEX_UTIL_H
+#define NEX_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+/* malloc/calloc/realloc/strdup that abort with a message on exhaustion. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* printf into a new string. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable byte buffer, always NUL-terminated.  Zero-initialise it
+ * (struct sbuf b = {0};) and free b.s with free() or sbuf_free(). */
+struct sbuf {
+  char *s;
+  size_t len, cap;
+};
+void sbuf_add(struct sbuf *b, const char *s, size_t n);
+void sbuf_adds(struct sbuf *b, const char *s);
+void sbuf_addc(struct sbuf *b, char c);
+void sbuf_printf(struct sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Appends s as a JSON string literal (quotes and escapes included);
+ * invalid UTF-8 bytes become U+FFFD. */
+void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n);
+void sbuf_reset(struct sbuf *b);
+void sbuf_free(struct sbuf *b);
+
+/* Parses a whole decimal int64 ("-12"); returns 0 on success, -EINVAL if
+ * s is not entirely a number, -ERANGE on overflow. */
+int util_parse_i64(const char *s, int64_t *out);
+
+/* Monotonic time in ns. */
+int64_t util_now_ns(void);
+
+/* 64-bit FNV-1a hash of n bytes. */
+uint64_t util_hash(const void *p, size_t n);
+
+#endif
