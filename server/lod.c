@@ -1,0 +1,160 @@
+/* lod.c -- see lod.h. */
+#include "lod.h"
+#include "store.h"
+#include "util.h"
+
+#include <stdlib.h>
+
+#define LOD_EVENTS_PER_BUCKET 8
+
+int lod_pick_level(int64_t span, int64_t n) {
+  if (n < 2 || span <= 0)
+    return 1;
+  /* bucket >= LOD_EVENTS_PER_BUCKET * mean gap */
+  double want = (double)span / (double)(n - 1) * LOD_EVENTS_PER_BUCKET;
+  for (int l = 1; l <= LOD_MAX_LEVEL; l++)
+    if ((double)(1LL << LOD_SHIFT(l)) >= want)
+      return l;
+  return LOD_MAX_LEVEL;
+}
+
+struct lod_bucket {
+  int64_t bucket; /* -1: empty */
+  int64_t ts, end, id, name, grp, dur, count;
+};
+
+struct lod {
+  int64_t track;
+  int min_level, nlevels;
+  struct lod_bucket *b; /* [lane * nlevels + level - min_level] */
+  int64_t nlanes;
+};
+
+struct lod *lod_new(int64_t track, int min_level) {
+  struct lod *l = xcalloc(1, sizeof *l);
+  l->track = track;
+  l->min_level = min_level;
+  l->nlevels = LOD_MAX_LEVEL - min_level + 1;
+  return l;
+}
+
+static void lod_emit(struct lod *l, struct store_writer *w, int64_t lane,
+                     int level, const struct lod_bucket *b) {
+  store_writer_slice_lod(w, l->track, level, lane, b->bucket, b->ts, b->end,
+                         b->id, b->name, b->grp, b->dur, b->count);
+}
+
+void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
+               int64_t dur, int64_t id, int64_t name, int64_t grp) {
+  while (lane >= l->nlanes) {
+    l->b = xrealloc(l->b, sizeof *l->b * (size_t)((l->nlanes + 1) * l->nlevels));
+    for (int i = 0; i < l->nlevels; i++)
+      l->b[l->nlanes * l->nlevels + i].bucket = -1;
+    l->nlanes++;
+  }
+  int64_t end = ts + dur;
+  for (int i = 0; i < l->nlevels; i++) {
+    int level = l->min_level + i;
+    struct lod_bucket *b = &l->b[lane * l->nlevels + i];
+    int64_t bucket = ts >> LOD_SHIFT(level);
+    if (b->bucket == bucket) {
+      b->count++;
+      if (end > b->end)
+        b->end = end;
+      if (dur > b->dur) {
+        b->dur = dur, b->id = id, b->name = name, b->grp = grp;
+      }
+      continue;
+    }
+    if (b->bucket >= 0)
+      lod_emit(l, w, lane, level, b);
+    *b = (struct lod_bucket){bucket, ts, end, id, name, grp, dur, 1};
+  }
+}
+
+void lod_flush(struct lod *l, struct store_writer *w) {
+  for (int64_t lane = 0; lane < l->nlanes; lane++)
+    for (int i = 0; i < l->nlevels; i++) {
+      struct lod_bucket *b = &l->b[lane * l->nlevels + i];
+      if (b->bucket >= 0)
+        lod_emit(l, w, lane, l->min_level + i, b);
+      b->bucket = -1;
+    }
+}
+
+void lod_free(struct lod *l) {
+  if (!l)
+    return;
+  free(l->b);
+  free(l);
+}
+
+struct lod_cbucket {
+  int64_t bucket, ts, count;
+  double min, max, last;
+};
+
+struct lod_counter {
+  int64_t track;
+  int min_level, nlevels, nseries;
+  struct lod_cbucket *b; /* [series * nlevels + level - min_level] */
+};
+
+struct lod_counter *lod_counter_new(int64_t track, int min_level) {
+  struct lod_counter *c = xcalloc(1, sizeof *c);
+  c->track = track;
+  c->min_level = min_level;
+  c->nlevels = LOD_MAX_LEVEL - min_level + 1;
+  return c;
+}
+
+static void lod_counter_emit(struct lod_counter *c, struct store_writer *w,
+                             int series, int level, const struct lod_cbucket *b) {
+  store_writer_counter_lod(w, c->track, series, level, b->bucket, b->ts, b->min,
+                           b->max, b->last, b->count);
+}
+
+void lod_counter_sample(struct lod_counter *c, struct store_writer *w,
+                        int series, int64_t ts, double value) {
+  while (series >= c->nseries) {
+    c->b = xrealloc(c->b,
+                    sizeof *c->b * (size_t)((c->nseries + 1) * c->nlevels));
+    for (int i = 0; i < c->nlevels; i++)
+      c->b[c->nseries * c->nlevels + i].bucket = -1;
+    c->nseries++;
+  }
+  for (int i = 0; i < c->nlevels; i++) {
+    int level = c->min_level + i;
+    struct lod_cbucket *b = &c->b[series * c->nlevels + i];
+    int64_t bucket = ts >> LOD_SHIFT(level);
+    if (b->bucket >= 0 && bucket <= b->bucket) {
+      b->count++;
+      b->last = value;
+      if (value < b->min)
+        b->min = value;
+      if (value > b->max)
+        b->max = value;
+      continue;
+    }
+    if (b->bucket >= 0)
+      lod_counter_emit(c, w, series, level, b);
+    *b = (struct lod_cbucket){bucket, ts, 1, value, value, value};
+  }
+}
+
+void lod_counter_flush(struct lod_counter *c, struct store_writer *w) {
+  for (int s = 0; s < c->nseries; s++)
+    for (int i = 0; i < c->nlevels; i++) {
+      struct lod_cbucket *b = &c->b[s * c->nlevels + i];
+      if (b->bucket >= 0)
+        lod_counter_emit(c, w, s, c->min_level + i, b);
+      b->bucket = -1;
+    }
+}
+
+void lod_counter_free(struct lod_counter *c) {
+  if (!c)
+    return;
+  free(c->b);
+  free(c);
+}

@@ -1,0 +1,356 @@
+/* main.c -- options, start-up and shut-down order of neuron-explorer-server.
+ *
+ *   neuron-explorer-server --dir DIR [options]
+ *
+ * Start-up: parse options, check --dir, start the one-port server (unless
+ * --ingest-only), run the ingest in a background thread that publishes its
+ * progress and the finished store through app.h, then wait for SIGINT or
+ * SIGTERM.  Shut-down: stop the server, join the ingest, free the state.
+ */
+#include "app.h"
+#include "filter.h"
+#include "ingest.h"
+#include "log.h"
+#include "net.h"
+#include "store.h"
+#include "util.h"
+#include "watch.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAIN_POOL_SIZE 4
+
+/* Exit statuses (doc/neuron-explorer-server.1). */
+enum {
+  EXIT_OK = 0,
+  EXIT_SKIPPED = 1, /* --ingest-only: the store is complete but some input
+                       could not be used (see the Warning table) */
+  EXIT_USAGE = 2,   /* bad option, missing or unreadable --dir */
+  EXIT_INGEST = 3,  /* no store could be built */
+  EXIT_SERVE = 4    /* the server could not start */
+};
+
+struct main_opts {
+  const char *dir, *db, *bind, *web_root;
+  int port, ingest_only, quiet, force, no_watch;
+  struct ingest_opts ingest;
+  struct filter *filter;
+};
+
+static void main_usage(FILE *f) {
+  fputs(
+      "usage: neuron-explorer-server --dir DIR [options]\n"
+      "\n"
+      "Ingests a Neuron profile directory into SQLite and serves the viewer\n"
+      "and its API on one port (open http://localhost:3001).\n"
+      "\n"
+      "  --dir DIR          profile directory (required)\n"
+      "  --db FILE          store file (default: a cache folder, not DIR)\n"
+      "  --port N           port (default 3001)\n"
+      "  --bind ADDR        address to listen on (default 127.0.0.1)\n"
+      "  --web-root DIR     static files of the viewer (default: installed)\n"
+      "  --ingest-only      build the store and exit (status 1 if some input\n"
+      "                     was skipped)\n"
+      "  --force            rebuild the store even if it is current\n"
+      "  --no-watch         do not re-ingest when files under DIR change\n"
+      "  --system-trace-filter-neuron-core LIST    e.g. 0,2,4 or 0-3\n"
+      "  --system-trace-filter-event-type LIST     names, hardware, software,\n"
+      "                                            ^name to exclude\n"
+      "  --system-trace-filter-instance-id LIST    instance ids\n"
+      "  --ignore-device-profile   skip device traces (NTFF)\n"
+      "  --ignore-system-profile   skip system traces\n"
+      "  --quiet            no progress output\n"
+      "  --version, --help\n",
+      f);
+}
+
+static int main_parse(int argc, char **argv, struct main_opts *o) {
+  enum {
+    OPT_DIR = 256, OPT_DB, OPT_PORT, OPT_BIND, OPT_WEB, OPT_INGEST_ONLY,
+    OPT_FORCE, OPT_NO_WATCH, OPT_F_CORE, OPT_F_TYPE, OPT_F_INST, OPT_IGN_DEV,
+    OPT_IGN_SYS, OPT_QUIET, OPT_VERSION, OPT_HELP
+  };
+  static const struct option longs[] = {
+      {"dir", required_argument, NULL, OPT_DIR},
+      {"db", required_argument, NULL, OPT_DB},
+      {"port", required_argument, NULL, OPT_PORT},
+      {"bind", required_argument, NULL, OPT_BIND},
+      {"web-root", required_argument, NULL, OPT_WEB},
+      {"ingest-only", no_argument, NULL, OPT_INGEST_ONLY},
+      {"force", no_argument, NULL, OPT_FORCE},
+      {"no-watch", no_argument, NULL, OPT_NO_WATCH},
+      {"system-trace-filter-neuron-core", required_argument, NULL, OPT_F_CORE},
+      {"system-trace-filter-event-type", required_argument, NULL, OPT_F_TYPE},
+      {"system-trace-filter-instance-id", required_argument, NULL, OPT_F_INST},
+      {"ignore-device-profile", no_argument, NULL, OPT_IGN_DEV},
+      {"ignore-system-profile", no_argument, NULL, OPT_IGN_SYS},
+      {"quiet", no_argument, NULL, OPT_QUIET},
+      {"version", no_argument, NULL, OPT_VERSION},
+      {"help", no_argument, NULL, OPT_HELP},
+      {NULL, 0, NULL, 0}};
+  int c;
+  char *cause = NULL;
+  int64_t v;
+  while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+    int rc = 0;
+    switch (c) {
+    case OPT_DIR:
+      o->dir = optarg;
+      break;
+    case OPT_DB:
+      o->db = optarg;
+      break;
+    case OPT_PORT:
+      if (util_parse_i64(optarg, &v) || v < 1 || v > 65535) {
+        log_error("--port: expected a number from 1 to 65535, got \"%s\"",
+                  optarg);
+        return -1;
+      }
+      o->port = (int)v;
+      break;
+    case OPT_BIND:
+      o->bind = optarg;
+      break;
+    case OPT_WEB:
+      o->web_root = optarg;
+      break;
+    case OPT_INGEST_ONLY:
+      o->ingest_only = 1;
+      break;
+    case OPT_FORCE:
+      o->force = 1;
+      break;
+    case OPT_NO_WATCH:
+      o->no_watch = 1;
+      break;
+    case OPT_F_CORE:
+      rc = filter_set_cores(o->filter, optarg, &cause);
+      break;
+    case OPT_F_TYPE:
+      rc = filter_set_event_types(o->filter, optarg, &cause);
+      break;
+    case OPT_F_INST:
+      rc = filter_set_instances(o->filter, optarg, &cause);
+      break;
+    case OPT_IGN_DEV:
+      o->ingest.ignore_device = 1;
+      break;
+    case OPT_IGN_SYS:
+      o->ingest.ignore_system = 1;
+      break;
+    case OPT_QUIET:
+      o->quiet = 1;
+      break;
+    case OPT_VERSION:
+      printf("neuron-explorer-server %s\n", PACKAGE_VERSION);
+      exit(EXIT_OK);
+    case OPT_HELP:
+      main_usage(stdout);
+      exit(EXIT_OK);
+    default:
+      main_usage(stderr);
+      return -1;
+    }
+    if (rc) {
+      log_error("%s: %s", longs[c - OPT_DIR].name, cause);
+      free(cause);
+      return -1;
+    }
+  }
+  if (optind < argc) {
+    log_error("unexpected argument \"%s\" (the profile directory goes "
+              "after --dir)",
+              argv[optind]);
+    return -1;
+  }
+  if (!o->dir) {
+    log_error("--dir is required: the profile directory to open");
+    return -1;
+  }
+  struct stat sb;
+  if (stat(o->dir, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+      access(o->dir, R_OK | X_OK) != 0) {
+    log_error("--dir %s: %s", o->dir,
+              errno ? strerror(errno) : "not a readable directory");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- serve */
+
+struct main_ingest {
+  struct main_opts *o;
+  struct app *app;
+  char *db_path;
+  int rc;
+  uint64_t skipped;
+};
+
+static void main_on_progress(void *ud, const struct app_progress *p) {
+  app_set_progress(ud, p);
+}
+
+static void main_on_warning(void *ud, const char *file, uint64_t offset,
+                            const char *msg) {
+  app_add_warning(ud, file, offset, msg);
+}
+
+/* Runs one ingest and publishes the result.  Returns 0 or negative. */
+static int main_ingest_once(struct main_ingest *mi) {
+  char *cause = NULL;
+  struct ingest_stats st;
+  mi->o->ingest.db_path = mi->db_path;
+  int rc = ingest_run(&mi->o->ingest, &st, &cause);
+  if (rc < 0) {
+    log_error("ingest failed: %s", cause);
+    if (mi->app)
+      app_set_failed(mi->app, cause);
+    free(cause);
+    return rc;
+  }
+  mi->skipped = st.skipped;
+  if (!mi->o->quiet)
+    log_info("%s %s: %llu events, %llu warnings, %.2f s", 
+             st.reused ? "reopened" : "ingested", mi->db_path,
+             (unsigned long long)st.events, (unsigned long long)st.warnings,
+             st.seconds);
+  if (!mi->app)
+    return 0;
+  struct store_pool *pool;
+  rc = store_pool_open(mi->db_path, MAIN_POOL_SIZE, &pool, &cause);
+  if (rc < 0) {
+    log_error("cannot open the store: %s", cause);
+    app_set_failed(mi->app, cause);
+    free(cause);
+    return rc;
+  }
+  app_set_ready(mi->app, pool, st.events, st.warnings);
+  return 0;
+}
+
+static void *main_ingest_thread(void *arg) {
+  struct main_ingest *mi = arg;
+  mi->rc = main_ingest_once(mi);
+  return NULL;
+}
+
+/* Called by the watcher (its own thread) when files under --dir changed:
+ * re-ingests; the old store keeps answering until the new one is ready. */
+static void main_on_change(void *ud, const char *const *files, int n) {
+  struct main_ingest *mi = ud;
+  app_notify_new_data(mi->app, files, n);
+  main_ingest_once(mi);
+}
+
+static char *main_web_root(const char *opt) {
+  if (opt)
+    return xstrdup(opt);
+  const char *env = getenv("NEX_WEB_ROOT");
+  if (env && *env)
+    return xstrdup(env);
+  char *installed = xstrdup(PKGDATADIR "/web");
+  if (access(installed, R_OK) == 0)
+    return installed;
+  free(installed);
+  return xstrdup(SRCDIR "/web");
+}
+
+static int main_serve(struct main_opts *o, char *db_path) {
+  char *web = main_web_root(o->web_root);
+  struct app *app = app_new(o->dir, web);
+  struct net *net = NULL;
+  char *cause = NULL;
+  int rc = net_start(app, o->bind, o->port, &net, &cause);
+  if (rc < 0) {
+    log_error("cannot serve on %s:%d: %s", o->bind, o->port, cause);
+    free(cause);
+    app_free(app);
+    free(web);
+    return EXIT_SERVE;
+  }
+  if (!o->quiet)
+    log_info("serving %s on http://%s:%d (ssh -L %d:localhost:%d <host>)",
+             o->dir, strcmp(o->bind, "127.0.0.1") == 0 ? "localhost" : o->bind,
+             o->port, o->port, o->port);
+  o->ingest.ud = app;
+  struct main_ingest mi = {o, app, db_path, 0, 0};
+  pthread_t th;
+  if (pthread_create(&th, NULL, main_ingest_thread, &mi) != 0)
+    fatal("cannot start the ingest thread");
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_join(th, NULL);
+  struct watch *w = NULL;
+  if (!o->no_watch && watch_start(o->dir, main_on_change, &mi, &w, &cause) < 0) {
+    log_warn("not watching %s for new data: %s", o->dir, cause);
+    free(cause);
+  }
+  int sig;
+  sigwait(&set, &sig);
+  if (!o->quiet)
+    log_info("shutting down (%s)", strsignal(sig));
+  watch_stop(w);
+  net_stop(net);
+  app_free(app);
+  free(web);
+  return EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+  struct main_opts o = {.bind = "127.0.0.1", .port = 3001};
+  o.filter = filter_new();
+  o.ingest.filter = o.filter;
+  if (main_parse(argc, argv, &o) < 0) {
+    filter_free(o.filter);
+    return EXIT_USAGE;
+  }
+  /* SIGINT/SIGTERM are taken with sigwait(); every thread inherits the
+   * mask. */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  o.ingest.dir = o.dir;
+  o.ingest.force = o.force;
+  o.ingest.style = o.quiet                 ? INGEST_QUIET
+                   : isatty(STDERR_FILENO) ? INGEST_BAR
+                                           : INGEST_LINES;
+  char *cause = NULL;
+  char *db = o.db ? xstrdup(o.db) : ingest_default_db_path(o.dir, &cause);
+  if (!db) {
+    log_error("%s", cause);
+    free(cause);
+    filter_free(o.filter);
+    return EXIT_USAGE;
+  }
+  int status;
+  if (o.ingest_only) {
+    struct main_ingest mi = {&o, NULL, db, 0, 0};
+    if (main_ingest_once(&mi) < 0)
+      status = EXIT_INGEST;
+    else
+      status = mi.skipped ? EXIT_SKIPPED : EXIT_OK;
+  } else {
+    o.ingest.on_progress = main_on_progress;
+    o.ingest.on_warning = main_on_warning;
+    status = main_serve(&o, db);
+  }
+  free(db);
+  filter_free(o.filter);
+  return status;
+}

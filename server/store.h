@@ -1,0 +1,120 @@
+/* store.h -- the SQLite store: schema, bulk writer, read-only pool.
+ *
+ * Writer: one thread builds a new store in "<path>.tmp" (schema.sql,
+ * journal_mode=OFF, one transaction) and store_writer_finish() renames it to
+ * <path> when complete, so no half-written store is ever opened by readers.
+ * Readers: a pool of read-only connections (SQLITE_OPEN_READONLY |
+ * SQLITE_OPEN_NOMUTEX), each used by one thread at a time.
+ *
+ * Ownership: store_* functions that return pointers transfer ownership;
+ * *cause strings are malloc'd, the caller frees them.
+ */
+#ifndef NEX_STORE_H
+#define NEX_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+/* ---- read-only pool ---- */
+struct store_pool;
+
+/* Opens `n` read-only connections to the complete store at `path`.
+ * Returns 0 or a negative errno-style code with *cause set. */
+int store_pool_open(const char *path, int n, struct store_pool **out,
+                    char **cause);
+/* Takes a connection, waiting while all are in use.  Never NULL. */
+sqlite3 *store_pool_get(struct store_pool *p);
+/* Gives a connection back (statements reset by the caller). */
+void store_pool_put(struct store_pool *p, sqlite3 *db);
+/* Path of the store file (borrowed). */
+const char *store_pool_path(const struct store_pool *p);
+/* Closes every connection; all must have been put back.  NULL allowed. */
+void store_pool_close(struct store_pool *p);
+
+#endif
+
+/* ---- writer (the ingest thread only) ---- */
+struct store_writer;
+
+/* A base track, as in schema.sql's track table.  Negative ints and NULL
+ * strings are stored as SQL NULL (except pid/tid, stored as given when
+ * has_pid/has_tid are set). */
+struct store_track {
+  const char *kind, *domain, *source, *instance_id;
+  int64_t pid, tid;
+  int has_pid, has_tid;
+  int nc_idx, pcore_idx, worker_gid;
+  int64_t stream_id;      /* < 0: NULL */
+  int device_idx, hbm_idx;
+  const char *cpu_id, *label;
+  int64_t device_profile_id; /* <= 0: NULL */
+};
+
+/* What ingest learned about a track once all its rows were written. */
+struct store_track_stats {
+  int64_t lanes, max_dur, event_count, first_ts, last_ts;
+  int lod_min_level;      /* < 0: NULL */
+};
+
+/* Creates "<path>.tmp" (replacing a stale one), applies the schema and
+ * begins the one transaction.  Returns 0 or a negative errno-style code
+ * with *cause set. */
+int store_writer_open(const char *path, struct store_writer **out,
+                      char **cause);
+
+/* Interns a string; returns its str id (> 0). */
+int64_t store_writer_intern(struct store_writer *w, const char *s);
+
+/* Inserts a base track; returns its id (> 0). */
+int64_t store_writer_track(struct store_writer *w, const struct store_track *t);
+void store_writer_track_stats(struct store_writer *w, int64_t track,
+                              const struct store_track_stats *st);
+
+/* Timeline rows.  `args` (may be NULL) is a JSON object text of args_len
+ * bytes, copied. */
+void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
+                        int64_t ts, int64_t id, int64_t dur, int64_t name,
+                        int64_t grp, const char *args, size_t args_len);
+void store_writer_counter(struct store_writer *w, int64_t track, int series,
+                          int64_t ts, int64_t seq, double value);
+void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
+                            int64_t lane, int64_t bucket, int64_t ts,
+                            int64_t end_ts, int64_t id, int64_t name,
+                            int64_t grp, int64_t dur, int64_t count);
+void store_writer_counter_lod(struct store_writer *w, int64_t track,
+                              int series, int level, int64_t bucket,
+                              int64_t ts, double min, double max, double last,
+                              int64_t count);
+void store_writer_flow(struct store_writer *w, int64_t flow_id, int64_t track,
+                       int64_t lane, int64_t ts, int64_t id);
+void store_writer_name_stat(struct store_writer *w, int64_t name,
+                            int64_t track, int64_t count, int64_t total_dur);
+
+/* Small tables.  Each takes a statement text with ? placeholders and a
+ * type string: one char per parameter, 'i' int64, 'I' int64 or NULL when
+ * negative, 'r' double, 't' text (NULL pointer -> NULL), then the values
+ * (int64_t, double, const char *).  Returns the new rowid.  Used for
+ * process, thread, SystemProfileMetadata, DeviceProfileList, ExecutionInfo,
+ * Metadata, NeffHeader, Warning, store_info. */
+int64_t store_writer_exec(struct store_writer *w, const char *sql,
+                          const char *types, ...);
+
+/* Runs a read query inside the writer's transaction: calls `row` for every
+ * result row (stop early by returning non-zero).  Types as above for the
+ * parameters.  Returns 0 or a negative errno-style code. */
+int store_writer_query(struct store_writer *w,
+                       int (*row)(void *ud, sqlite3_stmt *st), void *ud,
+                       const char *sql, const char *types, ...);
+
+/* Commits, builds the indexes, analyses, closes and renames the temporary
+ * file to the final path.  Returns 0 or a negative errno-style code with
+ * *cause set (the temporary file is then removed).  Frees w either way. */
+int store_writer_finish(struct store_writer *w, char **cause);
+
+/* Abandons the store: closes and removes the temporary file; frees w. */
+void store_writer_abort(struct store_writer *w);
+
+/* Returns 1 if `path` is a complete store whose store_info has key
+ * "fingerprint" equal to `fingerprint`, else 0. */
+int store_is_current(const char *path, const char *fingerprint);
