@@ -271,7 +271,7 @@ SELECT s.id AS id, n.s AS name, s.ts AS start_ts, s.ts + s.dur AS end_ts,
        t.stream_id AS framework_stream_id, s.args AS extra_attributes_json,
        s.track AS track, s.lane AS lane
 FROM slice s JOIN track t ON t.id = s.track JOIN str n ON n.id = s.name
-WHERE t.domain = 'system' AND t.kind = 'slices';
+WHERE t.domain = 'system' AND t.source IN ('neuron_rt', 'neuron_hw', 'framework');
 
 CREATE VIEW Instruction AS
 SELECT s.ts AS start_ts, s.ts + s.dur AS end_ts, s.dur AS duration_ns,

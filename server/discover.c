@@ -323,6 +323,7 @@ int discover_run(const char *dir, struct discover_result **out, char **cause) {
     bool counted = true;
     if (discover_ends(base, ".neff")) {
       discover_push(&r->neffs, &r->n_neffs, f->rel);
+      counted = false; /* only their 1 KiB header is read */
     } else if (discover_ends(base, ".ntff")) {
       if (!p)
         p = discover_proc(r, "", "", -1);

@@ -87,6 +87,8 @@ struct fmt_chrome_stats {
   uint64_t events;         /* elements of the event array */
   uint64_t skipped;        /* events reported through warning */
   char rank[64];           /* distributedInfo.rank as text, "" when absent */
+  char display_time_unit[8]; /* displayTimeUnit ("ms" or "ns"; display
+                                only, timestamps stay us), "" when absent */
 };
 
 /* Reads the trace at `path` (gzip detected by magic bytes) and calls `cb`

@@ -45,12 +45,14 @@
 #define INGEST_STDERR_WARNINGS 100 /* warning lines printed before summing up */
 #define INGEST_SYNTHETIC_ID (1LL << 62)
 #define INGEST_SYNTHETIC_PID (1LL << 40)
+#define INGEST_DMA_BUCKETS 20000 /* DMA throughput samples per profile */
 
 enum { TRACK_SLICES, TRACK_COUNTER };
 
 /* A base track being written. */
 struct itrack {
-  char *key;
+  struct store_track desc; /* strings owned */
+  uint64_t hash;
   int64_t id;
   int kind;
   struct lanes *lanes;
@@ -211,12 +213,53 @@ static void ing_file_end(struct ing *g, uint64_t size) {
 
 /* ------------------------------------------------------------ tracks */
 
-static struct itrack *ing_track_find(struct ing *g, const char *key) {
+static uint64_t ing_str_hash(const char *s) {
+  return s ? util_hash(s, strlen(s)) : 0x9e3779b97f4a7c15ULL;
+}
+
+static uint64_t ing_desc_hash(const struct store_track *d) {
+  int64_t ints[] = {d->has_pid ? d->pid : INT64_MIN,
+                    d->has_tid ? d->tid : INT64_MIN,
+                    d->nc_idx,
+                    d->pcore_idx,
+                    d->worker_gid,
+                    d->stream_id,
+                    d->device_idx,
+                    d->hbm_idx,
+                    d->device_profile_id};
+  uint64_t h = util_hash(ints, sizeof ints);
+  const char *strs[] = {d->kind,   d->domain, d->source,
+                        d->instance_id, d->cpu_id, d->label};
+  for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+    h = (h ^ ing_str_hash(strs[i])) * 1099511628211ULL;
+  return h;
+}
+
+static bool ing_str_eq(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool ing_desc_eq(const struct store_track *a,
+                        const struct store_track *b) {
+  return a->has_pid == b->has_pid && (!a->has_pid || a->pid == b->pid) &&
+         a->has_tid == b->has_tid && (!a->has_tid || a->tid == b->tid) &&
+         a->nc_idx == b->nc_idx && a->pcore_idx == b->pcore_idx &&
+         a->worker_gid == b->worker_gid && a->stream_id == b->stream_id &&
+         a->device_idx == b->device_idx && a->hbm_idx == b->hbm_idx &&
+         a->device_profile_id == b->device_profile_id &&
+         ing_str_eq(a->kind, b->kind) && ing_str_eq(a->domain, b->domain) &&
+         ing_str_eq(a->source, b->source) &&
+         ing_str_eq(a->instance_id, b->instance_id) &&
+         ing_str_eq(a->cpu_id, b->cpu_id) && ing_str_eq(a->label, b->label);
+}
+
+static struct itrack *ing_track_find(struct ing *g, const struct store_track *d,
+                                     uint64_t h) {
   if (g->tcap == 0)
     return NULL;
-  size_t i = util_hash(key, strlen(key)) & (g->tcap - 1);
+  size_t i = h & (g->tcap - 1);
   while (g->tracks[i]) {
-    if (strcmp(g->tracks[i]->key, key) == 0)
+    if (g->tracks[i]->hash == h && ing_desc_eq(&g->tracks[i]->desc, d))
       return g->tracks[i];
     i = (i + 1) & (g->tcap - 1);
   }
@@ -230,8 +273,7 @@ static void ing_track_put(struct ing *g, struct itrack *t) {
     for (size_t i = 0; i < g->tcap; i++) {
       if (!g->tracks[i])
         continue;
-      size_t j = util_hash(g->tracks[i]->key, strlen(g->tracks[i]->key)) &
-                 (cap - 1);
+      size_t j = g->tracks[i]->hash & (cap - 1);
       while (v[j])
         j = (j + 1) & (cap - 1);
       v[j] = g->tracks[i];
@@ -241,30 +283,30 @@ static void ing_track_put(struct ing *g, struct itrack *t) {
     g->tcap = cap;
     g->order = xrealloc(g->order, sizeof *g->order * cap);
   }
-  size_t j = util_hash(t->key, strlen(t->key)) & (g->tcap - 1);
+  size_t j = t->hash & (g->tcap - 1);
   while (g->tracks[j])
     j = (j + 1) & (g->tcap - 1);
   g->tracks[j] = t;
   g->order[g->tn++] = t;
 }
 
+static const char *ing_dup(const char *s) { return s ? xstrdup(s) : NULL; }
+
 /* The base track with this description, created on first use. */
 static struct itrack *ing_track(struct ing *g, const struct store_track *d) {
-  char *key = xasprintf(
-      "%s|%s|%s|%s|%d:%" PRId64 "|%d:%" PRId64 "|%d|%d|%d|%" PRId64
-      "|%d|%d|%s|%" PRId64 "|%s",
-      d->kind, d->domain, d->source, d->instance_id ? d->instance_id : "",
-      d->has_pid, d->pid, d->has_tid, d->tid, d->nc_idx, d->pcore_idx,
-      d->worker_gid, d->stream_id, d->device_idx, d->hbm_idx,
-      d->cpu_id ? d->cpu_id : "", d->device_profile_id,
-      d->label ? d->label : "");
-  struct itrack *t = ing_track_find(g, key);
-  if (t) {
-    free(key);
+  uint64_t h = ing_desc_hash(d);
+  struct itrack *t = ing_track_find(g, d, h);
+  if (t)
     return t;
-  }
   t = xcalloc(1, sizeof *t);
-  t->key = key;
+  t->desc = *d;
+  t->desc.kind = ing_dup(d->kind);
+  t->desc.domain = ing_dup(d->domain);
+  t->desc.source = ing_dup(d->source);
+  t->desc.instance_id = ing_dup(d->instance_id);
+  t->desc.cpu_id = ing_dup(d->cpu_id);
+  t->desc.label = ing_dup(d->label);
+  t->hash = h;
   t->id = store_writer_track(g->w, d);
   t->kind = strcmp(d->kind, "counter") == 0 ? TRACK_COUNTER : TRACK_SLICES;
   t->level = -2;
@@ -380,7 +422,10 @@ static void ing_slice(struct ing *g, struct itrack *t, struct lanes_item *it) {
 
 static void ing_counter_write(struct ing *g, struct itrack *t, int series,
                               int64_t ts, double v) {
-  store_writer_counter(g->w, t->id, series, ts, t->seq++, v);
+  /* the series of one sample share its seq (series 0 comes first) */
+  if (series == 0)
+    t->seq++;
+  store_writer_counter(g->w, t->id, series, ts, t->seq, v);
   if (t->clod)
     lod_counter_sample(t->clod, g->w, series, ts, v);
 }
@@ -456,7 +501,12 @@ static void ing_track_free(struct itrack *t) {
   lod_free(t->lod);
   lod_counter_free(t->clod);
   free(t->cbuf);
-  free(t->key);
+  free((char *)t->desc.kind);
+  free((char *)t->desc.domain);
+  free((char *)t->desc.source);
+  free((char *)t->desc.instance_id);
+  free((char *)t->desc.cpu_id);
+  free((char *)t->desc.label);
   free(t);
 }
 
@@ -483,13 +533,15 @@ static void ing_args_str(struct ing *g, const char *key, const char *v) {
 
 static void ing_args_i64(struct ing *g, const char *key, int64_t v) {
   ing_args_key(g, key);
-  sbuf_printf(&g->args, "%" PRId64, v);
+  sbuf_add_i64(&g->args, v);
 }
 
 /* Large unsigned ids travel as strings (they exceed 2^53). */
 static void ing_args_u64s(struct ing *g, const char *key, uint64_t v) {
   ing_args_key(g, key);
-  sbuf_printf(&g->args, "\"%" PRIu64 "\"", v);
+  sbuf_addc(&g->args, '"');
+  sbuf_add_u64(&g->args, v);
+  sbuf_addc(&g->args, '"');
 }
 
 static void ing_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
@@ -666,8 +718,11 @@ static void ing_system_event(struct ing *g, const Nex__SystemEvent *e,
   if (e->n_flow_id) {
     ing_args_key(g, "flow_id");
     sbuf_addc(&g->args, '[');
-    for (size_t i = 0; i < e->n_flow_id; i++)
-      sbuf_printf(&g->args, "%s\"%" PRIu64 "\"", i ? "," : "", e->flow_id[i]);
+    for (size_t i = 0; i < e->n_flow_id; i++) {
+      sbuf_adds(&g->args, i ? ",\"" : "\"");
+      sbuf_add_u64(&g->args, e->flow_id[i]);
+      sbuf_addc(&g->args, '"');
+    }
     sbuf_addc(&g->args, ']');
   }
   if (e->parent_id)
@@ -1511,6 +1566,31 @@ static void ing_rate_finish(struct ing_rate *r) {
   free(r->heap);
 }
 
+/* Bytes of intervals spread over fixed buckets, pro rata of overlap. */
+struct ing_bins {
+  int64_t first, width;
+  size_t n;
+  double *bytes;
+};
+
+static int ing_bins_row(void *ud, sqlite3_stmt *st) {
+  struct ing_bins *b = ud;
+  int64_t ts = sqlite3_column_int64(st, 0) - b->first;
+  int64_t dur = sqlite3_column_int64(st, 1);
+  double bytes = sqlite3_column_double(st, 2);
+  if (ts < 0 || dur < 0 || bytes <= 0)
+    return 0;
+  int64_t end = ts + (dur > 0 ? dur : 1);
+  for (int64_t k = ts / b->width; k <= (end - 1) / b->width; k++) {
+    if ((size_t)k >= b->n)
+      break;
+    int64_t lo = k * b->width > ts ? k * b->width : ts;
+    int64_t hi = (k + 1) * b->width < end ? (k + 1) * b->width : end;
+    b->bytes[k] += bytes * (double)(hi - lo) / (double)(end - ts);
+  }
+  return 0;
+}
+
 struct ing_track_row {
   struct ing *g;
   int64_t *ids;
@@ -1568,30 +1648,44 @@ static void ing_derived(struct ing *g) {
     ing_rate_finish(&r);
   }
   ing_collect_free(&c);
-  /* DMA throughput per device profile */
+  /* DMA throughput per device profile, binned: bytes moved per bucket of
+   * the profile's span / INGEST_DMA_BUCKETS (at least 1 us) */
   struct ing_track_row dp = {.g = g};
   store_writer_query(g->w, ing_collect_row, &dp,
                      "SELECT id, instance_id, coalesce(pcore_idx, -1), "
-                     "CAST(process_id AS TEXT) FROM DeviceProfileList "
-                     "WHERE dma_count > 0 ORDER BY id",
+                     "process_id || ' ' || first_ts || ' ' || last_ts "
+                     "FROM DeviceProfileList WHERE dma_count > 0 ORDER BY id",
                      "");
   for (size_t i = 0; i < dp.n; i++) {
+    struct ing_bins b = {0};
+    long long pid, first, last;
+    if (sscanf(dp.src[i], "%lld %lld %lld", &pid, &first, &last) != 3 ||
+        last <= first)
+      continue;
+    b.first = first;
+    b.width = (last - first) / INGEST_DMA_BUCKETS + 1;
+    if (b.width < 1000)
+      b.width = 1000;
+    b.n = (size_t)((last - first) / b.width + 1);
+    b.bytes = xcalloc(b.n, sizeof *b.bytes);
+    store_writer_query(g->w, ing_bins_row, &b,
+                       "SELECT s.ts, s.dur, coalesce(CAST(json_extract(s.args,"
+                       " '$.transfer_bytes') AS REAL), 0) FROM slice s "
+                       "JOIN track t ON t.id = s.track WHERE "
+                       "t.device_profile_id = ? AND t.source = 'dma'",
+                       "i", dp.ids[i]);
     struct store_track d =
         ing_desc("counter", "device", "dma_throughput", dp.inst[i]);
-    d.pid = strtoll(dp.src[i], NULL, 10);
+    d.pid = pid;
     d.has_pid = 1;
     d.pcore_idx = dp.nc[i];
     d.device_profile_id = dp.ids[i];
     d.label = "dma_throughput";
-    struct ing_rate r = {g, ing_track(g, &d), NULL, 0, 0, 0};
-    store_writer_query(g->w, ing_rate_row, &r,
-                       "SELECT s.ts, s.dur, coalesce(CAST(json_extract(s.args,"
-                       " '$.transfer_bytes') AS REAL), 0) FROM slice s "
-                       "JOIN track t ON t.id = s.track WHERE "
-                       "t.device_profile_id = ? AND t.source = 'dma' "
-                       "ORDER BY s.ts",
-                       "i", dp.ids[i]);
-    ing_rate_finish(&r);
+    struct itrack *t = ing_track(g, &d);
+    for (size_t k = 0; k < b.n; k++)
+      ing_counter(g, t, 0, b.first + (int64_t)k * b.width,
+                  b.bytes[k] * 1e9 / (double)b.width);
+    free(b.bytes);
   }
   ing_collect_free(&dp);
   /* device timeline -> system timeline, through the first execution's
@@ -1745,10 +1839,16 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
     for (int i = 0; i < d->n_json; i++)
       ing_read_file(&g, d->json[i], ing_standalone_json);
   }
+  int64_t t1 = util_now_ns();
   size_t done = ing_finish_tracks(&g, 0);
+  int64_t t2 = util_now_ns();
   ing_bind_flows(&g);
   ing_derived(&g);
   ing_finish_tracks(&g, done);
+  int64_t t3 = util_now_ns();
+  log_debug("ingest: read %.2f s, tracks %.2f s, derived %.2f s",
+            (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9,
+            (double)(t3 - t2) / 1e9);
   for (size_t i = 0; i < g.scap; i++)
     if (g.stats[i].count)
       store_writer_name_stat(w, g.stats[i].name, g.stats[i].track,
@@ -1768,7 +1868,9 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
              g.warned_stderr - INGEST_STDERR_WARNINGS);
   ing_free(&g);
   discover_free(d);
+  int64_t t4 = util_now_ns();
   rc = store_writer_finish(w, cause);
+  log_debug("ingest: finish %.2f s", (double)(util_now_ns() - t4) / 1e9);
   st->seconds = (double)(util_now_ns() - t0) / 1e9;
   return rc;
 }

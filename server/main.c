@@ -109,8 +109,9 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
       o->db = optarg;
       break;
     case OPT_PORT:
-      if (util_parse_i64(optarg, &v) || v < 1 || v > 65535) {
-        log_error("--port: expected a number from 1 to 65535, got \"%s\"",
+      if (util_parse_i64(optarg, &v) || v < 0 || v > 65535) {
+        log_error("--port: expected a number from 0 (any free port) to "
+                  "65535, got \"%s\"",
                   optarg);
         return -1;
       }
@@ -280,7 +281,7 @@ static int main_serve(struct main_opts *o, char *db_path) {
   if (!o->quiet)
     log_info("serving %s on http://%s:%d (ssh -L %d:localhost:%d <host>)",
              o->dir, strcmp(o->bind, "127.0.0.1") == 0 ? "localhost" : o->bind,
-             o->port, o->port, o->port);
+             net_port(net), net_port(net), net_port(net));
   o->ingest.ud = app;
   struct main_ingest mi = {o, app, db_path, 0, 0};
   pthread_t th;

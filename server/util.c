@@ -117,12 +117,22 @@ static size_t utf8_seq(const unsigned char *p, size_t n) {
 
 void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
-  sbuf_addc(b, '"');
+  sbuf_grow(b, n + 2);
+  b->s[b->len++] = '"';
   for (size_t i = 0; i < n;) {
+    /* copy the longest run of plain ASCII at once */
+    size_t j = i;
+    while (j < n && p[j] >= 0x20 && p[j] < 0x80 && p[j] != '"' && p[j] != '\\')
+      j++;
+    if (j > i) {
+      sbuf_add(b, s + i, j - i);
+      i = j;
+      continue;
+    }
     unsigned char c = p[i];
     if (c == '"' || c == '\\') {
-      sbuf_addc(b, '\\');
-      sbuf_addc(b, (char)c);
+      char esc[2] = {'\\', (char)c};
+      sbuf_add(b, esc, 2);
       i++;
     } else if (c < 0x20) {
       sbuf_printf(b, "\\u%04x", c);
@@ -139,6 +149,25 @@ void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
     }
   }
   sbuf_addc(b, '"');
+}
+
+void sbuf_add_i64(struct sbuf *b, int64_t v) {
+  char buf[24], *e = buf + sizeof buf, *q = e;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do
+    *--q = (char)('0' + u % 10);
+  while (u /= 10);
+  if (v < 0)
+    *--q = '-';
+  sbuf_add(b, q, (size_t)(e - q));
+}
+
+void sbuf_add_u64(struct sbuf *b, uint64_t u) {
+  char buf[24], *e = buf + sizeof buf, *q = e;
+  do
+    *--q = (char)('0' + u % 10);
+  while (u /= 10);
+  sbuf_add(b, q, (size_t)(e - q));
 }
 
 void sbuf_reset(struct sbuf *b) {

@@ -1,0 +1,600 @@
+/* api.c -- REST handlers of /api/v1/ (see api.h and doc/api.md).
+ *
+ * Each handler validates its parameters (400 naming the parameter), takes a
+ * pooled store connection only when it needs one (503 while none is
+ * published yet) and answers JSON.  Window answers are written by query.c
+ * straight into the body buffer; exports are streamed.
+ */
+#include "api.h"
+#include "app.h"
+#include "export.h"
+#include "log.h"
+#include "query.h"
+#include "store.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define API_JSON "application/json"
+
+struct api_ctx {
+  struct app *app;
+  const struct api_request *rq;
+  struct api_response *rs;
+  struct store_pool *pool; /* acquired by api_db() */
+  sqlite3 *db;
+};
+
+/* ------------------------------------------------------------------ */
+/* answers */
+
+static void api_json(struct api_response *rs, int status, json_t *j) {
+  rs->status = status;
+  rs->content_type = API_JSON;
+  rs->body = json_dumps(j, JSON_COMPACT);
+  rs->len = rs->body ? strlen(rs->body) : 0;
+  json_decref(j);
+}
+
+void api_error(struct api_response *rs, int status, const char *code,
+               const char *detail) {
+  free(rs->body);
+  rs->body = NULL;
+  api_json(rs, status,
+           json_pack("{s:s, s:o}", "error", code, "detail",
+                     query_json_text(detail)));
+}
+
+static void api_errorf(struct api_response *rs, int status, const char *code,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void api_errorf(struct api_response *rs, int status, const char *code,
+                       const char *fmt, ...) {
+  char detail[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  api_error(rs, status, code, detail);
+}
+
+static void api_query_error(struct api_response *rs,
+                            const struct query_err *e) {
+  if (e->status >= 500)
+    log_warn("%s", e->detail);
+  api_error(rs, e->status, e->code, e->detail);
+}
+
+void api_response_free(struct api_response *rs) {
+  free(rs->body);
+  free(rs->filename);
+  if (rs->stream.close)
+    rs->stream.close(rs->stream.ctx);
+  memset(rs, 0, sizeof *rs);
+}
+
+static const char *api_phase_name(enum app_phase p) {
+  return p == APP_READY ? "ready" : p == APP_FAILED ? "failed" : "loading";
+}
+
+static json_t *api_progress(const struct app_progress *p) {
+  return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "files_done",
+                   (json_int_t)p->files_done, "files_total",
+                   (json_int_t)p->files_total, "events", (json_int_t)p->events,
+                   "bytes", (json_int_t)p->bytes, "bytes_total",
+                   (json_int_t)p->bytes_total, "file",
+                   query_json_text(p->file));
+}
+
+/* A store connection for this request; false (with a 503 answer) while no
+ * store is published. */
+static bool api_db(struct api_ctx *c) {
+  if (c->db)
+    return true;
+  c->pool = app_acquire_pool(c->app);
+  if (!c->pool) {
+    struct app_progress p;
+    enum app_phase ph = app_phase(c->app, &p);
+    api_json(c->rs, 503,
+             json_pack("{s:s, s:s, s:o}", "error",
+                       ph == APP_FAILED ? "failed" : "loading", "detail",
+                       ph == APP_FAILED
+                           ? "the profile could not be loaded; see the server "
+                             "log"
+                           : "the profile is still loading; retry when "
+                             "/api/v1/health says ready",
+                       "progress", api_progress(&p)));
+    return false;
+  }
+  c->db = store_pool_get(c->pool);
+  return true;
+}
+
+static void api_db_release(struct api_ctx *c) {
+  if (c->db)
+    store_pool_put(c->pool, c->db);
+  if (c->pool)
+    app_release_pool(c->app, c->pool);
+  c->db = NULL;
+  c->pool = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* parameters */
+
+/* Quotes at most 64 bytes of a user value for an error message. */
+static const char *api_show(const char *v, char *buf, size_t n) {
+  snprintf(buf, n, "%.64s%s", v, strlen(v) > 64 ? "..." : "");
+  return buf;
+}
+
+/* An integer parameter in [min, max]; def when absent and not required.
+ * False (with a 400 answer) when malformed or out of range. */
+static bool api_int(struct api_ctx *c, const char *key, int64_t min,
+                    int64_t max, bool required, int64_t def, int64_t *out) {
+  const char *v = c->rq->arg(c->rq->arg_ctx, key);
+  char buf[80];
+  if (!v) {
+    if (required) {
+      api_errorf(c->rs, 400, "bad_parameter", "parameter '%s' is required",
+                 key);
+      return false;
+    }
+    *out = def;
+    return true;
+  }
+  if (util_parse_i64(v, out) < 0 || *out < min || *out > max) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "parameter '%s' must be an integer from %lld to %lld, got '%s'",
+               key, (long long)min, (long long)max,
+               api_show(v, buf, sizeof buf));
+    return false;
+  }
+  return true;
+}
+
+/* tracks=ID,ID,... into ids (at most QUERY_MAX_TRACKS). */
+static bool api_tracks(struct api_ctx *c, int64_t *ids, size_t *n) {
+  const char *v = c->rq->arg(c->rq->arg_ctx, "tracks");
+  char buf[80];
+  *n = 0;
+  if (!v || !*v) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "parameter 'tracks' is required: a comma-separated list of "
+               "base track ids");
+    return false;
+  }
+  for (const char *p = v;;) {
+    size_t len = strcspn(p, ",");
+    char one[24];
+    if (*n == QUERY_MAX_TRACKS) {
+      api_errorf(c->rs, 400, "bad_parameter",
+                 "parameter 'tracks' lists more than %d track ids",
+                 QUERY_MAX_TRACKS);
+      return false;
+    }
+    if (len == 0 || len >= sizeof one) {
+      api_errorf(c->rs, 400, "bad_parameter",
+                 "parameter 'tracks' must be comma-separated integers, got "
+                 "'%s'",
+                 api_show(v, buf, sizeof buf));
+      return false;
+    }
+    memcpy(one, p, len);
+    one[len] = '\0';
+    if (util_parse_i64(one, &ids[*n]) < 0) {
+      api_errorf(c->rs, 400, "bad_parameter",
+                 "parameter 'tracks' must be comma-separated integers, got "
+                 "'%s'",
+                 api_show(one, buf, sizeof buf));
+      return false;
+    }
+    (*n)++;
+    if (!p[len])
+      return true;
+    p += len + 1;
+  }
+}
+
+/* start/end (required or whole range) and px (when wanted). */
+static bool api_window(struct api_ctx *c, bool required, bool px,
+                       struct query_window *w) {
+  int64_t v;
+  if (!api_int(c, "start", INT64_MIN, INT64_MAX, required, INT64_MIN,
+               &w->start) ||
+      !api_int(c, "end", INT64_MIN, INT64_MAX, required, INT64_MAX, &w->end))
+    return false;
+  if (w->end <= w->start) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "parameter 'end' must be greater than 'start'");
+    return false;
+  }
+  if (px) {
+    if (!api_int(c, "px", 1, QUERY_MAX_PX, true, 0, &v))
+      return false;
+    w->px = (int)v;
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* handlers */
+
+static void api_health(struct api_ctx *c) {
+  api_json(c->rs, 200,
+           json_pack("{s:s, s:s, s:s}", "status", "ok", "state",
+                     api_phase_name(app_phase(c->app, NULL)), "version",
+                     PACKAGE_VERSION));
+}
+
+static void api_profile(struct api_ctx *c) {
+  struct app_progress p;
+  enum app_phase ph = app_phase(c->app, &p);
+  json_t *o = json_pack("{s:s, s:o, s:o}", "state", api_phase_name(ph),
+                        "progress", api_progress(&p), "dir",
+                        query_json_text(app_dir(c->app)));
+  c->pool = app_acquire_pool(c->app);
+  if (c->pool) {
+    struct query_err e;
+    json_t *more;
+    c->db = store_pool_get(c->pool);
+    if (query_profile(c->db, &more, &e) < 0) {
+      json_decref(o);
+      api_query_error(c->rs, &e);
+      return;
+    }
+    json_object_update(o, more);
+    json_decref(more);
+  }
+  api_json(c->rs, 200, o);
+}
+
+static void api_tracks_list(struct api_ctx *c) {
+  enum tracks_mode m;
+  const char *g = c->rq->arg(c->rq->arg_ctx, "grouping");
+  char buf[80];
+  struct query_err e;
+  json_t *out;
+  if (tracks_mode_parse(g, &m) < 0) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "parameter 'grouping' must be default, cpu_device, neuroncore, "
+               "thread, process or instance, got '%s'",
+               api_show(g, buf, sizeof buf));
+    return;
+  }
+  if (!api_db(c))
+    return;
+  if (query_tracks(c->db, m, &out, &e) < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, 200, out);
+}
+
+/* GET /slices and /counters. */
+static void api_window_query(struct api_ctx *c, bool counters) {
+  int64_t ids[QUERY_MAX_TRACKS];
+  struct query_window w = {.tracks = ids};
+  struct query_err e;
+  struct sbuf b = {0};
+  if (!api_tracks(c, ids, &w.n_tracks) || !api_window(c, true, true, &w) ||
+      !api_db(c))
+    return;
+  int rc = counters ? query_counters(c->db, &w, &b, &e)
+                    : query_slices(c->db, &w, &b, &e);
+  if (rc < 0) {
+    sbuf_free(&b);
+    api_query_error(c->rs, &e);
+    return;
+  }
+  c->rs->status = 200;
+  c->rs->content_type = API_JSON;
+  c->rs->body = b.s;
+  c->rs->len = b.len;
+}
+
+static void api_event(struct api_ctx *c, const char *key, bool drill) {
+  struct query_err e;
+  json_t *out;
+  if (!api_db(c))
+    return;
+  int rc = drill ? query_event_device_profile(c->db, key, &out, &e)
+                 : query_event(c->db, key, &out, &e);
+  if (rc < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, 200, out);
+}
+
+static void api_device_profiles(struct api_ctx *c) {
+  int64_t page, per_page;
+  const char *filter = c->rq->arg(c->rq->arg_ctx, "filter");
+  struct query_err e;
+  json_t *out;
+  if (!api_int(c, "page", 1, 1000000, false, 1, &page) ||
+      !api_int(c, "per_page", 1, 500, false, 20, &per_page))
+    return;
+  if (filter && strlen(filter) > 256) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "parameter 'filter' is longer than 256 bytes");
+    return;
+  }
+  if (!api_db(c))
+    return;
+  if (query_device_profiles(c->db, filter, page, per_page, &out, &e) < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, 200, out);
+}
+
+/* A device profile id from the path. */
+static bool api_path_id(struct api_ctx *c, const char *s, int64_t *id) {
+  char buf[80];
+  if (util_parse_i64(s, id) < 0 || *id < 0) {
+    api_errorf(c->rs, 404, "not_found",
+               "'%s' is not a device profile id (an integer)",
+               api_show(s, buf, sizeof buf));
+    return false;
+  }
+  return true;
+}
+
+static void api_device_profile(struct api_ctx *c, const char *sid,
+                               bool tracks) {
+  int64_t id;
+  struct query_err e;
+  json_t *out;
+  if (!api_path_id(c, sid, &id) || !api_db(c))
+    return;
+  int rc = tracks ? query_device_tracks(c->db, id, &out, &e)
+                  : query_device_profile(c->db, id, &out, &e);
+  if (rc < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, 200, out);
+}
+
+static void api_search(struct api_ctx *c) {
+  struct query_search s = {0};
+  struct query_window w = {0};
+  struct query_err e;
+  json_t *out;
+  char buf[80];
+  s.q = c->rq->arg(c->rq->arg_ctx, "q");
+  s.domain = c->rq->arg(c->rq->arg_ctx, "domain");
+  if (!s.q || !*s.q || strlen(s.q) > 256) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "parameter 'q' is required: 1 to 256 bytes of text");
+    return;
+  }
+  if (!s.domain)
+    s.domain = "system";
+  if (strcmp(s.domain, "system") != 0 && strcmp(s.domain, "device") != 0) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "parameter 'domain' must be system or device, got '%s'",
+               api_show(s.domain, buf, sizeof buf));
+    return;
+  }
+  if (!api_window(c, false, false, &w) ||
+      !api_int(c, "page", 1, 1000000, false, 1, &s.page) ||
+      !api_int(c, "per_page", 1, 500, false, 50, &s.per_page) ||
+      !api_int(c, "profile", 0, INT64_MAX, false, -1, &s.profile))
+    return;
+  s.start = w.start;
+  s.end = w.end;
+  if (!api_db(c))
+    return;
+  if (s.profile >= 0 && strcmp(s.domain, "device") != 0) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "parameter 'profile' needs domain=device");
+    return;
+  }
+  if (query_search(c->db, &s, &out, &e) < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, 200, out);
+}
+
+static void api_summary(struct api_ctx *c) {
+  struct query_err e;
+  json_t *out;
+  if (!api_db(c))
+    return;
+  if (query_summary(c->db, &out, &e) < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, 200, out);
+}
+
+static void api_range_summary(struct api_ctx *c) {
+  int64_t ids[QUERY_MAX_TRACKS];
+  struct query_window w = {.tracks = ids};
+  struct query_err e;
+  json_t *out;
+  if (!api_tracks(c, ids, &w.n_tracks) || !api_window(c, true, false, &w) ||
+      !api_db(c))
+    return;
+  if (query_range_summary(c->db, &w, &out, &e) < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, 200, out);
+}
+
+/* POST /db/{name}/_search */
+static void api_db_search(struct api_ctx *c) {
+  json_error_t jerr;
+  json_t *body = c->rq->body ? json_loadb(c->rq->body, c->rq->body_len, 0,
+                                          &jerr)
+                             : NULL;
+  const char *type = json_string_value(json_object_get(body, "type"));
+  struct query_err e;
+  json_t *out = NULL;
+  int rc = 0;
+  char buf[80];
+  if (!json_is_object(body)) {
+    api_errorf(c->rs, 400, "bad_request",
+               "the body must be a JSON object with a 'type' field%s%s",
+               body || !c->rq->body ? "" : ": ", body || !c->rq->body ? "" : jerr.text);
+  } else if (!type) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "field 'type' is required: databaseExplorerQuery, tableSchema "
+               "or listDbFiles");
+  } else if (strcmp(type, "databaseExplorerQuery") == 0) {
+    const char *sql = json_string_value(json_object_get(body, "query"));
+    if (!sql)
+      api_errorf(c->rs, 400, "bad_parameter",
+                 "field 'query' is required: one SELECT statement");
+    else if (api_db(c))
+      rc = query_sql(store_pool_path(c->pool), sql, &out, &e);
+  } else if (strcmp(type, "tableSchema") == 0) {
+    if (api_db(c))
+      rc = query_table_schema(c->db, &out, &e);
+  } else if (strcmp(type, "listDbFiles") == 0) {
+    if (api_db(c)) {
+      struct stat st;
+      const char *path = store_pool_path(c->pool);
+      out = json_pack("{s:[{s:s, s:o, s:I}]}", "files", "name", "system",
+                      "path", query_json_text(path), "size",
+                      (json_int_t)(stat(path, &st) == 0 ? st.st_size : 0));
+    }
+  } else {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "field 'type' must be databaseExplorerQuery, tableSchema or "
+               "listDbFiles, got '%s'",
+               api_show(type, buf, sizeof buf));
+  }
+  json_decref(body);
+  if (rc < 0)
+    api_query_error(c->rs, &e);
+  else if (out)
+    api_json(c->rs, 200, out);
+}
+
+/* An export streams with its own connection: released when it closes. */
+struct api_export {
+  struct app *app;
+  struct store_pool *pool;
+  sqlite3 *db;
+  struct export *x;
+};
+
+static int api_export_next(void *ctx, struct sbuf *out) {
+  struct api_export *s = ctx;
+  struct query_err e;
+  int rc = export_next(s->x, out, &e);
+  if (rc < 0)
+    log_warn("export stopped: %s", e.detail);
+  return rc;
+}
+
+static void api_export_close(void *ctx) {
+  struct api_export *s = ctx;
+  export_close(s->x);
+  store_pool_put(s->pool, s->db);
+  app_release_pool(s->app, s->pool);
+  free(s);
+}
+
+static void api_export(struct api_ctx *c) {
+  struct query_window w = {0};
+  const char *format = c->rq->arg(c->rq->arg_ctx, "format");
+  struct export *x;
+  struct query_err e;
+  if (!format) {
+    api_errorf(c->rs, 400, "bad_parameter",
+               "parameter 'format' is required: perfetto, summary-text, "
+               "summary-json or csv");
+    return;
+  }
+  if (!api_window(c, false, false, &w) || !api_db(c))
+    return;
+  if (export_open(c->db, format, w.start, w.end, &x, &e) < 0) {
+    api_query_error(c->rs, &e);
+    return;
+  }
+  struct api_export *s = xcalloc(1, sizeof *s);
+  s->app = c->app;
+  s->pool = c->pool;
+  s->db = c->db;
+  s->x = x;
+  c->pool = NULL; /* the stream owns them now */
+  c->db = NULL;
+  c->rs->status = 200;
+  c->rs->content_type = export_content_type(x);
+  c->rs->filename = xstrdup(export_filename(x));
+  c->rs->stream = (struct api_stream){api_export_next, api_export_close, s};
+}
+
+/* ------------------------------------------------------------------ */
+/* routing */
+
+static bool api_method(struct api_ctx *c, const char *allow) {
+  const char *m = c->rq->method;
+  bool ok = strcmp(allow, "POST") == 0
+                ? strcmp(m, "POST") == 0
+                : strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+  if (!ok) {
+    api_errorf(c->rs, 405, "method_not_allowed", "%s %s: use %s", m,
+               c->rq->path, allow);
+    c->rs->allow = strcmp(allow, "POST") == 0 ? "POST" : "GET, HEAD";
+  }
+  return ok;
+}
+
+void api_handle(struct app *a, const struct api_request *rq,
+                struct api_response *rs) {
+  struct api_ctx c = {a, rq, rs, NULL, NULL};
+  const char *p = rq->path;
+  char seg[4][256];
+  int n = 0;
+  memset(rs, 0, sizeof *rs);
+  if (strncmp(p, "/api/v1/", 8) != 0) {
+    api_errorf(rs, 404, "not_found", "no API at %.200s; the API is /api/v1/",
+               p);
+    return;
+  }
+  for (p += 8; *p && n < 4; n++) {
+    size_t len = strcspn(p, "/");
+    if (len >= sizeof seg[0])
+      len = sizeof seg[0] - 1;
+    memcpy(seg[n], p, len);
+    seg[n][len] = '\0';
+    p += strcspn(p, "/");
+    if (*p == '/')
+      p++;
+  }
+  if (*p)
+    n = 99; /* too many segments */
+#define ROUTE(cond, allow, call)                                               \
+  if (cond) {                                                                  \
+    if (api_method(&c, allow))                                                 \
+      call;                                                                    \
+    api_db_release(&c);                                                        \
+    return;                                                                    \
+  }
+#define IS(i, s) (strcmp(seg[i], s) == 0)
+  ROUTE(n == 1 && IS(0, "health"), "GET", api_health(&c));
+  ROUTE(n == 1 && IS(0, "profile"), "GET", api_profile(&c));
+  ROUTE(n == 1 && IS(0, "tracks"), "GET", api_tracks_list(&c));
+  ROUTE(n == 1 && IS(0, "slices"), "GET", api_window_query(&c, false));
+  ROUTE(n == 1 && IS(0, "counters"), "GET", api_window_query(&c, true));
+  ROUTE(n == 2 && IS(0, "events"), "GET", api_event(&c, seg[1], false));
+  ROUTE(n == 3 && IS(0, "events") && IS(2, "device-profile"), "GET",
+        api_event(&c, seg[1], true));
+  ROUTE(n == 1 && IS(0, "device-profiles"), "GET", api_device_profiles(&c));
+  ROUTE(n == 2 && IS(0, "device-profiles"), "GET",
+        api_device_profile(&c, seg[1], false));
+  ROUTE(n == 3 && IS(0, "device-profiles") && IS(2, "tracks"), "GET",
+        api_device_profile(&c, seg[1], true));
+  ROUTE(n == 1 && IS(0, "search"), "GET", api_search(&c));
+  ROUTE(n == 1 && IS(0, "summary"), "GET", api_summary(&c));
+  ROUTE(n == 1 && IS(0, "range-summary"), "GET", api_range_summary(&c));
+  ROUTE(n == 3 && IS(0, "db") && IS(2, "_search"), "POST", api_db_search(&c));
+  ROUTE(n == 1 && IS(0, "export"), "GET", api_export(&c));
+#undef ROUTE
+#undef IS
+  api_errorf(rs, 404, "not_found", "no API endpoint %.200s", rq->path);
+}

@@ -1,0 +1,58 @@
+/* api.h -- routing and REST handlers of /api/v1/ (doc/api.md), independent
+ * of the HTTP library: http.c fills a struct api_request and sends the
+ * struct api_response.
+ *
+ * Ownership: the request is borrowed; the response's body (malloc'd) and
+ * stream belong to the caller, who frees the body and calls
+ * api_response_free() exactly once.
+ */
+#ifndef NEX_API_H
+#define NEX_API_H
+
+#include "util.h"
+
+#include <stddef.h>
+
+struct app;
+
+struct api_request {
+  const char *method; /* "GET", "HEAD", "POST", ... */
+  const char *path;   /* decoded URL path, starting with "/api/" */
+  /* A query-string argument, or NULL when absent. */
+  const char *(*arg)(void *ctx, const char *key);
+  void *arg_ctx;
+  const char *body; /* POST body (NUL-terminated), or NULL */
+  size_t body_len;
+};
+
+/* A streamed body: next() appends the next piece and returns 1 if more
+ * follows, 0 after the last piece, <0 on error (the connection is then cut:
+ * the status line has been sent). */
+struct api_stream {
+  int (*next)(void *ctx, struct sbuf *out);
+  void (*close)(void *ctx);
+  void *ctx;
+};
+
+struct api_response {
+  int status;
+  const char *content_type; /* static string */
+  char *body;               /* malloc'd, or NULL when streamed */
+  size_t len;
+  struct api_stream stream; /* next != NULL: the body is streamed */
+  const char *allow;        /* 405: the Allow header value */
+  char *filename;           /* attachment name, or NULL (malloc'd) */
+};
+
+/* Handles one API request.  Never fails: errors are answers with a status
+ * and a JSON {"error", "detail"} body. */
+void api_handle(struct app *a, const struct api_request *rq,
+                struct api_response *rs);
+/* Frees the body and filename and closes the stream, if any. */
+void api_response_free(struct api_response *rs);
+
+/* Fills rs with an error answer {"error": code, "detail": detail}. */
+void api_error(struct api_response *rs, int status, const char *code,
+               const char *detail);
+
+#endif

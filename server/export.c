@@ -1,0 +1,336 @@
+/* export.c -- exports of a window of the system timeline (see export.h). */
+#include "export.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum export_format {
+  EXPORT_PERFETTO,
+  EXPORT_SUMMARY_TEXT,
+  EXPORT_SUMMARY_JSON,
+  EXPORT_CSV
+};
+
+#define EXPORT_PIECE (64 * 1024)
+
+struct export {
+  enum export_format fmt;
+  struct query_export *cur; /* perfetto, csv */
+  char *whole;              /* summary formats: the answer, sent once */
+  int stage;                /* 0 head, 1 events, 2 done */
+  bool first;               /* no event written yet (perfetto commas) */
+  int64_t start, end;
+  int64_t *procs; /* perfetto: per track, the pid ordinal of its process */
+};
+
+static const struct {
+  const char *name, *type, *file;
+} export_formats[] = {
+    [EXPORT_PERFETTO] = {"perfetto", "application/json", "system_profile.json"},
+    [EXPORT_SUMMARY_TEXT] = {"summary-text", "text/plain; charset=utf-8",
+                             "summary.txt"},
+    [EXPORT_SUMMARY_JSON] = {"summary-json", "application/json",
+                             "summary.json"},
+    [EXPORT_CSV] = {"csv", "text/csv; charset=utf-8",
+                    "SystemProfileEvents.csv"},
+};
+
+const char *export_content_type(const struct export *x) {
+  return export_formats[x->fmt].type;
+}
+
+const char *export_filename(const struct export *x) {
+  return export_formats[x->fmt].file;
+}
+
+/* ---- summary-text ---- */
+
+/* A JSON value as summary text (strings bare, numbers as numbers). */
+static void export_text_value(struct sbuf *b, json_t *v) {
+  if (json_is_string(v))
+    sbuf_adds(b, json_string_value(v));
+  else if (json_is_real(v))
+    sbuf_printf(b, "%.2f", json_real_value(v));
+  else if (json_is_integer(v))
+    sbuf_printf(b, "%lld", (long long)json_integer_value(v));
+  else
+    sbuf_adds(b, "n/a");
+}
+
+static void export_text_line(struct sbuf *b, const char *indent,
+                             const char *key, json_t *v) {
+  sbuf_printf(b, "%s%-32s ", indent, key);
+  export_text_value(b, v);
+  sbuf_addc(b, '\n');
+}
+
+static char *export_summary_text(json_t *s) {
+  static const char *const top[] = {"instances", "processes",
+                                    "system_profile_time_ns",
+                                    "total_device_runtime_ns"};
+  static const char *const dp[] = {"id",          "lnc",
+                                   "duration_ns", "calls",
+                                   "mfu_percent", "hfu_percent",
+                                   "mbu_percent", "instruction_count"};
+  struct sbuf b = {0};
+  json_t *p, *v;
+  size_t i;
+  const char *k;
+  sbuf_adds(&b, "System Profile Summary\n");
+  for (size_t t = 0; t < sizeof top / sizeof top[0]; t++)
+    export_text_line(&b, "", top[t], json_object_get(s, top[t]));
+  json_array_foreach(json_object_get(s, "device_profiles"), i, p) {
+    sbuf_printf(&b, "\nDevice profile %s\n",
+                json_string_value(json_object_get(p, "name")));
+    for (size_t t = 0; t < sizeof dp / sizeof dp[0]; t++)
+      export_text_line(&b, "  ", dp[t], json_object_get(p, dp[t]));
+    json_object_foreach(json_object_get(p, "engines"), k, v) {
+      char key[96];
+      snprintf(key, sizeof key, "%s_active_time_ns", k);
+      export_text_line(&b, "  ", key, json_object_get(v, "active_ns"));
+      snprintf(key, sizeof key, "%s_active_time_percent", k);
+      export_text_line(&b, "  ", key, json_object_get(v, "active_percent"));
+      snprintf(key, sizeof key, "%s_instruction_count", k);
+      export_text_line(&b, "  ", key, json_object_get(v, "instruction_count"));
+    }
+  }
+  return b.s;
+}
+
+/* ---- perfetto (Chrome trace JSON) ---- */
+
+/* ns as Chrome-trace microseconds with three decimals: exact text. */
+static void export_us(struct sbuf *b, int64_t ns) {
+  if (ns < 0) {
+    sbuf_addc(b, '-');
+    ns = -ns;
+  }
+  query_add_i64(b, ns / 1000);
+  sbuf_printf(b, ".%03d", (int)(ns % 1000));
+}
+
+/* The Perfetto row name of a system track. */
+static void export_thread_name(struct sbuf *b, const struct tracks_row *r) {
+  if (strcmp(r->source, "framework") == 0) {
+    if (r->stream != TRACKS_NONE)
+      sbuf_printf(b, "Stream %lld", (long long)r->stream);
+    else
+      sbuf_printf(b, "Thread %lld", (long long)r->tid);
+    return;
+  }
+  if (r->worker != TRACKS_NONE)
+    sbuf_printf(b, "gid%lld-", (long long)r->worker);
+  if (r->nc != TRACKS_NONE)
+    sbuf_printf(b, "nc%lld-", (long long)r->nc);
+  if (r->tid != TRACKS_NONE)
+    sbuf_printf(b, "tid%lld-", (long long)r->tid);
+  sbuf_adds(b, r->source);
+}
+
+static void export_meta(struct sbuf *b, bool *first, const char *what,
+                        int64_t pid, int64_t tid, const char *name) {
+  if (!*first)
+    sbuf_addc(b, ',');
+  *first = false;
+  sbuf_printf(b, "\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,"
+                 "\"args\":{\"name\":",
+              what, (long long)pid, (long long)tid);
+  sbuf_add_json_str(b, name, strlen(name));
+  sbuf_adds(b, "}}");
+}
+
+/* The head: process and thread names of every event track.
+ * Processes are numbered by (instance, pid) in track order. */
+static void export_perfetto_head(struct export *x, struct sbuf *b) {
+  size_t n;
+  const struct tracks_row *r = query_export_tracks(x->cur, &n);
+  x->procs = xcalloc(n ? n : 1, sizeof *x->procs);
+  sbuf_adds(b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  int64_t next = 1;
+  for (size_t i = 0; i < n; i++) {
+    size_t j;
+    for (j = 0; j < i; j++)
+      if (r[j].pid == r[i].pid && strcmp(r[j].instance_id, r[i].instance_id) == 0)
+        break;
+    x->procs[i] = j < i ? x->procs[j] : next++;
+    struct sbuf name = {0};
+    if (j == i) {
+      sbuf_printf(&name, "%s-pid%lld", r[i].instance_id, (long long)r[i].pid);
+      export_meta(b, &x->first, "process_name", x->procs[i], 0, name.s);
+      sbuf_reset(&name);
+    }
+    export_thread_name(&name, &r[i]);
+    export_meta(b, &x->first, "thread_name", x->procs[i], r[i].id, name.s);
+    sbuf_free(&name);
+  }
+}
+
+static void export_perfetto_event(struct export *x, struct sbuf *b,
+                                  const struct query_export_event *ev) {
+  size_t n;
+  const struct tracks_row *rows = query_export_tracks(x->cur, &n);
+  int64_t pid = x->procs[ev->track - rows];
+  const char *src = ev->track->source;
+  if (!x->first)
+    sbuf_addc(b, ',');
+  x->first = false;
+  sbuf_adds(b, "\n{\"ph\":\"X\",\"name\":");
+  sbuf_add_json_str(b, ev->name, strlen(ev->name));
+  sbuf_adds(b, ",\"cat\":");
+  sbuf_add_json_str(b, src, strlen(src));
+  sbuf_printf(b, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)pid,
+              (long long)ev->track->id);
+  export_us(b, ev->ts);
+  sbuf_adds(b, ",\"dur\":");
+  export_us(b, ev->dur);
+  if (ev->flows) {
+    size_t len = strcspn(ev->flows, ",");
+    bool in = strcmp(src, "framework") != 0, out = strcmp(src, "neuron_hw") != 0;
+    sbuf_adds(b, ",\"bind_id\":\"");
+    sbuf_add(b, ev->flows, len);
+    sbuf_addc(b, '"');
+    if (in)
+      sbuf_adds(b, ",\"flow_in\":true");
+    if (out)
+      sbuf_adds(b, ",\"flow_out\":true");
+  }
+  sbuf_adds(b, ",\"args\":{\"id\":");
+  query_add_i64_str(b, ev->id);
+  size_t al = ev->args ? strlen(ev->args) : 0;
+  if (al > 2 && ev->args[0] == '{' && ev->args[al - 1] == '}') {
+    sbuf_addc(b, ',');
+    sbuf_add(b, ev->args + 1, al - 2);
+  }
+  sbuf_adds(b, "}}");
+}
+
+/* ---- csv ---- */
+
+static void export_csv_field(struct sbuf *b, const char *s, bool last) {
+  if (s && s[strcspn(s, ",\"\r\n")]) {
+    sbuf_addc(b, '"');
+    for (; *s; s++) {
+      if (*s == '"')
+        sbuf_addc(b, '"');
+      sbuf_addc(b, *s);
+    }
+    sbuf_addc(b, '"');
+  } else if (s) {
+    sbuf_adds(b, s);
+  }
+  sbuf_addc(b, last ? '\n' : ',');
+}
+
+static void export_csv_int(struct sbuf *b, int64_t v) {
+  if (v != TRACKS_NONE)
+    query_add_i64(b, v);
+  sbuf_addc(b, ',');
+}
+
+static void export_csv_event(struct sbuf *b,
+                             const struct query_export_event *ev) {
+  const struct tracks_row *t = ev->track;
+  query_add_i64(b, ev->id);
+  sbuf_addc(b, ',');
+  export_csv_field(b, ev->name, false);
+  query_add_i64(b, ev->ts);
+  sbuf_addc(b, ',');
+  query_add_i64(b, ev->ts + ev->dur);
+  sbuf_addc(b, ',');
+  query_add_i64(b, ev->dur);
+  sbuf_addc(b, ',');
+  export_csv_field(b, t->source, false);
+  export_csv_field(b, t->instance_id, false);
+  export_csv_int(b, t->pid);
+  export_csv_int(b, t->tid);
+  export_csv_int(b, t->nc);
+  export_csv_int(b, t->pcore);
+  export_csv_int(b, t->worker);
+  export_csv_field(b, ev->flows, false);
+  export_csv_int(b, t->stream);
+  export_csv_field(b, ev->args, true);
+}
+
+/* ---- driver ---- */
+
+int export_open(sqlite3 *db, const char *format, int64_t start, int64_t end,
+                struct export **out, struct query_err *e) {
+  int f;
+  for (f = 0; f <= EXPORT_CSV; f++)
+    if (format && strcmp(format, export_formats[f].name) == 0)
+      break;
+  if (f > EXPORT_CSV)
+    return query_fail(e, -EINVAL, 400, "bad_parameter",
+                      "parameter 'format' must be perfetto, summary-text, "
+                      "summary-json or csv");
+  struct export *x = xcalloc(1, sizeof *x);
+  int rc = 0;
+  x->fmt = (enum export_format)f;
+  x->start = start;
+  x->end = end;
+  x->first = true;
+  if (x->fmt == EXPORT_SUMMARY_TEXT || x->fmt == EXPORT_SUMMARY_JSON) {
+    json_t *s;
+    rc = query_summary(db, &s, e);
+    if (rc == 0) {
+      x->whole = x->fmt == EXPORT_SUMMARY_JSON
+                     ? json_dumps(s, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+                     : export_summary_text(s);
+      json_decref(s);
+    }
+  } else {
+    rc = query_export_open(db, start, end, &x->cur, e);
+  }
+  if (rc < 0) {
+    export_close(x);
+    return rc;
+  }
+  *out = x;
+  return 0;
+}
+
+int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
+  if (x->whole) {
+    if (x->stage == 0)
+      sbuf_adds(out, x->whole);
+    x->stage = 2;
+    return 0;
+  }
+  if (x->stage == 0) {
+    if (x->fmt == EXPORT_PERFETTO)
+      export_perfetto_head(x, out);
+    else
+      sbuf_adds(out, "id,name,start_ts,end_ts,duration_ns,trace_event_source,"
+                     "instance_id,process_id,thread_id,nc_idx,pcore_idx,"
+                     "worker_gid,flow_id,framework_stream_id,"
+                     "extra_attributes_json\n");
+    x->stage = 1;
+  }
+  while (x->stage == 1 && out->len < EXPORT_PIECE) {
+    struct query_export_event ev;
+    int rc = query_export_next(x->cur, &ev, e);
+    if (rc < 0)
+      return rc;
+    if (rc == 0) {
+      if (x->fmt == EXPORT_PERFETTO)
+        sbuf_adds(out, "\n]}\n");
+      x->stage = 2;
+    } else if (x->fmt == EXPORT_PERFETTO) {
+      export_perfetto_event(x, out, &ev);
+    } else {
+      export_csv_event(out, &ev);
+    }
+  }
+  return x->stage != 2;
+}
+
+void export_close(struct export *x) {
+  if (!x)
+    return;
+  query_export_close(x->cur);
+  free(x->whole);
+  free(x->procs);
+  free(x);
+}

@@ -1,0 +1,329 @@
+/* net.c -- the one listener (see net.h).
+ *
+ * The acceptor thread keeps every new connection in a pending set until its
+ * first bytes tell where it goes; one poll() covers the listeners, the
+ * pending sockets and a wake-up pipe, and each pending socket has its own
+ * deadline, so a client that connects and says nothing delays no one.
+ * Peeking (MSG_PEEK) consumes nothing: MHD and lws read the request
+ * themselves.
+ */
+#include "net.h"
+#include "http.h"
+#include "log.h"
+#include "util.h"
+#include "ws.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define NET_MAX_LISTENERS 8
+#define NET_MAX_PENDING 1024
+#define NET_PEEK_TIMEOUT_NS (10 * 1000000000LL) /* silent clients: closed */
+#define NET_PARTIAL_RETRY_NS (5 * 1000000LL)    /* request line cut short */
+
+struct net_pending {
+  int fd;
+  int64_t deadline, retry_at; /* retry_at: wait before peeking again */
+  struct sockaddr_storage sa;
+  socklen_t sl;
+};
+
+struct net {
+  struct app *app;
+  char *bind;
+  int lfd[NET_MAX_LISTENERS];
+  int n_lfd;
+  int port;
+  int wake[2]; /* written by net_stop() */
+  struct http *http;
+  struct ws *ws;
+  pthread_t thread;
+  bool running;
+  struct net_pending pend[NET_MAX_PENDING];
+  int n_pend;
+};
+
+bool net_host_allowed(const char *host, const char *bind) {
+  char name[256];
+  size_t n;
+  const char *port;
+  if (host[0] == '[') {
+    const char *close_br = strchr(host, ']');
+    if (!close_br)
+      return false;
+    n = (size_t)(close_br - host) + 1;
+    port = close_br + 1;
+  } else {
+    n = strcspn(host, ":");
+    port = host + n;
+  }
+  if (n == 0 || n >= sizeof name)
+    return false;
+  if (*port == ':') {
+    port++;
+    if (!*port || strspn(port, "0123456789") != strlen(port))
+      return false;
+  } else if (*port) {
+    return false;
+  }
+  memcpy(name, host, n);
+  name[n] = '\0';
+  if (strcasecmp(name, "localhost") == 0 || strcmp(name, "127.0.0.1") == 0 ||
+      strcmp(name, "[::1]") == 0)
+    return true;
+  /* the literal --bind address, when it names one interface */
+  if (!bind || !*bind || strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0)
+    return false;
+  if (strchr(bind, ':')) /* IPv6 literal: compare inside the brackets */
+    return name[0] == '[' && strlen(bind) == n - 2 &&
+           strncasecmp(name + 1, bind, n - 2) == 0;
+  return strcasecmp(name, bind) == 0;
+}
+
+/* ---- listening ---- */
+
+static void net_set_port(struct sockaddr *sa, int port) {
+  if (sa->sa_family == AF_INET6)
+    ((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
+  else
+    ((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
+}
+
+static int net_listen(struct net *n, const char *host, int port,
+                      char **cause) {
+  struct addrinfo hints = {0}, *res = NULL;
+  char service[16];
+  int err = 0;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  snprintf(service, sizeof service, "%d", port);
+  int gai = getaddrinfo(host, service, &hints, &res);
+  if (gai != 0) {
+    *cause = xasprintf("--bind %s: %s", host, gai_strerror(gai));
+    return -EINVAL;
+  }
+  for (struct addrinfo *ai = res; ai && n->n_lfd < NET_MAX_LISTENERS;
+       ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                    ai->ai_protocol);
+    int one = 1;
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ai->ai_family == AF_INET6)
+      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (n->port) /* port 0: the later addresses take the first one's port */
+      net_set_port(ai->ai_addr, n->port);
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+      err = errno;
+      close(fd);
+      continue;
+    }
+    if (!n->port) {
+      struct sockaddr_storage ss;
+      socklen_t sl = sizeof ss;
+      getsockname(fd, (struct sockaddr *)&ss, &sl);
+      n->port = ss.ss_family == AF_INET6
+                    ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                    : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    }
+    n->lfd[n->n_lfd++] = fd;
+  }
+  freeaddrinfo(res);
+  if (n->n_lfd == 0) {
+    *cause = xasprintf("cannot listen on %s port %d: %s", host, port,
+                       strerror(err ? err : EADDRNOTAVAIL));
+    return -(err ? err : EADDRNOTAVAIL);
+  }
+  if (err)
+    log_warn("listening on %s port %d, but not on every address: %s", host,
+             n->port, strerror(err));
+  return 0;
+}
+
+/* ---- the acceptor thread ---- */
+
+enum net_kind { NET_WAIT, NET_WS, NET_HTTP, NET_GONE };
+
+/* Where a pending connection goes, from its first bytes. */
+static enum net_kind net_classify(int fd) {
+  static const char ws[] = "GET /ws";
+  char b[8];
+  ssize_t got = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+  if (got == 0)
+    return NET_GONE;
+  if (got < 0)
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
+               ? NET_WAIT
+               : NET_GONE;
+  size_t n = (size_t)got, cmp = n < 7 ? n : 7;
+  if (memcmp(b, ws, cmp) != 0)
+    return NET_HTTP;
+  if (n < 8)
+    return NET_WAIT; /* a prefix of "GET /ws ": wait for more */
+  return b[7] == ' ' || b[7] == '?' ? NET_WS : NET_HTTP;
+}
+
+static void net_drop(struct net *n, int i) {
+  n->pend[i] = n->pend[--n->n_pend];
+}
+
+static void net_hand_over(struct net *n, int i, enum net_kind kind) {
+  struct net_pending *p = &n->pend[i];
+  int one = 1;
+  setsockopt(p->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (kind == NET_WS)
+    ws_adopt(n->ws, p->fd);
+  else
+    http_add_connection(n->http, p->fd, (struct sockaddr *)&p->sa, p->sl);
+  net_drop(n, i);
+}
+
+static void net_accept(struct net *n, int lfd) {
+  while (n->n_pend < NET_MAX_PENDING) {
+    struct net_pending *p = &n->pend[n->n_pend];
+    p->sl = sizeof p->sa;
+    int fd = accept4(lfd, (struct sockaddr *)&p->sa, &p->sl, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+          errno != ECONNABORTED)
+        log_warn("accept: %s", strerror(errno));
+      return;
+    }
+    p->fd = fd;
+    p->deadline = util_now_ns() + NET_PEEK_TIMEOUT_NS;
+    p->retry_at = 0;
+    n->n_pend++;
+  }
+}
+
+static void *net_thread(void *arg) {
+  struct net *n = arg;
+  struct pollfd pfd[1 + NET_MAX_LISTENERS + NET_MAX_PENDING];
+  for (;;) {
+    int64_t now = util_now_ns(), wake_at = INT64_MAX;
+    int np = 0;
+    pfd[np++] = (struct pollfd){n->wake[0], POLLIN, 0};
+    for (int i = 0; i < n->n_lfd; i++)
+      pfd[np++] = (struct pollfd){
+          n->lfd[i], n->n_pend < NET_MAX_PENDING ? POLLIN : 0, 0};
+    for (int i = 0; i < n->n_pend; i++) {
+      struct net_pending *p = &n->pend[i];
+      bool waiting = p->retry_at > now;
+      pfd[np++] = (struct pollfd){p->fd, waiting ? 0 : POLLIN, 0};
+      if (p->deadline < wake_at)
+        wake_at = p->deadline;
+      if (waiting && p->retry_at < wake_at)
+        wake_at = p->retry_at;
+    }
+    int timeout = -1;
+    if (wake_at != INT64_MAX)
+      timeout = wake_at <= now ? 0 : (int)((wake_at - now + 999999) / 1000000);
+    if (poll(pfd, (nfds_t)np, timeout) < 0 && errno != EINTR) {
+      log_error("poll: %s", strerror(errno));
+      break;
+    }
+    if (pfd[0].revents)
+      break;
+    now = util_now_ns();
+    /* pending sockets first: their slots are reused by new ones */
+    for (int i = n->n_pend - 1; i >= 0; i--) {
+      struct net_pending *p = &n->pend[i];
+      short re = pfd[1 + n->n_lfd + i].revents;
+      bool due = re || (p->retry_at && p->retry_at <= now);
+      enum net_kind k = due ? net_classify(p->fd) : NET_WAIT;
+      if (k == NET_WAIT && (re & (POLLERR | POLLHUP | POLLNVAL)))
+        k = NET_GONE;
+      if (k == NET_WAIT) {
+        if (due) /* bytes, but not enough to decide: look again shortly */
+          p->retry_at = now + NET_PARTIAL_RETRY_NS;
+        if (p->deadline <= now) {
+          close(p->fd);
+          net_drop(n, i);
+        }
+      } else if (k == NET_GONE) {
+        close(p->fd);
+        net_drop(n, i);
+      } else {
+        net_hand_over(n, i, k);
+      }
+    }
+    for (int i = 0; i < n->n_lfd; i++)
+      if (pfd[1 + i].revents & POLLIN)
+        net_accept(n, n->lfd[i]);
+  }
+  return NULL;
+}
+
+/* ---- start and stop ---- */
+
+int net_start(struct app *a, const char *bind, int port, struct net **out,
+              char **cause) {
+  struct net *n = xcalloc(1, sizeof *n);
+  int rc;
+  n->app = a;
+  n->bind = xstrdup(bind ? bind : "127.0.0.1");
+  n->wake[0] = n->wake[1] = -1;
+  if (port < 0 || port > 65535) {
+    *cause = xasprintf("--port %d: must be 0..65535", port);
+    net_stop(n);
+    return -EINVAL;
+  }
+  if ((rc = net_listen(n, n->bind, port, cause)) < 0 ||
+      (rc = http_start(a, n->bind, &n->http, cause)) < 0 ||
+      (rc = ws_start(a, n->bind, &n->ws, cause)) < 0) {
+    net_stop(n);
+    return rc;
+  }
+  for (int i = 0; i < n->n_lfd; i++)
+    fcntl(n->lfd[i], F_SETFL, fcntl(n->lfd[i], F_GETFL) | O_NONBLOCK);
+  if (pipe2(n->wake, O_CLOEXEC) < 0 ||
+      pthread_create(&n->thread, NULL, net_thread, n) != 0) {
+    *cause = xasprintf("cannot start the acceptor thread: %s", strerror(errno));
+    net_stop(n);
+    return -EIO;
+  }
+  n->running = true;
+  log_info("serving on http://%s%s%s:%d/", strchr(n->bind, ':') ? "[" : "",
+           n->bind, strchr(n->bind, ':') ? "]" : "", n->port);
+  *out = n;
+  return 0;
+}
+
+int net_port(const struct net *n) { return n->port; }
+
+void net_stop(struct net *n) {
+  if (!n)
+    return;
+  if (n->running) {
+    ssize_t w = write(n->wake[1], "x", 1);
+    (void)w;
+    pthread_join(n->thread, NULL);
+  }
+  for (int i = 0; i < n->n_lfd; i++)
+    close(n->lfd[i]);
+  for (int i = 0; i < n->n_pend; i++)
+    close(n->pend[i].fd);
+  if (n->wake[0] >= 0) {
+    close(n->wake[0]);
+    close(n->wake[1]);
+  }
+  ws_stop(n->ws);
+  http_stop(n->http);
+  free(n->bind);
+  free(n);
+}

@@ -1,0 +1,162 @@
+/* query.h -- all SQL of the read side: windows at a resolution, event
+ * details and flows, search, summaries, device-profile matching, range
+ * summaries and the guarded SQL endpoint.
+ *
+ * Every function takes a pooled read-only connection (store.h), used by the
+ * calling thread only; prepared statements are cached on it.  Results are
+ * JSON documents as described in doc/api.md: big columnar answers are
+ * appended to a struct sbuf, small ones returned as json_t.
+ *
+ * Errors: functions return 0, or a negative errno-style code after filling
+ * *err with the HTTP status, a short code and a sentence naming the
+ * parameter (-ENOENT unknown id -> 404, -EINVAL bad parameter -> 400,
+ * -EPERM refused -> 403, -EIO store error -> 500).
+ *
+ * Ownership: json_t ** results are new references for the caller; strings
+ * passed in are borrowed.
+ */
+#ifndef NEX_QUERY_H
+#define NEX_QUERY_H
+
+#include "tracks.h"
+#include "util.h"
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct query_err {
+  int status;      /* HTTP status */
+  char code[32];   /* "bad_parameter", "not_found" ... */
+  char detail[512];
+};
+
+/* Fills e and returns `rc` (a negative errno-style code). */
+int query_fail(struct query_err *e, int rc, int status, const char *code,
+               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Most base tracks one window request may name. */
+#define QUERY_MAX_TRACKS 200
+/* Most pixels of one window request. */
+#define QUERY_MAX_PX 10000
+
+/* A window request: base track ids, [start, end) in ns, width in pixels. */
+struct query_window {
+  const int64_t *tracks;
+  size_t n_tracks;
+  int64_t start, end;
+  int px;
+};
+
+/* The LOD level for a resolution of r ns per pixel: the largest L with
+ * 64 * 4^L <= r (at most 20), or -1 when r < 64. */
+int query_level(int64_t r);
+
+/* GET /slices: appends the answer object to out.  Per lane at most about
+ * four rows per pixel, whatever the number of events. */
+int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
+                 struct query_err *e);
+/* GET /counters: appends the answer object to out. */
+int query_counters(sqlite3 *db, const struct query_window *w,
+                   struct sbuf *out, struct query_err *e);
+
+/* GET /tracks: the system tracks grouped in mode m. */
+int query_tracks(sqlite3 *db, enum tracks_mode m, json_t **out,
+                 struct query_err *e);
+/* GET /device-profiles/{id}/tracks. */
+int query_device_tracks(sqlite3 *db, int64_t profile, json_t **out,
+                        struct query_err *e);
+
+/* GET /profile: the store's part (start, end, instances, processes,
+ * warnings, metadata, event_count, device_profiles). */
+int query_profile(sqlite3 *db, json_t **out, struct query_err *e);
+
+/* GET /events/{key}: every attribute, flows, upstream/downstream events and
+ * the matching device profile. */
+int query_event(sqlite3 *db, const char *key, json_t **out,
+                struct query_err *e);
+/* GET /events/{key}/device-profile: the drill-down target. */
+int query_event_device_profile(sqlite3 *db, const char *key, json_t **out,
+                               struct query_err *e);
+
+/* GET /device-profiles: filter (case-insensitive substring, may be NULL),
+ * page >= 1, per_page 1..500. */
+int query_device_profiles(sqlite3 *db, const char *filter, int64_t page,
+                          int64_t per_page, json_t **out, struct query_err *e);
+/* GET /device-profiles/{id}. */
+int query_device_profile(sqlite3 *db, int64_t id, json_t **out,
+                         struct query_err *e);
+
+/* GET /search. */
+struct query_search {
+  const char *q;            /* 1..256 bytes */
+  int64_t start, end;       /* window; INT64_MIN / INT64_MAX when absent */
+  int64_t page, per_page;   /* page >= 1, per_page 1..500 */
+  const char *domain;       /* "system" | "device" */
+  int64_t profile;          /* device profile id, or -1 for all */
+};
+int query_search(sqlite3 *db, const struct query_search *s, json_t **out,
+                 struct query_err *e);
+
+/* GET /summary: the System Profile Summary. */
+int query_summary(sqlite3 *db, json_t **out, struct query_err *e);
+
+/* GET /range-summary (w->px unused). */
+int query_range_summary(sqlite3 *db, const struct query_window *w,
+                        json_t **out, struct query_err *e);
+
+/* POST /db/{name}/_search, type databaseExplorerQuery: runs one read-only
+ * SELECT on a fresh SQLITE_OPEN_READONLY connection to the store file at
+ * `path` with an authorizer (only READ, SELECT and FUNCTION), no
+ * extensions, at most QUERY_SQL_MAX_ROWS rows and QUERY_SQL_TIMEOUT_MS. */
+#define QUERY_SQL_MAX_ROWS 10000
+#define QUERY_SQL_TIMEOUT_MS 5000
+int query_sql(const char *path, const char *sql, json_t **out,
+              struct query_err *e);
+/* type tableSchema: every table and view with its columns. */
+int query_table_schema(sqlite3 *db, json_t **out, struct query_err *e);
+
+/* Export cursor: the SystemProfileEvents rows (framework, neuron_rt and
+ * neuron_hw slices) starting in [start, end), track by track, lane by
+ * lane, in time order within a lane.  The cursor keeps using db until
+ * closed. */
+struct query_export;
+struct query_export_event {
+  const struct tracks_row *track; /* borrowed from the cursor */
+  int64_t lane, ts, dur, id;
+  const char *name;  /* borrowed until the next call */
+  const char *args;  /* raw JSON object text, or NULL; borrowed */
+  const char *flows; /* "id,id" of the flows, or NULL; borrowed */
+};
+int query_export_open(sqlite3 *db, int64_t start, int64_t end,
+                      struct query_export **out, struct query_err *e);
+/* The event tracks the cursor walks; *n gets the count. */
+const struct tracks_row *query_export_tracks(const struct query_export *x,
+                                             size_t *n);
+/* The next event: returns 1 with *ev filled, 0 at the end, <0 on error. */
+int query_export_next(struct query_export *x, struct query_export_event *ev,
+                      struct query_err *e);
+void query_export_close(struct query_export *x);
+
+/* Parses an event key "<track>:<lane>:<ts>".  Returns 0 or -EINVAL. */
+int query_parse_key(const char *key, int64_t *track, int64_t *lane,
+                    int64_t *ts);
+
+/* A prepared statement for sql cached on db (one not in use is reused,
+ * reset, bindings cleared); NULL with e filled on a prepare error.  The
+ * caller resets it when done; use a statement fully (step to the end or
+ * reset it) before asking for the same SQL again. */
+sqlite3_stmt *query_stmt(sqlite3 *db, const char *sql, struct query_err *e);
+
+/* Appends an int64 in decimal, and the same as a JSON string. */
+void query_add_i64(struct sbuf *b, int64_t v);
+void query_add_i64_str(struct sbuf *b, int64_t v);
+/* A JSON string for text that may not be valid UTF-8 (bad bytes become
+ * U+FFFD); a new reference. */
+json_t *query_json_text(const char *s);
+/* Parses an args JSON object; integers too large for a double (above
+ * 2^53) become strings.  Returns a new object, or NULL if s is not one. */
+json_t *query_args(const char *s);
+
+#endif

@@ -1,0 +1,35 @@
+/* fuzz_fmt.h -- what the fuzz targets of the file decoders share, and the
+ * replay of their kept inputs by the unit tests.
+ *
+ * Ownership: fuzz_fmt_file() returns a descriptor the caller closes.
+ */
+#ifndef NEX_FUZZ_FMT_H
+#define NEX_FUZZ_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The selector byte of fuzz_fmt_pb (first input byte, taken modulo
+ * FUZZ_FMT_PB_TYPES): which record type the rest of the input holds. */
+enum fuzz_fmt_pb_type {
+  FUZZ_FMT_PB_NTRACE,
+  FUZZ_FMT_PB_TRACE_INFO,
+  FUZZ_FMT_PB_CPU_UTIL,
+  FUZZ_FMT_PB_HOST_MEM,
+  FUZZ_FMT_PB_NTFF,
+  FUZZ_FMT_PB_TYPES
+};
+
+/* The libFuzzer entry point each target defines. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Writes n bytes into a new memory file and sets path (of `cap` bytes) to a
+ * name that opens it.  Returns its descriptor; aborts if that fails (the
+ * harness cannot go on). */
+int fuzz_fmt_file(const uint8_t *p, size_t n, char *path, size_t cap);
+
+/* Runs LLVMFuzzerTestOneInput on every file of `dir` whose name starts with
+ * `prefix`.  Returns how many, or -errno if dir cannot be read. */
+int fuzz_fmt_replay(const char *dir, const char *prefix);
+
+#endif

@@ -1,0 +1,145 @@
+/* fuzz_fmt_pb.c -- libFuzzer target of the fmt_pb reader.
+ *
+ * Input: one selector byte choosing the record type (ntrace, trace_info,
+ * cpu_util, host_mem, ntff: byte % 5), then the bytes of the file.  The file
+ * is written to a memfd and read to its end; every decoded message is
+ * checked and walked.  Also linked into test_fmt_pb, which replays the
+ * inputs kept in tests/data/regress/pb-*.
+ */
+#include "fmt_pb.h"
+#include "fuzz_fmt.h"
+
+#include "cpu_util.pb-c.h"
+#include "host_mem.pb-c.h"
+#include "ntff.pb-c.h"
+#include "ntrace.pb-c.h"
+#include "trace_info.pb-c.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct {
+  const char *magic;
+  const ProtobufCMessageDescriptor *desc;
+} fuzz_fmt_pb_types[FUZZ_FMT_PB_TYPES] = {
+    [FUZZ_FMT_PB_NTRACE] = {FMT_PB_MAGIC_NTRACE,
+                            &nex__ntrace_record__descriptor},
+    [FUZZ_FMT_PB_TRACE_INFO] = {FMT_PB_MAGIC_TRACE_INFO,
+                                &nex__trace_info__descriptor},
+    [FUZZ_FMT_PB_CPU_UTIL] = {FMT_PB_MAGIC_CPU_UTIL,
+                              &nex__cpu_usage__descriptor},
+    [FUZZ_FMT_PB_HOST_MEM] = {FMT_PB_MAGIC_HOST_MEM,
+                              &nex__host_mem_usage__descriptor},
+    [FUZZ_FMT_PB_NTFF] = {FMT_PB_MAGIC_NTFF, &nex__ntff_record__descriptor},
+};
+
+/* Bytes of one element of a field of type t in a repeated array. */
+static size_t fuzz_fmt_pb_elt_size(ProtobufCType t) {
+  switch (t) {
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return 8;
+  case PROTOBUF_C_TYPE_STRING:
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return sizeof(void *);
+  case PROTOBUF_C_TYPE_BYTES:
+    return sizeof(ProtobufCBinaryData);
+  default:
+    return 4;
+  }
+}
+
+static void fuzz_fmt_pb_walk(const ProtobufCMessage *m);
+
+/* Reads the value of type t at p, following pointers. */
+static void fuzz_fmt_pb_value(ProtobufCType t, const void *p) {
+  volatile uint8_t sink;
+  if (t == PROTOBUF_C_TYPE_STRING) {
+    const char *s = *(char *const *)p;
+    if (!s)
+      abort();
+    sink = (uint8_t)strlen(s);
+  } else if (t == PROTOBUF_C_TYPE_MESSAGE) {
+    const ProtobufCMessage *sub = *(ProtobufCMessage *const *)p;
+    if (sub)
+      fuzz_fmt_pb_walk(sub);
+  } else if (t == PROTOBUF_C_TYPE_BYTES) {
+    const ProtobufCBinaryData *b = p;
+    for (size_t i = 0; i < b->len; i++)
+      sink = b->data[i];
+  } else {
+    const uint8_t *b = p;
+    for (size_t i = 0; i < fuzz_fmt_pb_elt_size(t); i++)
+      sink = b[i];
+  }
+  (void)sink;
+}
+
+/* Visits every field of m that is set. */
+static void fuzz_fmt_pb_walk(const ProtobufCMessage *m) {
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  const uint8_t *base = (const uint8_t *)m;
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+      uint32_t which;
+      memcpy(&which, base + f->quantifier_offset, sizeof which);
+      if (which != f->id)
+        continue;
+    }
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t n;
+      const uint8_t *arr;
+      memcpy(&n, base + f->quantifier_offset, sizeof n);
+      memcpy(&arr, base + f->offset, sizeof arr);
+      if (n && !arr)
+        abort();
+      for (size_t k = 0; k < n; k++)
+        fuzz_fmt_pb_value(f->type, arr + k * fuzz_fmt_pb_elt_size(f->type));
+    } else {
+      fuzz_fmt_pb_value(f->type, base + f->offset);
+    }
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1)
+    return 0;
+  unsigned t = data[0] % FUZZ_FMT_PB_TYPES;
+  char path[64];
+  int fd = fuzz_fmt_file(data + 1, size - 1, path, sizeof path);
+  struct fmt_pb *r;
+  char *cause = NULL;
+  if (fmt_pb_open(path, fuzz_fmt_pb_types[t].magic, &r, &cause) < 0) {
+    if (!cause)
+      abort();
+    free(cause);
+    close(fd);
+    return 0;
+  }
+  uint64_t last = 0;
+  for (;;) {
+    ProtobufCMessage *m;
+    uint64_t off;
+    int rc = fmt_pb_next(r, fuzz_fmt_pb_types[t].desc, &m, &off);
+    if (rc == 0 || rc == -EPIPE)
+      break;
+    if ((rc != 1 && rc != -EBADMSG) || off < last || off >= fmt_pb_size(r) ||
+        (rc == 1 && !protobuf_c_message_check(m)))
+      abort();
+    if (rc == 1)
+      fuzz_fmt_pb_walk(m);
+    last = off + 1;
+  }
+  if (fmt_pb_pos(r) > fmt_pb_size(r))
+    abort();
+  fmt_pb_close(r);
+  close(fd);
+  return 0;
+}

@@ -1,0 +1,42 @@
+# lib.sh -- helpers for the TAP script tests (sourced).
+# Needs NEX_BUILDDIR and NEX_SRCDIR (set by make check).
+set -u
+: "${NEX_BUILDDIR:?set by make check}" "${NEX_SRCDIR:?set by make check}"
+SERVER="$NEX_BUILDDIR/server/neuron-explorer-server"
+SYNTH="$NEX_BUILDDIR/tools/neuron-explorer-synth"
+T_N=0
+T_FAILED=0
+
+# A fresh scratch folder removed at exit.
+tap_tmpdir() {
+  T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/nex-test.XXXXXX")
+  trap 'rm -rf "$T_TMP"' EXIT
+}
+
+ok() { # ok CONDITION-EXIT-STATUS DESCRIPTION
+  T_N=$((T_N + 1))
+  if [ "$1" -eq 0 ]; then
+    echo "ok $T_N - $2"
+  else
+    echo "not ok $T_N - $2"
+    T_FAILED=$((T_FAILED + 1))
+  fi
+}
+
+# is ACTUAL EXPECTED DESCRIPTION
+is() {
+  T_N=$((T_N + 1))
+  if [ "$1" = "$2" ]; then
+    echo "ok $T_N - $3"
+  else
+    echo "not ok $T_N - $3"
+    echo "#   got:      '$1'"
+    echo "#   expected: '$2'"
+    T_FAILED=$((T_FAILED + 1))
+  fi
+}
+
+tap_done() {
+  echo "1..$T_N"
+  [ "$T_FAILED" -eq 0 ]
+}

@@ -1,0 +1,35 @@
+// help.js -- the keyboard shortcuts sheet (`?`).
+
+import { openModal } from './modal.js';
+
+// Keys are written in braces: {W} becomes <kbd>W</kbd>.
+const KEYS = [
+  ['{W} / {S}, {↑} / {↓}', 'Zoom in / out (at the mouse pointer)'],
+  ['{A} / {D}, {←} / {→}', 'Pan left / right'],
+  ['{Ctrl} + wheel, wheel on the time axis', 'Zoom'],
+  ['{Shift} + wheel, horizontal wheel', 'Pan'],
+  ['Wheel', 'Scroll the tracks'],
+  ['Drag', 'Pan (time and tracks)'],
+  ['Drag on the time axis', 'Zoom to the dragged range'],
+  ['{Shift} + drag', 'Area selection: count, total and self time by name'],
+  ['Click', 'Select an event: details and dependency chain'],
+  ['Double click', 'Zoom to the event'],
+  ['{Ctrl} + click a hardware event', 'Open its device profile'],
+  ['{F}', 'Fit the selection (or the profile)'],
+  ['{0}', 'Fit the whole profile'],
+  ['{/}', 'Search'],
+  ['{Enter} / {Shift} + {Enter}', 'Next / previous search hit'],
+  ['{[} / {]}', 'Go to the first upstream / downstream event'],
+  ['{Esc}', 'Clear the selection, close dialogs'],
+  ['{T}', 'Dark / light theme'],
+  ['{?}', 'This help'],
+];
+
+export function openHelp() {
+  const m = openModal('Keyboard shortcuts');
+  m.body.innerHTML = `<div class="keys">${KEYS.map(([k, d]) =>
+    `<div>${k.replace(/\{([^}]+)\}/g, '<kbd>$1</kbd>')}</div><div>${d}</div>`).join('')}</div>
+    <p class="dim">Merged (hatched) boxes stand for several events at this zoom; the tooltip shows how many. Click one to zoom into it.</p>`;
+  m.footer.innerHTML = '<span class="spacer"></span><button class="primary">Close</button>';
+  m.footer.querySelector('button').onclick = m.close;
+}

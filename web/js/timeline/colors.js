@@ -1,0 +1,61 @@
+// colors.js -- slice colours.  Each colour gets a small integer index so the
+// renderer can batch fillRect calls per colour; index i has a plain fill,
+// a lighter fill for merged LOD buckets, and a label colour.
+
+const fills = [];
+const light = [];
+const text = [];
+const byKey = new Map();
+
+function hashStr(s) {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
+  return h >>> 0;
+}
+
+function add(key, h, s, l) {
+  const i = fills.length;
+  fills.push(`hsl(${h} ${s}% ${l}%)`);
+  light.push(`hsl(${h} ${Math.max(s - 20, 10)}% ${Math.min(l + 20, 85)}%)`);
+  text.push(l > 58 ? '#111' : '#fff');
+  byKey.set(key, i);
+  return i;
+}
+
+// Hue ranges per event source: neuron_rt blue, neuron_hw red/magenta,
+// transfers teal, DMA orange; framework events and instructions by name.
+const SOURCE_HUE = {
+  neuron_rt: [205, 230, 62, 45, 55],
+  neuron_hw: [330, 360, 68, 45, 55],
+  host_to_device_transfers: [165, 180, 55, 38, 46],
+  device_to_host_transfers: [180, 195, 55, 38, 46],
+  dma: [22, 40, 80, 48, 56],
+};
+
+/**
+ * Colour index of a slice.  `source` is the track's event source, `name` the
+ * event name, `grp` the colour group (framework op of an instruction) or ''.
+ */
+export function colorIndex(source, name, grp) {
+  const key = grp ? `g|${grp}` : `${source}|${name}`;
+  const hit = byKey.get(key);
+  if (hit !== undefined) return hit;
+  const hs = hashStr(grp || name);
+  const r = !grp && SOURCE_HUE[source];
+  if (r) {
+    const [h0, h1, s, l0, l1] = r;
+    return add(key, h0 + (hs % (h1 - h0 + 1)), s, l0 + ((hs >>> 8) % (l1 - l0 + 1)));
+  }
+  if (source === 'engine' && !grp) return add(key, 220, 8, 55 + (hs % 8));
+  return add(key, hs % 360, 45 + ((hs >>> 9) % 25), 45 + ((hs >>> 17) % 14));
+}
+
+export const colorFill = (i) => fills[i];
+export const colorLight = (i) => light[i];
+export const colorText = (i) => text[i];
+
+/** Colour of series i of a stacked counter (HBM categories). */
+export function seriesColor(i, alpha = 1) {
+  const h = (i * 47 + 200) % 360;
+  return `hsl(${h} 60% 55% / ${alpha})`;
+}

@@ -1,0 +1,262 @@
+// render.js -- Canvas2D drawing of one frame's content: slice lanes (batched
+// by colour, sub-pixel gaps merged, labels only where they fit), counters
+// (step area with a min/max band), stacked HBM areas, the time axis.
+
+import { colorFill, colorLight, colorText, seriesColor } from './colors.js';
+import { fmtAxis } from '../format.js';
+import { LANE_H } from './tracktree.js';
+
+const SLICE_H = LANE_H - 3;
+const CHAR_W = 6.4; // average width of an 11px label character
+
+/** Collects rectangles per colour during a frame, then fills them in one pass per colour. */
+export class SliceBatch {
+  constructor() {
+    this.plain = new Map(); // colour -> [x, y, w, ...]
+    this.merged = new Map();
+    this.labels = [];
+    this.n = 0;
+  }
+
+  reset() {
+    for (const a of this.plain.values()) a.length = 0;
+    for (const a of this.merged.values()) a.length = 0;
+    this.labels.length = 0;
+    this.n = 0;
+  }
+
+  push(map, c, x, y, w) {
+    let a = map.get(c);
+    if (!a) { a = []; map.set(c, a); }
+    a.push(x, y, w);
+    this.n++;
+  }
+
+  /**
+   * Adds the slices of lane data `L` (see tiles.js) that overlap [t0, t1):
+   * x = (t - t0) / nsPerPx, lane top y.  Touching rectangles of one colour
+   * closer than half a pixel merge; every slice is at least 1 px wide.
+   */
+  lane(L, t0, nsPerPx, width, y, names) {
+    const n = L.ts.length;
+    const ts = L.ts, dur = L.dur, col = L.col, count = L.count;
+    const t1 = t0 + width * nsPerPx;
+    let rc = -1, rm = false, rx0 = 0, rx1 = 0, ri = -1;
+    for (let i = 0; i < n; i++) {
+      const s = ts[i];
+      if (s >= t1) break;
+      const e = s + dur[i];
+      if (e < t0) continue;
+      let x0 = (s - t0) / nsPerPx, x1 = (e - t0) / nsPerPx;
+      if (x0 < -2) x0 = -2;
+      if (x1 > width + 2) x1 = width + 2;
+      if (x1 - x0 < 1) x1 = x0 + 1;
+      const c = col[i], m = count[i] > 1;
+      if (c === rc && m === rm && x0 <= rx1 + 0.5) {
+        if (x1 > rx1) rx1 = x1;
+        ri = -1;
+        continue;
+      }
+      if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, ri, L, names);
+      rc = c; rm = m; rx0 = x0; rx1 = x1; ri = i;
+    }
+    if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, ri, L, names);
+  }
+
+  flush(c, m, x0, x1, y, i, L, names) {
+    this.push(m ? this.merged : this.plain, c, x0, y, x1 - x0);
+    if (i >= 0 && x1 - x0 >= 3 * CHAR_W + 6) {
+      const name = names.get(L.name[i]) ?? '';
+      this.labels.push(x0, x1, y, c, m ? `${name} ×${L.count[i]}` : name);
+    }
+  }
+
+  /** Fills everything collected; `hatch` is the pattern laid over merged buckets. */
+  fill(ctx, width, hatch) {
+    for (const [c, a] of this.plain) {
+      if (!a.length) continue;
+      ctx.fillStyle = colorFill(c);
+      for (let j = 0; j < a.length; j += 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], SLICE_H);
+    }
+    let anyMerged = false;
+    for (const [c, a] of this.merged) {
+      if (!a.length) continue;
+      anyMerged = true;
+      ctx.fillStyle = colorLight(c);
+      for (let j = 0; j < a.length; j += 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], SLICE_H);
+    }
+    if (anyMerged && hatch) {
+      ctx.fillStyle = hatch;
+      for (const a of this.merged.values()) {
+        for (let j = 0; j < a.length; j += 3) if (a[j + 2] >= 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], SLICE_H);
+      }
+    }
+    const lb = this.labels;
+    if (!lb.length) return;
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    for (let j = 0; j < lb.length; j += 5) {
+      const x0 = Math.max(lb[j], 0), x1 = Math.min(lb[j + 1], width);
+      const room = Math.floor((x1 - x0 - 6) / CHAR_W);
+      if (room < 3) continue;
+      let s = lb[j + 4];
+      if (s.length > room) s = s.slice(0, room - 1) + '…';
+      ctx.fillStyle = colorText(lb[j + 3]);
+      ctx.fillText(s, x0 + 3, lb[j + 2] + SLICE_H / 2 + 0.5);
+    }
+  }
+}
+
+/** A diagonal hatch pattern for merged (count > 1) buckets. */
+export function makeHatch(ctx, stroke) {
+  const c = document.createElement('canvas');
+  c.width = c.height = 6;
+  const g = c.getContext('2d');
+  g.strokeStyle = stroke;
+  g.lineWidth = 1;
+  g.beginPath();
+  g.moveTo(0, 6); g.lineTo(6, 0);
+  g.moveTo(-1, 1); g.lineTo(1, -1);
+  g.moveTo(5, 7); g.lineTo(7, 5);
+  g.stroke();
+  return ctx.createPattern(c, 'repeat');
+}
+
+/**
+ * Joins the points of counter entries (sorted by tile) into one series of
+ * the visible range.  Returns { ts, min, max, last, count } plain arrays.
+ */
+export function joinSeries(entries, sIdx, t0, t1) {
+  const out = { ts: [], min: [], max: [], last: [], count: [] };
+  let prev = -Infinity;
+  const sorted = entries.length > 1 ? [...entries].sort((a, b) => a.k * a.r - b.k * b.r) : entries;
+  for (const e of sorted) {
+    const s = e.series.find((x) => x.series === sIdx) || e.series[sIdx];
+    if (!s) continue;
+    const n = s.ts.length;
+    for (let i = 0; i < n; i++) {
+      const t = s.ts[i];
+      if (t <= prev) continue;
+      if (t > t1) break;
+      if (t < t0 && i + 1 < n && s.ts[i + 1] <= t0) continue;
+      out.ts.push(t); out.min.push(s.min[i]); out.max.push(s.max[i]); out.last.push(s.last[i]); out.count.push(s.count[i]);
+      prev = t;
+    }
+  }
+  return out;
+}
+
+/** Draws a counter as a step area of `last` with a min/max band. */
+export function drawCounter(ctx, pts, t0, nsPerPx, width, xEnd, top, h, vmax, color) {
+  const n = pts.ts.length;
+  if (!n || !(vmax > 0)) return;
+  const yb = top + h - 2, sc = (h - 6) / vmax;
+  const X = (t) => Math.max(-2, Math.min(width + 2, (t - t0) / nsPerPx));
+  const end = Math.min(X(xEnd), width + 2);
+  ctx.fillStyle = color.band;
+  for (let i = 0; i < n; i++) {
+    if (pts.count[i] <= 1 || pts.max[i] === pts.min[i]) continue;
+    const x = X(pts.ts[i]), xn = i + 1 < n ? X(pts.ts[i + 1]) : end;
+    ctx.fillRect(x, yb - pts.max[i] * sc, Math.max(xn - x, 1), (pts.max[i] - pts.min[i]) * sc);
+  }
+  ctx.beginPath();
+  let x = X(pts.ts[0]);
+  ctx.moveTo(x, yb);
+  let y = yb - pts.last[0] * sc;
+  ctx.lineTo(x, y);
+  for (let i = 1; i < n; i++) {
+    x = X(pts.ts[i]);
+    ctx.lineTo(x, y);
+    y = yb - pts.last[i] * sc;
+    ctx.lineTo(x, y);
+  }
+  ctx.lineTo(end, y);
+  ctx.lineTo(end, yb);
+  ctx.closePath();
+  ctx.fillStyle = color.fill;
+  ctx.fill();
+  ctx.strokeStyle = color.line;
+  ctx.lineWidth = 1;
+  ctx.stroke();
+}
+
+/** Draws stacked areas: cats = [{idx, pts}] sharing timestamps, bottom first. */
+export function drawStacked(ctx, cats, t0, nsPerPx, width, xEnd, top, h, vmax) {
+  if (!cats.length || !(vmax > 0)) return;
+  const ts = cats[0].pts.ts, n = ts.length;
+  const yb = top + h - 2, sc = (h - 6) / vmax;
+  const X = (t) => Math.max(-2, Math.min(width + 2, (t - t0) / nsPerPx));
+  const xs = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) xs[i] = X(ts[i]);
+  xs[n] = Math.min(X(xEnd), width + 2);
+  let below = new Float64Array(n);
+  for (const c of cats) {
+    const v = c.pts.last;
+    const above = new Float64Array(n);
+    for (let i = 0; i < n; i++) above[i] = below[i] + (v[i] || 0);
+    ctx.beginPath();
+    ctx.moveTo(xs[0], yb - below[0] * sc);
+    for (let i = 0; i < n; i++) { ctx.lineTo(xs[i], yb - above[i] * sc); ctx.lineTo(xs[i + 1], yb - above[i] * sc); }
+    for (let i = n - 1; i >= 0; i--) { ctx.lineTo(xs[i + 1], yb - below[i] * sc); ctx.lineTo(xs[i], yb - below[i] * sc); }
+    ctx.closePath();
+    ctx.fillStyle = seriesColor(c.idx, 0.85);
+    ctx.fill();
+    below = above;
+  }
+}
+
+const STEPS = [1, 2, 5];
+
+/** Tick step (ns) for about `px` pixels between labelled ticks. */
+export function tickStep(nsPerPx, px = 110) {
+  const raw = nsPerPx * px;
+  let p = 10 ** Math.floor(Math.log10(Math.max(raw, 1)));
+  for (;;) {
+    for (const s of STEPS) if (s * p >= raw) return Math.max(s * p, 1);
+    p *= 10;
+  }
+}
+
+/** Draws the time axis (labels relative to rel 0) in [0, width) x [0, h). */
+export function drawAxis(ctx, t0, nsPerPx, width, h, theme) {
+  const step = tickStep(nsPerPx);
+  const minor = step / 5;
+  ctx.fillStyle = theme.axisBg;
+  ctx.fillRect(0, 0, width, h);
+  ctx.strokeStyle = theme.grid;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  const first = Math.ceil(t0 / minor) * minor;
+  const t1 = t0 + width * nsPerPx;
+  for (let t = first; t < t1; t += minor) {
+    const x = Math.round((t - t0) / nsPerPx) + 0.5;
+    const major = Math.abs(t / step - Math.round(t / step)) < 1e-6;
+    ctx.moveTo(x, major ? h - 14 : h - 5);
+    ctx.lineTo(x, h);
+  }
+  ctx.stroke();
+  ctx.fillStyle = theme.fg;
+  ctx.font = '11px system-ui, sans-serif';
+  ctx.textBaseline = 'alphabetic';
+  for (let t = Math.ceil(t0 / step) * step; t < t1; t += step) {
+    const x = (t - t0) / nsPerPx;
+    ctx.fillText(fmtAxis(t, step), x + 3, h - 17);
+  }
+  ctx.fillStyle = theme.border;
+  ctx.fillRect(0, h - 1, width, 1);
+}
+
+/** Vertical grid lines at the major ticks over [top, bottom). */
+export function drawGrid(ctx, t0, nsPerPx, width, top, bottom, color) {
+  const step = tickStep(nsPerPx);
+  ctx.strokeStyle = color;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  const t1 = t0 + width * nsPerPx;
+  for (let t = Math.ceil(t0 / step) * step; t < t1; t += step) {
+    const x = Math.round((t - t0) / nsPerPx) + 0.5;
+    ctx.moveTo(x, top);
+    ctx.lineTo(x, bottom);
+  }
+  ctx.stroke();
+}

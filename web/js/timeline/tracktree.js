@@ -1,0 +1,109 @@
+// tracktree.js -- the track tree: display tracks (flat list in tree order,
+// slash paths) -> nested nodes -> the visible rows with their y offsets.
+// Only rows are laid out, never drawn here; the renderer asks for the rows
+// between two y values (binary search), so thousands of tracks cost nothing
+// until they scroll into view.
+
+export const LANE_H = 18;
+export const GROUP_H = 22;
+
+/** Height of the row of a display track. */
+export function trackHeight(t) {
+  if (t.kind === 'counter') return t.source === 'neuron_hbm_usage' ? 60 : 38;
+  return Math.max(GROUP_H, (t.lanes || 1) * LANE_H + 4);
+}
+
+export class TrackTree {
+  /** tracks: the /tracks list; collapsed: Map path -> bool kept across rebuilds. */
+  constructor(tracks, collapsed = new Map()) {
+    this.collapsed = collapsed;
+    this.root = { path: '', label: '', children: [], depth: -1, track: null };
+    this.byPath = new Map([['', this.root]]);
+    this.byId = new Map();
+    this.byBase = new Map(); // base track id -> { track, laneOffset }
+    for (const t of tracks) {
+      const node = this.node(t.name);
+      node.track = t;
+      this.byId.set(t.id, node);
+      let off = 0;
+      for (const b of t.base || []) {
+        this.byBase.set(String(b.id), { track: t, laneOffset: off, base: b });
+        off += b.lanes || 1;
+      }
+    }
+    this.rows = [];
+    this.height = 0;
+  }
+
+  node(path) {
+    let n = this.byPath.get(path);
+    if (n) return n;
+    const cut = path.lastIndexOf('/');
+    const parent = cut < 0 ? this.root : this.node(path.slice(0, cut));
+    n = { path, label: cut < 0 ? path : path.slice(cut + 1), children: [], depth: parent.depth + 1, track: null, parent };
+    parent.children.push(n);
+    this.byPath.set(path, n);
+    return n;
+  }
+
+  isCollapsed(n) { return this.collapsed.get(n.path) === true; }
+
+  toggle(n, value = !this.isCollapsed(n)) { this.collapsed.set(n.path, value); }
+
+  /** Collapses (true) or expands (false) every group. */
+  setAll(value) { for (const n of this.byPath.values()) if (n.children.length) this.collapsed.set(n.path, value); }
+
+  /**
+   * Lays out the visible rows.  visible(track) says whether a track is shown
+   * (e.g. CPU utilization off).  Returns the total height.
+   */
+  layout(visible) {
+    const rows = [];
+    let y = 0;
+    const count = new Map();
+    const countOf = (n) => {
+      let c = count.get(n);
+      if (c !== undefined) return c;
+      c = n.track && visible(n.track) ? 1 : 0;
+      for (const ch of n.children) c += countOf(ch);
+      count.set(n, c);
+      return c;
+    };
+    const walk = (n) => {
+      for (const ch of n.children) {
+        const c = countOf(ch);
+        if (!c) continue;
+        const h = ch.track && visible(ch.track) ? trackHeight(ch.track) : GROUP_H;
+        rows.push({ node: ch, y, h, depth: ch.depth, count: c, group: ch.children.length > 0 });
+        y += h;
+        if (ch.children.length && !this.isCollapsed(ch)) walk(ch);
+      }
+    };
+    walk(this.root);
+    this.rows = rows;
+    this.rowOf = new Map(rows.map((r) => [r.node, r]));
+    this.height = y;
+    return y;
+  }
+
+  /** Index of the first row whose bottom is below y. */
+  rowIndexAt(y) {
+    const rows = this.rows;
+    let lo = 0, hi = rows.length;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (rows[m].y + rows[m].h <= y) lo = m + 1; else hi = m;
+    }
+    return lo;
+  }
+
+  /** The visible row that shows base track `baseId` (its own, or a collapsed ancestor's). */
+  rowForBase(baseId) {
+    const hit = this.byBase.get(String(baseId));
+    if (!hit) return null;
+    let n = this.byId.get(hit.track.id);
+    while (n && !this.rowOf.get(n)) n = n.parent;
+    const row = n && this.rowOf.get(n);
+    return row ? { row, exact: n.track === hit.track, laneOffset: hit.laneOffset } : null;
+  }
+}

@@ -1,0 +1,105 @@
+// system.js -- the System Trace Viewer: tracks under one of the six
+// grouping modes, CPU utilization toggle, Device Profiles List, drill-down
+// from hardware events to their device profile.
+
+import { get } from '../api.js';
+import { TraceView } from './traceview.js';
+import { openDeviceList } from '../panels/devicelist.js';
+import { banner } from '../panels/status.js';
+
+export const GROUPINGS = [
+  ['default', 'Default'],
+  ['cpu_device', 'CPU vs Neuron Device Events'],
+  ['neuroncore', 'NeuronCore'],
+  ['thread', 'Thread ID'],
+  ['process', 'Process ID'],
+  ['instance', 'Instance'],
+];
+
+export class SystemView {
+  constructor(app, root) {
+    this.app = app;
+    const p = app.profile;
+    this.grouping = 'default';
+    this.cpu = false;
+    const cap = (p.metadata || []).map((m) => Number(m.hbm_capacity_bytes)).find((x) => x > 0);
+    this.tv = new TraceView(root, {
+      origin: BigInt(p.start), min: 0, max: Number(BigInt(p.end) - BigInt(p.start)),
+      domain: 'system', hbmCapacity: cap,
+      onState: () => app.saveState(),
+      openDevice: (ev) => this.openDevice(ev),
+      visible: (t) => !t.hidden_by_default || this.cpu,
+    });
+    this.tools();
+  }
+
+  tools() {
+    const el = document.getElementById('tools');
+    el.innerHTML = `<label>Grouping <select id="grouping" aria-label="grouping">${GROUPINGS.map(([v, l]) => `<option value="${v}">${l}</option>`).join('')}</select></label>
+      <label title="Show the host CPU utilization tracks"><input type="checkbox" id="cpu-toggle"> CPU utilization</label>
+      <span class="sep"></span>
+      <button id="dp-open" title="Device Profiles List">☰ Device Profiles</button>
+      <span class="sep"></span>
+      <button class="icon" id="zoom-in" title="Zoom in (W)" aria-label="zoom in">+</button>
+      <button class="icon" id="zoom-out" title="Zoom out (S)" aria-label="zoom out">−</button>
+      <button class="icon" id="fit" title="Fit to profile (0)" aria-label="fit to profile">⤢</button>
+      <button class="icon" id="collapse-all" title="Collapse all groups" aria-label="collapse all">⊟</button>
+      <button class="icon" id="expand-all" title="Expand all groups" aria-label="expand all">⊞</button>`;
+    const $ = (id) => document.getElementById(id);
+    $('grouping').onchange = (e) => this.setGrouping(e.target.value);
+    $('cpu-toggle').onchange = (e) => { this.cpu = e.target.checked; this.tv.tl.relayout(); this.app.saveState(); };
+    $('dp-open').onclick = () => openDeviceList((d) => this.app.openDevice(d.id));
+    $('zoom-in').onclick = () => this.tv.vp.zoom(0.5);
+    $('zoom-out').onclick = () => this.tv.vp.zoom(2);
+    $('fit').onclick = () => this.tv.vp.fit();
+    $('collapse-all').onclick = () => { this.tv.tl.tree.setAll(true); this.tv.tl.relayout(); };
+    $('expand-all').onclick = () => { this.tv.tl.tree.setAll(false); this.tv.tl.relayout(); };
+  }
+
+  async setGrouping(g) {
+    if (!this.app.groupings.includes(g)) g = 'default';
+    this.grouping = g;
+    document.getElementById('grouping').value = g;
+    const r = await get('tracks', { grouping: g });
+    if (this.grouping !== g) return;
+    this.tracks = r.tracks;
+    this.tv.tl.setTracks(r.tracks);
+    this.app.saveState();
+  }
+
+  async init(st) {
+    this.cpu = st.cpu === '1';
+    document.getElementById('cpu-toggle').checked = this.cpu;
+    await this.setGrouping(st.g || 'default');
+    this.tv.apply(st);
+  }
+
+  async openDevice(ev) {
+    try {
+      const r = await get(`events/${encodeURIComponent(ev.key)}/device-profile`, null, { quiet: true });
+      this.app.openDevice(r.device_profile.id, r.start, r.end);
+    } catch (e) {
+      if (e.code === 'no_device_profile' || e.status === 404) {
+        banner('drill', `No device profile was captured for this ${ev.name} (instance ${ev.instance_id}, process ${ev.process_id}, NeuronCore ${ev.nc_idx ?? '?'}).`, { kind: 'warn', timeout: 8000 });
+      } else banner('drill', `Could not open the device profile: ${e.message}`);
+    }
+  }
+
+  /** Live refresh: the profile grew or changed. */
+  async refresh(p) {
+    this.tv.tl.setExtent(0, Number(BigInt(p.end) - BigInt(p.start)));
+    await this.setGrouping(this.grouping);
+  }
+
+  scope() { return { domain: 'system' }; }
+  state() { return { g: this.grouping, cpu: this.cpu ? '1' : '', ...this.tv.state() }; }
+  apply(st) {
+    if ((st.g || 'default') !== this.grouping) this.setGrouping(st.g || 'default');
+    if ((st.cpu === '1') !== this.cpu) { this.cpu = st.cpu === '1'; document.getElementById('cpu-toggle').checked = this.cpu; this.tv.tl.relayout(); }
+    this.tv.apply(st);
+  }
+  key(e, down) { return this.tv.key(e, down); }
+  setHits(h, c) { this.tv.setHits(h, c); }
+  goHit(h) { this.tv.goHit(h); }
+  destroy() { this.tv.destroy(); document.getElementById('tools').innerHTML = ''; }
+}

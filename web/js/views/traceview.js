@@ -1,0 +1,286 @@
+// traceview.js -- what the System and Device Trace Viewers share: the
+// timeline, the drawer (Event Details + dependency chain, area selection
+// summary), hover tooltips, search hits, selection by event key.
+
+import { get } from '../api.js';
+import { Timeline } from '../timeline/timeline.js';
+import { esc, fmtDur, fmtInt, fmtValue, fmtBytes, fmtPct } from '../format.js';
+import { renderDetails } from '../panels/details.js';
+import { sortableTable } from '../panels/table.js';
+import { showTip, hideTip, tipHtml } from '../panels/tooltip.js';
+import { seriesColor } from '../timeline/colors.js';
+
+/** "<track>:<lane>:<ts>" -> { base, lane, abs } (abs: digit string). */
+export function parseKey(key) {
+  const m = /^(\d+):(\d+):(\d+)$/.exec(key || '');
+  return m ? { base: m[1], lane: +m[2], abs: m[3] } : null;
+}
+
+const details = new Map(); // key -> Promise of GET /events/{key}
+
+/** GET /events/{key}, cached. */
+export function fetchEvent(key, quiet = false) {
+  let p = details.get(key);
+  if (!p) {
+    p = get(`events/${encodeURIComponent(key)}`, null, { quiet });
+    p.catch(() => details.delete(key));
+    if (details.size > 500) details.delete(details.keys().next().value);
+    details.set(key, p);
+  }
+  return p;
+}
+
+export function forgetEvents() { details.clear(); }
+
+export class TraceView {
+  /**
+   * o: { origin (BigInt), min, max, domain, profile (device id | undefined),
+   *      onState(), openDevice(ev) | null, hbmCapacity, visible(track) }
+   */
+  constructor(root, o) {
+    this.o = o;
+    this.el = document.createElement('div');
+    this.el.className = 'view';
+    this.el.innerHTML = `<div class="tl-wrap"></div>
+      <div class="drawer"><div class="grip" title="Drag to resize"></div>
+        <div class="drawer-head">
+          <button class="tab active" data-tab="details">Event Details</button>
+          <button class="tab" data-tab="area">Area Selection</button>
+          <span class="spacer"></span>
+          <button class="icon toggle" title="Collapse / expand the panel" aria-label="collapse panel">▾</button>
+        </div>
+        <div class="drawer-body"><div class="pane" data-pane="details"><div class="empty">Click an event to see its details and dependency chain. Shift+drag to summarize an area.</div></div>
+          <div class="pane" data-pane="area" hidden><div class="empty">Shift+drag over the tracks to summarize an area (count, total and self time by name).</div></div></div></div>`;
+    root.append(this.el);
+    this.wrap = this.el.querySelector('.tl-wrap');
+    this.drawer = this.el.querySelector('.drawer');
+    this.panes = { details: this.el.querySelector('[data-pane=details]'), area: this.el.querySelector('[data-pane=area]') };
+    this.setupDrawer();
+    this.tl = new Timeline(this.wrap, {
+      origin: o.origin, min: o.min, max: o.max, fmtDur,
+      fetchBatch: (kind, params, signal) => get(kind, params, { signal }),
+      onSelect: (sel) => this.onSelect(sel),
+      onArea: (a) => this.onArea(a),
+      onHover: (h, x, y) => this.onHover(h, x, y),
+      onView: () => o.onState(),
+      onOpen: (h) => fetchEvent(h.key).then((ev) => o.openDevice?.(ev)),
+      visible: o.visible,
+    });
+    this.vp = this.tl.vp;
+    this.selEvent = null;
+  }
+
+  destroy() { hideTip(); this.tl.destroy(); this.el.remove(); }
+
+  setupDrawer() {
+    for (const b of this.el.querySelectorAll('.drawer-head .tab')) b.onclick = () => this.showTab(b.dataset.tab);
+    const toggle = this.el.querySelector('.drawer-head .toggle');
+    toggle.onclick = () => { this.drawer.classList.toggle('closed'); toggle.textContent = this.drawer.classList.contains('closed') ? '▴' : '▾'; };
+    const grip = this.el.querySelector('.grip');
+    grip.onpointerdown = (e) => {
+      grip.setPointerCapture(e.pointerId);
+      const y0 = e.clientY, h0 = this.drawer.offsetHeight;
+      grip.onpointermove = (m) => { this.drawer.classList.remove('closed'); this.drawer.style.height = `${Math.max(32, Math.min(innerHeight * 0.8, h0 + y0 - m.clientY))}px`; };
+      grip.onpointerup = () => { grip.onpointermove = null; };
+    };
+  }
+
+  showTab(name) {
+    for (const b of this.el.querySelectorAll('.drawer-head .tab')) b.classList.toggle('active', b.dataset.tab === name);
+    for (const [k, p] of Object.entries(this.panes)) p.hidden = k !== name;
+    if (this.drawer.classList.contains('closed')) this.el.querySelector('.drawer-head .toggle').click();
+  }
+
+  relOf(abs) { return this.vp.rel(abs); }
+
+  // ---------------------------------------------------------- selection
+
+  async onSelect(sel) {
+    this.o.onState();
+    this.selEvent = null;
+    const pane = this.panes.details;
+    if (!sel) { pane.innerHTML = '<div class="empty">No event selected.</div>'; return; }
+    this.showTab('details');
+    pane.innerHTML = `<div class="empty">Loading ${esc(sel.name || sel.key)}…</div>`;
+    let ev;
+    try { ev = await fetchEvent(sel.key); } catch (e) {
+      if (this.tl.sel === sel) pane.innerHTML = `<div class="empty">Could not load the event: ${esc(e.message)}</div>`;
+      return;
+    }
+    if (this.tl.sel !== sel) return;
+    this.selEvent = ev;
+    renderDetails(pane, ev, (abs) => this.relOf(abs), {
+      jump: (entry) => this.selectKey(entry.key, true),
+      openDevice: this.o.openDevice ? (e) => this.o.openDevice(e) : null,
+    });
+    const flows = [];
+    for (const [list, up] of [[ev.upstream || [], true], [ev.downstream || [], false]]) {
+      for (const f of list) {
+        const p = parseKey(f.key);
+        if (p) flows.push({ base: p.base, lane: p.lane, ts: this.relOf(p.abs), up });
+      }
+    }
+    this.tl.setFlows(flows);
+  }
+
+  /** Selects the event `key`; reveal: recentre the timeline on it. */
+  async selectKey(key, reveal) {
+    const p = parseKey(key);
+    if (!p) return;
+    let ev;
+    try { ev = await fetchEvent(key); } catch { return; }
+    const ts = this.relOf(p.abs), dur = Number(ev.duration_ns || 0);
+    if (reveal) {
+      this.tl.scrollToBase(p.base);
+      this.vp.reveal(ts, dur);
+    }
+    this.tl.select({ key, base: p.base, lane: p.lane, ts, dur, name: ev.name });
+  }
+
+  /** Follows the first upstream (-1) or downstream (+1) event of the selection. */
+  follow(dir) {
+    const list = dir < 0 ? this.selEvent?.upstream : this.selEvent?.downstream;
+    if (list?.length) this.selectKey(list[dir < 0 ? list.length - 1 : 0].key, true);
+  }
+
+  fitSelection() {
+    const s = this.tl.sel;
+    if (s && s.dur > 0) this.vp.set(s.ts - s.dur * 0.15, s.ts + s.dur * 1.15); else this.vp.fit();
+  }
+
+  // ---------------------------------------------------------- area
+
+  async onArea(a) {
+    const pane = this.panes.area;
+    this.areaCtrl?.abort();
+    if (!a) { pane.innerHTML = '<div class="empty">No area selected.</div>'; return; }
+    this.showTab('area');
+    const head = `<h3>Area Selection <span class="dim">— ${esc(fmtDur(a.end - a.start))}, ${fmtInt(a.bases.length)} track${a.bases.length === 1 ? '' : 's'}</span></h3>`;
+    if (!a.bases.length) { pane.innerHTML = head + '<div class="empty">No event track in the selected rows.</div>'; return; }
+    pane.innerHTML = head + '<div class="empty">Summarizing…</div>';
+    this.areaCtrl = new AbortController();
+    let r;
+    try {
+      r = await get('range-summary', { tracks: a.bases.join(','), start: this.vp.abs(a.start), end: this.vp.abs(Math.ceil(a.end)) }, { signal: this.areaCtrl.signal });
+    } catch (e) {
+      if (e.name !== 'AbortError') pane.innerHTML = head + `<div class="empty">Could not summarize: ${esc(e.message)}</div>`;
+      return;
+    }
+    const rows = r.rows || [];
+    const count = rows.reduce((s, x) => s + Number(x.count), 0);
+    pane.innerHTML = head.replace('</span></h3>', ` — ${fmtInt(count)} events, ${fmtInt(rows.length)} names</span></h3>`);
+    if (!rows.length) { pane.insertAdjacentHTML('beforeend', '<div class="empty">No event overlaps this area.</div>'); return; }
+    sortableTable(pane, [
+      { key: 'name', label: 'Name' },
+      { key: 'count', label: 'Count', num: true, html: (x) => fmtInt(x.count), value: (x) => Number(x.count) },
+      { key: 'total_ns', label: 'Total time', num: true, html: (x) => fmtDur(x.total_ns), value: (x) => Number(x.total_ns) },
+      { key: 'self_ns', label: 'Self time', num: true, html: (x) => fmtDur(x.self_ns), value: (x) => Number(x.self_ns) },
+      { key: 'avg', label: 'Average', num: true, html: (x) => fmtDur(Number(x.total_ns) / Math.max(1, Number(x.count))), value: (x) => Number(x.total_ns) / Math.max(1, Number(x.count)) },
+    ], rows, { sort: { key: 'total_ns', dir: 'desc' }, cls: 'area-summary' });
+  }
+
+  // ---------------------------------------------------------- hover
+
+  onHover(h, x, y) {
+    clearTimeout(this.tipTimer);
+    if (!h) { hideTip(); return; }
+    if (h.kind === 'counter') { showTip(this.counterTip(h), x, y); return; }
+    const draw = (ev) => showTip(this.sliceTip(h, ev), x, y);
+    draw(null);
+    if (h.count === 1) {
+      this.tipTimer = setTimeout(() => {
+        fetchEvent(h.key, true).then((ev) => { if (this.tl.hover?.key === h.key) draw(ev); }, () => {});
+      }, 120);
+    }
+  }
+
+  sliceTip(h, ev) {
+    const b = h.baseInfo || {};
+    const pick = (k, bk) => ev?.[k] ?? b[bk ?? k];
+    const time = `${fmtDur(h.ts)} – ${fmtDur(h.ts + h.dur)}`;
+    const note = h.count > 1 ? `${fmtInt(h.count)} events merged at this zoom (longest shown) — click to zoom in` : '';
+    if (this.o.domain === 'device') {
+      const a = ev?.attributes || {};
+      return tipHtml(h.name, [
+        ['Row', h.track.name], ['Framework op', h.grp || ev?.framework_op], ['HLO', ev?.hlo_name ?? a.hlo_name],
+        ['Operands', ev?.operands ?? a.operands], ['PC', ev?.pc ?? a.pc],
+        ['Time', time], ['Duration', fmtDur(h.dur)],
+      ], note);
+    }
+    return tipHtml(h.name, [
+      ['Event Source', pick('trace_event_source', 'source') ?? h.source],
+      ['Instance ID', pick('instance_id')], ['Process ID', pick('process_id', 'pid')], ['Thread ID', pick('thread_id', 'tid')],
+      ['Worker Global ID', pick('worker_gid')], ['Physical Core Index', pick('pcore_idx')], ['Stream ID', pick('framework_stream_id', 'stream_id')],
+      ['Time', time], ['Duration', fmtDur(h.dur)],
+    ], note);
+  }
+
+  counterTip(h) {
+    const t = h.track;
+    const s0 = h.series[0];
+    const time = fmtDur(s0.ts);
+    const range = (s) => (s.count > 1 && s.min !== s.max ? ` (min ${fmtValue(s.min, t.unit)}, max ${fmtValue(s.max, t.unit)}, ${fmtInt(s.count)} samples)` : '');
+    if (t.source === 'neuron_hbm_usage') {
+      const total = s0.last, cap = this.o.hbmCapacity;
+      const rows = [['Total Usage', `${fmtBytes(total)}${cap ? ` (${fmtPct((100 * total) / cap)})` : ''}`], ['Time', time]];
+      for (const s of h.series.slice(1)) {
+        if (!s.last) continue;
+        rows.push([s.name, `<span class="sw" style="background:${seriesColor(s.idx)}"></span>${esc(fmtBytes(s.last))} (${esc(fmtPct((100 * s.last) / (total || 1)))})`, true]);
+      }
+      return tipHtml(t.name, rows);
+    }
+    if (t.source === 'host_cpu_util') {
+      const cpu = /CPU:([^/]+)/.exec(t.name)?.[1];
+      return tipHtml(t.name, [['CPU', cpu], ['Utilization', fmtPct(s0.last) + range(s0)], ['Time', time]]);
+    }
+    if (/bandwidth|throughput/.test(t.source)) return tipHtml(t.name, [['Bandwidth', fmtValue(s0.last, t.unit) + range(s0)], ['Time', time]]);
+    const rows = h.series.map((s, i) => [s.name, fmtValue(s.last, i === 0 ? t.unit : /percent/.test(s.name) ? '%' : '') + range(s)]);
+    rows.push(['Time', time]);
+    return tipHtml(t.name, rows);
+  }
+
+  // ---------------------------------------------------------- search
+
+  /** Highlights search hits; `cur` is the current one. */
+  setHits(hits, cur) {
+    const toMark = (h) => {
+      const p = parseKey(h.key);
+      return p && { base: p.base, lane: p.lane, ts: this.relOf(p.abs), dur: Number(h.duration_ns || 0), key: h.key };
+    };
+    const marks = hits.map(toMark).filter(Boolean);
+    this.tl.setMarks(marks, cur ? marks.find((m) => m.key === cur.key) || null : null);
+  }
+
+  goHit(h) { this.selectKey(h.key, true); }
+
+  // ---------------------------------------------------------- keys, state
+
+  key(e, down) {
+    if (this.tl.key(e, down)) return true;
+    if (!down) return false;
+    switch (e.key) {
+      case 'f': case 'F': this.fitSelection(); return true;
+      case '0': this.vp.fit(); return true;
+      case '[': this.follow(-1); return true;
+      case ']': this.follow(1); return true;
+      case 'Escape':
+        if (this.tl.area) { this.tl.clearArea(); this.onArea(null); } else this.tl.select(null);
+        return true;
+    }
+    return false;
+  }
+
+  /** The window and selection for the URL. */
+  state() {
+    return { s: this.vp.abs(this.vp.start), e: this.vp.abs(Math.ceil(this.vp.end)), sel: this.tl.sel?.key || '' };
+  }
+
+  /** Restores window and selection from URL state. */
+  apply(st) {
+    if (st.s && st.e && /^\d+$/.test(st.s) && /^\d+$/.test(st.e)) {
+      const s = this.relOf(st.s), e = this.relOf(st.e);
+      if (e > s) this.vp.set(s, e);
+    }
+    if (st.sel && st.sel !== this.tl.sel?.key) this.selectKey(st.sel, !(st.s && st.e));
+  }
+}
