@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +16,29 @@
 extern const char store_schema_sql[]; /* schema.sql, generated at build */
 
 #define STORE_BATCH_ROWS 32
+#define STORE_QUEUE_MAX 256 /* row buffers waiting for the writer thread */
 #define STORE_INTERN_MIN 1024
 
-/* Rows of one table inserted STORE_BATCH_ROWS at a time through a
- * multi-row INSERT; column types: 'i' int64, 'I' int64 or NULL if <= 0
- * (grp), 'r' double, 't' owned text or NULL. */
-struct store_batch {
-  const char *table;
-  const char *types;
-  int ncols, n;
-  sqlite3_stmt *multi, *single;
+/* Up to STORE_BATCH_ROWS rows of one table, on their way to SQLite. */
+struct store_rows {
+  struct store_batch *table;
+  int n;
   int64_t *ints;
   double *reals;
   char **texts;
   size_t *lens;
+  struct store_rows *next;
+};
+
+/* One table written through a multi-row INSERT.  Column types: 'i' int64,
+ * 'I' int64 or NULL if <= 0, 'N' int64 or NULL if < 0, 'n' int64 or NULL
+ * if INT64_MIN, 'r' double, 't' owned text or NULL. */
+struct store_batch {
+  const char *table;
+  const char *types;
+  int ncols;
+  sqlite3_stmt *multi, *single;
+  struct store_rows *cur; /* being filled by the ingest thread */
 };
 
 struct store_intern {
@@ -37,28 +47,85 @@ struct store_intern {
   size_t cap, n;
 };
 
+/* The ingest thread fills row buffers; a writer thread binds and steps
+ * them, so SQLite's work overlaps decoding.  Anything else that touches
+ * the connection (exec, query, finish) first waits for the queue to drain:
+ * the connection is never used by two threads at once. */
 struct store_writer {
   sqlite3 *db;
   char *path, *tmp;
-  struct store_batch slice, counter, slice_lod, counter_lod, flow, name_stat;
+  struct store_batch str, track, slice, counter, slice_lod, counter_lod, flow,
+      name_stat;
   struct store_intern strs;
-  sqlite3_stmt *str_ins, *track_ins, *track_upd;
+  int64_t tracks;
+  sqlite3_stmt *track_upd;
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work, cv_space, cv_idle;
+  struct store_rows *head, *tail, *spare;
+  int queued, busy, stop;
+  char *error; /* first SQLite error: the store is abandoned at finish */
 };
 
-static int store_fail(sqlite3 *db, const char *what, char **cause) {
-  *cause = xasprintf("%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
-  return -EIO;
+static struct store_batch *store_tables(struct store_writer *w, int i) {
+  struct store_batch *t[] = {&w->str,   &w->track,     &w->slice,
+                             &w->counter, &w->slice_lod, &w->counter_lod,
+                             &w->flow,  &w->name_stat};
+  return i < (int)(sizeof t / sizeof *t) ? t[i] : NULL;
 }
 
-static void store_check(struct store_writer *w, int rc, const char *what) {
-  if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
-    fatal("store: %s: %s", what, sqlite3_errmsg(w->db));
+/* Records the first error (any thread, lock held or not: only the writer
+ * thread or the ingest thread with the queue drained call it). */
+static void store_error(struct store_writer *w, const char *what) {
+  if (!w->error)
+    w->error = xasprintf("%s: %s", what, sqlite3_errmsg(w->db));
+}
+
+static int store_ok(int rc) {
+  return rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW;
 }
 
 static sqlite3_stmt *store_prepare(struct store_writer *w, const char *sql) {
-  sqlite3_stmt *st;
-  store_check(w, sqlite3_prepare_v2(w->db, sql, -1, &st, NULL), sql);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
+    fatal("store: cannot prepare %s: %s", sql, sqlite3_errmsg(w->db));
   return st;
+}
+
+static struct store_rows *store_rows_new(struct store_writer *w,
+                                         struct store_batch *b) {
+  pthread_mutex_lock(&w->mu);
+  struct store_rows *r = NULL, **pp = &w->spare;
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->table == b) {
+      r = *pp;
+      *pp = r->next;
+      break;
+    }
+  pthread_mutex_unlock(&w->mu);
+  if (!r) {
+    size_t cells = (size_t)(b->ncols * STORE_BATCH_ROWS);
+    r = xcalloc(1, sizeof *r);
+    r->table = b;
+    r->ints = xcalloc(cells, sizeof *r->ints);
+    r->reals = xcalloc(cells, sizeof *r->reals);
+    r->texts = xcalloc(cells, sizeof *r->texts);
+    r->lens = xcalloc(cells, sizeof *r->lens);
+  }
+  r->n = 0;
+  r->next = NULL;
+  return r;
+}
+
+static void store_rows_free(struct store_rows *r) {
+  size_t cells = (size_t)(r->table->ncols * STORE_BATCH_ROWS);
+  for (size_t i = 0; i < cells; i++)
+    free(r->texts[i]);
+  free(r->ints);
+  free(r->reals);
+  free(r->texts);
+  free(r->lens);
+  free(r);
 }
 
 static void store_batch_init(struct store_writer *w, struct store_batch *b,
@@ -69,87 +136,143 @@ static void store_batch_init(struct store_writer *w, struct store_batch *b,
   b->ncols = (int)strlen(types);
   struct sbuf sql = {0};
   sbuf_printf(&sql, "INSERT INTO %s (%s) VALUES ", table, cols);
-  size_t head = sql.len;
   for (int r = 0; r < STORE_BATCH_ROWS; r++) {
     sbuf_adds(&sql, r ? ",(" : "(");
     for (int c = 0; c < b->ncols; c++)
       sbuf_adds(&sql, c ? ",?" : "?");
     sbuf_addc(&sql, ')');
-    if (r == 0) {
+    if (r == 0)
       b->single = store_prepare(w, sql.s);
-      (void)head;
-    }
   }
   b->multi = store_prepare(w, sql.s);
   sbuf_free(&sql);
-  size_t cells = (size_t)(b->ncols * STORE_BATCH_ROWS);
-  b->ints = xcalloc(cells, sizeof *b->ints);
-  b->reals = xcalloc(cells, sizeof *b->reals);
-  b->texts = xcalloc(cells, sizeof *b->texts);
-  b->lens = xcalloc(cells, sizeof *b->lens);
 }
 
-/* Binds row r of the buffer to statement st starting at parameter base. */
-static void store_batch_bind(struct store_batch *b, sqlite3_stmt *st, int r,
-                             int base) {
+/* Binds row r of rows to statement st starting at parameter base. */
+static void store_rows_bind(struct store_rows *rows, sqlite3_stmt *st, int r,
+                            int base) {
+  const struct store_batch *b = rows->table;
   for (int c = 0; c < b->ncols; c++) {
     int cell = r * b->ncols + c, p = base + c + 1;
+    int64_t v = rows->ints[cell];
     switch (b->types[c]) {
     case 'i':
-      sqlite3_bind_int64(st, p, b->ints[cell]);
+      sqlite3_bind_int64(st, p, v);
       break;
     case 'I':
-      if (b->ints[cell] > 0)
-        sqlite3_bind_int64(st, p, b->ints[cell]);
+    case 'N':
+    case 'n':
+      if (b->types[c] == 'I' ? v > 0 : b->types[c] == 'N' ? v >= 0 : v != INT64_MIN)
+        sqlite3_bind_int64(st, p, v);
       else
         sqlite3_bind_null(st, p);
       break;
     case 'r':
-      sqlite3_bind_double(st, p, b->reals[cell]);
+      sqlite3_bind_double(st, p, rows->reals[cell]);
       break;
     default:
-      if (b->texts[cell])
-        sqlite3_bind_text(st, p, b->texts[cell], (int)b->lens[cell], free);
+      if (rows->texts[cell])
+        sqlite3_bind_text(st, p, rows->texts[cell], (int)rows->lens[cell],
+                          free);
       else
         sqlite3_bind_null(st, p);
-      b->texts[cell] = NULL;
+      rows->texts[cell] = NULL;
     }
   }
 }
 
-static void store_batch_flush(struct store_writer *w, struct store_batch *b) {
-  if (b->n == STORE_BATCH_ROWS) {
-    for (int r = 0; r < b->n; r++)
-      store_batch_bind(b, b->multi, r, r * b->ncols);
-    store_check(w, sqlite3_step(b->multi), b->table);
+/* Writes a row buffer (writer thread, or ingest thread with the queue
+ * drained). */
+static void store_rows_write(struct store_writer *w, struct store_rows *rows) {
+  struct store_batch *b = rows->table;
+  if (w->error) {
+    for (int i = 0; i < rows->n * b->ncols; i++) {
+      free(rows->texts[i]);
+      rows->texts[i] = NULL;
+    }
+    return;
+  }
+  if (rows->n == STORE_BATCH_ROWS) {
+    for (int r = 0; r < rows->n; r++)
+      store_rows_bind(rows, b->multi, r, r * b->ncols);
+    if (!store_ok(sqlite3_step(b->multi)))
+      store_error(w, b->table);
     sqlite3_reset(b->multi);
-  } else {
-    for (int r = 0; r < b->n; r++) {
-      store_batch_bind(b, b->single, r, 0);
-      store_check(w, sqlite3_step(b->single), b->table);
-      sqlite3_reset(b->single);
-    }
+    return;
   }
-  b->n = 0;
+  for (int r = 0; r < rows->n; r++) {
+    store_rows_bind(rows, b->single, r, 0);
+    if (!store_ok(sqlite3_step(b->single)))
+      store_error(w, b->table);
+    sqlite3_reset(b->single);
+  }
 }
 
-/* Returns the first cell of a new row, flushing a full buffer first. */
+static void *store_writer_thread(void *arg) {
+  struct store_writer *w = arg;
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    while (!w->head && !w->stop)
+      pthread_cond_wait(&w->cv_work, &w->mu);
+    if (!w->head)
+      break;
+    struct store_rows *r = w->head;
+    w->head = r->next;
+    if (!w->head)
+      w->tail = NULL;
+    w->queued--;
+    w->busy = 1;
+    pthread_cond_signal(&w->cv_space);
+    pthread_mutex_unlock(&w->mu);
+    store_rows_write(w, r);
+    pthread_mutex_lock(&w->mu);
+    r->next = w->spare;
+    w->spare = r;
+    w->busy = 0;
+    if (!w->head)
+      pthread_cond_broadcast(&w->cv_idle);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+/* Hands the batch's current buffer to the writer thread. */
+static void store_batch_send(struct store_writer *w, struct store_batch *b) {
+  struct store_rows *r = b->cur;
+  if (!r || r->n == 0)
+    return;
+  b->cur = NULL;
+  pthread_mutex_lock(&w->mu);
+  while (w->queued >= STORE_QUEUE_MAX)
+    pthread_cond_wait(&w->cv_space, &w->mu);
+  if (w->tail)
+    w->tail->next = r;
+  else
+    w->head = r;
+  w->tail = r;
+  w->queued++;
+  pthread_cond_signal(&w->cv_work);
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Sends every partial buffer and waits until the writer thread is idle;
+ * the ingest thread may then use the connection. */
+static void store_drain(struct store_writer *w) {
+  for (int i = 0; store_tables(w, i); i++)
+    store_batch_send(w, store_tables(w, i));
+  pthread_mutex_lock(&w->mu);
+  while (w->head || w->busy)
+    pthread_cond_wait(&w->cv_idle, &w->mu);
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Returns the first cell of a new row of table b. */
 static int store_batch_row(struct store_writer *w, struct store_batch *b) {
-  if (b->n == STORE_BATCH_ROWS)
-    store_batch_flush(w, b);
-  return b->n++ * b->ncols;
-}
-
-static void store_batch_free(struct store_batch *b) {
-  size_t cells = (size_t)(b->ncols * STORE_BATCH_ROWS);
-  for (size_t i = 0; b->texts && i < cells; i++)
-    free(b->texts[i]);
-  sqlite3_finalize(b->multi);
-  sqlite3_finalize(b->single);
-  free(b->ints);
-  free(b->reals);
-  free(b->texts);
-  free(b->lens);
+  if (b->cur && b->cur->n == STORE_BATCH_ROWS)
+    store_batch_send(w, b);
+  if (!b->cur)
+    b->cur = store_rows_new(w, b);
+  return b->cur->n++ * b->ncols;
 }
 
 int store_writer_open(const char *path, struct store_writer **out,
@@ -158,19 +281,12 @@ int store_writer_open(const char *path, struct store_writer **out,
   w->path = xstrdup(path);
   w->tmp = xasprintf("%s.tmp", path);
   unlink(w->tmp);
+  char *err = NULL;
   if (sqlite3_open_v2(w->tmp, &w->db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                           SQLITE_OPEN_NOMUTEX,
-                      NULL) != SQLITE_OK) {
-    int rc = store_fail(w->db, w->tmp, cause);
-    sqlite3_close(w->db);
-    free(w->path);
-    free(w->tmp);
-    free(w);
-    return rc;
-  }
-  char *err = NULL;
-  if (sqlite3_exec(w->db,
+                      NULL) != SQLITE_OK ||
+      sqlite3_exec(w->db,
                    "PRAGMA page_size=8192; PRAGMA journal_mode=OFF;"
                    "PRAGMA synchronous=OFF; PRAGMA cache_size=-131072;"
                    "PRAGMA temp_store=MEMORY; PRAGMA secure_delete=OFF;",
@@ -178,7 +294,8 @@ int store_writer_open(const char *path, struct store_writer **out,
       sqlite3_exec(w->db, store_schema_sql, NULL, NULL, &err) != SQLITE_OK ||
       sqlite3_exec(w->db, "BEGIN", NULL, NULL, &err) != SQLITE_OK) {
     *cause = xasprintf("cannot create store %s: %s", w->tmp,
-                       err ? err : sqlite3_errmsg(w->db));
+                       err ? err : w->db ? sqlite3_errmsg(w->db)
+                                         : "out of memory");
     sqlite3_free(err);
     sqlite3_close(w->db);
     unlink(w->tmp);
@@ -187,6 +304,12 @@ int store_writer_open(const char *path, struct store_writer **out,
     free(w);
     return -EIO;
   }
+  store_batch_init(w, &w->str, "str", "id,s", "it");
+  store_batch_init(w, &w->track, "track",
+                   "id,kind,domain,source,instance_id,pid,tid,nc_idx,"
+                   "pcore_idx,worker_gid,stream_id,device_idx,hbm_idx,cpu_id,"
+                   "device_profile_id,label",
+                   "ittttnnNNNNNNtIt");
   store_batch_init(w, &w->slice, "slice",
                    "track,lane,ts,id,dur,name,grp,args", "iiiiiiIt");
   store_batch_init(w, &w->counter, "counter", "track,series,ts,seq,value",
@@ -200,17 +323,26 @@ int store_writer_open(const char *path, struct store_writer **out,
   store_batch_init(w, &w->flow, "flow", "flow_id,track,lane,ts,id", "iiiii");
   store_batch_init(w, &w->name_stat, "name_stat", "name,track,count,total_dur",
                    "iiii");
-  w->str_ins = store_prepare(w, "INSERT INTO str (id, s) VALUES (?, ?)");
-  w->track_ins = store_prepare(
-      w, "INSERT INTO track (kind, domain, source, instance_id, pid, tid, "
-         "nc_idx, pcore_idx, worker_gid, stream_id, device_idx, hbm_idx, "
-         "cpu_id, device_profile_id, label) "
-         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   w->track_upd = store_prepare(
       w, "UPDATE track SET lanes=?, max_dur=?, event_count=?, first_ts=?, "
          "last_ts=?, lod_min_level=? WHERE id=?");
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_cond_init(&w->cv_work, NULL);
+  pthread_cond_init(&w->cv_space, NULL);
+  pthread_cond_init(&w->cv_idle, NULL);
+  if (pthread_create(&w->th, NULL, store_writer_thread, w) != 0)
+    fatal("store: cannot start the writer thread");
   *out = w;
   return 0;
+}
+
+static char *store_text(const char *s, size_t *len) {
+  if (!s) {
+    *len = 0;
+    return NULL;
+  }
+  *len = strlen(s);
+  return xstrndup(s, *len);
 }
 
 int64_t store_writer_intern(struct store_writer *w, const char *s) {
@@ -243,11 +375,34 @@ int64_t store_writer_intern(struct store_writer *w, const char *s) {
   }
   t->keys[j] = xstrdup(s);
   t->ids[j] = (int64_t)++t->n;
-  sqlite3_bind_int64(w->str_ins, 1, t->ids[j]);
-  sqlite3_bind_text(w->str_ins, 2, s, (int)len, SQLITE_STATIC);
-  store_check(w, sqlite3_step(w->str_ins), "str");
-  sqlite3_reset(w->str_ins);
+  struct store_rows *r;
+  int c = store_batch_row(w, &w->str);
+  r = w->str.cur;
+  r->ints[c] = t->ids[j];
+  r->texts[c + 1] = store_text(s, &r->lens[c + 1]);
   return t->ids[j];
+}
+
+int64_t store_writer_track(struct store_writer *w,
+                           const struct store_track *t) {
+  int c = store_batch_row(w, &w->track);
+  struct store_rows *r = w->track.cur;
+  int64_t id = ++w->tracks;
+  const char *texts[] = {t->kind, t->domain, t->source,
+                         t->instance_id ? t->instance_id : ""};
+  r->ints[c] = id;
+  for (int i = 0; i < 4; i++)
+    r->texts[c + 1 + i] = store_text(texts[i], &r->lens[c + 1 + i]);
+  r->ints[c + 5] = t->has_pid ? t->pid : INT64_MIN;
+  r->ints[c + 6] = t->has_tid ? t->tid : INT64_MIN;
+  int64_t ints[] = {t->nc_idx,    t->pcore_idx, t->worker_gid,
+                    t->stream_id, t->device_idx, t->hbm_idx};
+  for (int i = 0; i < 6; i++)
+    r->ints[c + 7 + i] = ints[i];
+  r->texts[c + 13] = store_text(t->cpu_id, &r->lens[c + 13]);
+  r->ints[c + 14] = t->device_profile_id;
+  r->texts[c + 15] = store_text(t->label, &r->lens[c + 15]);
+  return id;
 }
 
 static void store_bind_opt_int(sqlite3_stmt *st, int p, int64_t v, int set) {
@@ -264,31 +419,9 @@ static void store_bind_opt_text(sqlite3_stmt *st, int p, const char *s) {
     sqlite3_bind_null(st, p);
 }
 
-int64_t store_writer_track(struct store_writer *w,
-                           const struct store_track *t) {
-  sqlite3_stmt *st = w->track_ins;
-  store_bind_opt_text(st, 1, t->kind);
-  store_bind_opt_text(st, 2, t->domain);
-  store_bind_opt_text(st, 3, t->source);
-  store_bind_opt_text(st, 4, t->instance_id ? t->instance_id : "");
-  store_bind_opt_int(st, 5, t->pid, t->has_pid);
-  store_bind_opt_int(st, 6, t->tid, t->has_tid);
-  store_bind_opt_int(st, 7, t->nc_idx, t->nc_idx >= 0);
-  store_bind_opt_int(st, 8, t->pcore_idx, t->pcore_idx >= 0);
-  store_bind_opt_int(st, 9, t->worker_gid, t->worker_gid >= 0);
-  store_bind_opt_int(st, 10, t->stream_id, t->stream_id >= 0);
-  store_bind_opt_int(st, 11, t->device_idx, t->device_idx >= 0);
-  store_bind_opt_int(st, 12, t->hbm_idx, t->hbm_idx >= 0);
-  store_bind_opt_text(st, 13, t->cpu_id);
-  store_bind_opt_int(st, 14, t->device_profile_id, t->device_profile_id > 0);
-  store_bind_opt_text(st, 15, t->label);
-  store_check(w, sqlite3_step(st), "track");
-  sqlite3_reset(st);
-  return sqlite3_last_insert_rowid(w->db);
-}
-
 void store_writer_track_stats(struct store_writer *w, int64_t track,
                               const struct store_track_stats *s) {
+  store_drain(w);
   sqlite3_stmt *st = w->track_upd;
   sqlite3_bind_int64(st, 1, s->lanes);
   sqlite3_bind_int64(st, 2, s->max_dur);
@@ -297,37 +430,38 @@ void store_writer_track_stats(struct store_writer *w, int64_t track,
   store_bind_opt_int(st, 5, s->last_ts, s->event_count > 0);
   store_bind_opt_int(st, 6, s->lod_min_level, s->lod_min_level >= 0);
   sqlite3_bind_int64(st, 7, track);
-  store_check(w, sqlite3_step(st), "track stats");
+  if (!store_ok(sqlite3_step(st)))
+    store_error(w, "track stats");
   sqlite3_reset(st);
 }
 
 void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
                         int64_t ts, int64_t id, int64_t dur, int64_t name,
                         int64_t grp, const char *args, size_t args_len) {
-  struct store_batch *b = &w->slice;
-  int c = store_batch_row(w, b);
-  int64_t *v = b->ints + c;
+  int c = store_batch_row(w, &w->slice);
+  struct store_rows *r = w->slice.cur;
+  int64_t *v = r->ints + c;
   v[0] = track, v[1] = lane, v[2] = ts, v[3] = id, v[4] = dur, v[5] = name,
   v[6] = grp;
-  b->texts[c + 7] = args ? xstrndup(args, args_len) : NULL;
-  b->lens[c + 7] = args_len;
+  r->texts[c + 7] = args ? xstrndup(args, args_len) : NULL;
+  r->lens[c + 7] = args_len;
 }
 
 void store_writer_counter(struct store_writer *w, int64_t track, int series,
                           int64_t ts, int64_t seq, double value) {
-  struct store_batch *b = &w->counter;
-  int c = store_batch_row(w, b);
-  b->ints[c] = track, b->ints[c + 1] = series, b->ints[c + 2] = ts,
-  b->ints[c + 3] = seq;
-  b->reals[c + 4] = value;
+  int c = store_batch_row(w, &w->counter);
+  struct store_rows *r = w->counter.cur;
+  r->ints[c] = track, r->ints[c + 1] = series, r->ints[c + 2] = ts,
+  r->ints[c + 3] = seq;
+  r->reals[c + 4] = value;
 }
 
 void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
                             int64_t lane, int64_t bucket, int64_t ts,
                             int64_t end_ts, int64_t id, int64_t name,
                             int64_t grp, int64_t dur, int64_t count) {
-  struct store_batch *b = &w->slice_lod;
-  int64_t *v = b->ints + store_batch_row(w, b);
+  int c = store_batch_row(w, &w->slice_lod);
+  int64_t *v = w->slice_lod.cur->ints + c;
   v[0] = track, v[1] = level, v[2] = lane, v[3] = bucket, v[4] = ts,
   v[5] = end_ts, v[6] = id, v[7] = name, v[8] = grp, v[9] = dur, v[10] = count;
 }
@@ -336,25 +470,25 @@ void store_writer_counter_lod(struct store_writer *w, int64_t track,
                               int series, int level, int64_t bucket,
                               int64_t ts, double min, double max, double last,
                               int64_t count) {
-  struct store_batch *b = &w->counter_lod;
-  int c = store_batch_row(w, b);
-  b->ints[c] = track, b->ints[c + 1] = series, b->ints[c + 2] = level,
-  b->ints[c + 3] = bucket, b->ints[c + 4] = ts;
-  b->reals[c + 5] = min, b->reals[c + 6] = max, b->reals[c + 7] = last;
-  b->ints[c + 8] = count;
+  int c = store_batch_row(w, &w->counter_lod);
+  struct store_rows *r = w->counter_lod.cur;
+  r->ints[c] = track, r->ints[c + 1] = series, r->ints[c + 2] = level,
+  r->ints[c + 3] = bucket, r->ints[c + 4] = ts;
+  r->reals[c + 5] = min, r->reals[c + 6] = max, r->reals[c + 7] = last;
+  r->ints[c + 8] = count;
 }
 
 void store_writer_flow(struct store_writer *w, int64_t flow_id, int64_t track,
                        int64_t lane, int64_t ts, int64_t id) {
-  struct store_batch *b = &w->flow;
-  int64_t *v = b->ints + store_batch_row(w, b);
+  int c = store_batch_row(w, &w->flow);
+  int64_t *v = w->flow.cur->ints + c;
   v[0] = flow_id, v[1] = track, v[2] = lane, v[3] = ts, v[4] = id;
 }
 
 void store_writer_name_stat(struct store_writer *w, int64_t name,
                             int64_t track, int64_t count, int64_t total_dur) {
-  struct store_batch *b = &w->name_stat;
-  int64_t *v = b->ints + store_batch_row(w, b);
+  int c = store_batch_row(w, &w->name_stat);
+  int64_t *v = w->name_stat.cur->ints + c;
   v[0] = name, v[1] = track, v[2] = count, v[3] = total_dur;
 }
 
@@ -382,34 +516,23 @@ static void store_bind_va(sqlite3_stmt *st, const char *types, va_list ap) {
 
 int64_t store_writer_exec(struct store_writer *w, const char *sql,
                           const char *types, ...) {
+  store_drain(w);
   sqlite3_stmt *st = store_prepare(w, sql);
   va_list ap;
   va_start(ap, types);
   store_bind_va(st, types, ap);
   va_end(ap);
-  store_check(w, sqlite3_step(st), sql);
+  if (!store_ok(sqlite3_step(st)))
+    store_error(w, sql);
   sqlite3_finalize(st);
   return sqlite3_last_insert_rowid(w->db);
-}
-
-static void store_flush_all(struct store_writer *w) {
-  store_batch_flush(w, &w->slice);
-  store_batch_flush(w, &w->counter);
-  store_batch_flush(w, &w->slice_lod);
-  store_batch_flush(w, &w->counter_lod);
-  store_batch_flush(w, &w->flow);
-  store_batch_flush(w, &w->name_stat);
 }
 
 int store_writer_query(struct store_writer *w,
                        int (*row)(void *ud, sqlite3_stmt *st), void *ud,
                        const char *sql, const char *types, ...) {
-  store_flush_all(w);
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
-    log_error("store: %s: %s", sql, sqlite3_errmsg(w->db));
-    return -EINVAL;
-  }
+  store_drain(w);
+  sqlite3_stmt *st = store_prepare(w, sql);
   va_list ap;
   va_start(ap, types);
   store_bind_va(st, types, ap);
@@ -418,42 +541,65 @@ int store_writer_query(struct store_writer *w,
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
     if (row(ud, st))
       break;
+  if (!store_ok(rc))
+    store_error(w, sql);
   sqlite3_finalize(st);
-  return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+  return store_ok(rc) ? 0 : -EIO;
 }
 
+/* Stops the writer thread and frees everything but the file. */
 static void store_writer_free(struct store_writer *w) {
-  store_batch_free(&w->slice);
-  store_batch_free(&w->counter);
-  store_batch_free(&w->slice_lod);
-  store_batch_free(&w->counter_lod);
-  store_batch_free(&w->flow);
-  store_batch_free(&w->name_stat);
-  sqlite3_finalize(w->str_ins);
-  sqlite3_finalize(w->track_ins);
+  store_drain(w);
+  pthread_mutex_lock(&w->mu);
+  w->stop = 1;
+  pthread_cond_signal(&w->cv_work);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(w->th, NULL);
+  for (struct store_rows *r = w->spare, *n; r; r = n) {
+    n = r->next;
+    store_rows_free(r);
+  }
+  for (int i = 0; store_tables(w, i); i++) {
+    struct store_batch *b = store_tables(w, i);
+    if (b->cur)
+      store_rows_free(b->cur);
+    sqlite3_finalize(b->multi);
+    sqlite3_finalize(b->single);
+  }
   sqlite3_finalize(w->track_upd);
   for (size_t i = 0; i < w->strs.cap; i++)
     free(w->strs.keys[i]);
   free(w->strs.keys);
   free(w->strs.ids);
   sqlite3_close(w->db);
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->cv_work);
+  pthread_cond_destroy(&w->cv_space);
+  pthread_cond_destroy(&w->cv_idle);
+  free(w->error);
   free(w->path);
   free(w->tmp);
   free(w);
 }
 
 int store_writer_finish(struct store_writer *w, char **cause) {
-  store_flush_all(w);
+  store_drain(w);
   char *err = NULL;
-  if (sqlite3_exec(w->db,
+  if (!w->error &&
+      sqlite3_exec(w->db,
                    "CREATE INDEX flow_by_slice ON flow(track, lane, ts, id);"
-                   "INSERT OR REPLACE INTO store_info VALUES ('state','complete');"
-                   "COMMIT; ANALYZE;",
+                   "INSERT OR REPLACE INTO store_info VALUES "
+                   "('state','complete'); COMMIT; ANALYZE;",
                    NULL, NULL, &err) != SQLITE_OK) {
-    *cause = xasprintf("cannot complete store %s: %s", w->tmp, err);
+    w->error = xasprintf("%s", err);
     sqlite3_free(err);
-    unlink(w->tmp);
+  }
+  if (w->error) {
+    *cause = xasprintf("cannot complete store %s: %s", w->tmp, w->error);
+    char *tmp = xstrdup(w->tmp);
     store_writer_free(w);
+    unlink(tmp);
+    free(tmp);
     return -EIO;
   }
   int rc = 0;
