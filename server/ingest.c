@@ -1085,8 +1085,13 @@ static int ing_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
     g->capflows = g->capflows ? g->capflows * 2 : 1024;
     g->flows = xrealloc(g->flows, sizeof *g->flows * g->capflows);
   }
-  uint64_t h = util_hash(c->rel, strlen(c->rel)) ^
-               util_hash(f->id, strlen(f->id)) * 31;
+  /* v2 ids that are numbers are the flow ids themselves (our own exports
+   * and Neuron's args.flow_id agree); other ids are scoped by file */
+  int64_t v2;
+  uint64_t h = strncmp(f->id, "v2:", 3) == 0 && util_parse_i64(f->id + 3, &v2) == 0
+                   ? (uint64_t)v2
+                   : util_hash(c->rel, strlen(c->rel)) ^
+                         util_hash(f->id, strlen(f->id)) * 31;
   g->flows[g->nflows++] = (struct iflow){(int64_t)(h & INT64_MAX), t->id,
                                          f->ts_ns, f->phase, f->enclosing};
   return 0;

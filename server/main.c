@@ -8,6 +8,7 @@
  * SIGTERM.  Shut-down: stop the server, join the ingest, free the state.
  */
 #include "app.h"
+#include "export.h"
 #include "filter.h"
 #include "ingest.h"
 #include "log.h"
@@ -18,6 +19,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,7 +41,7 @@ enum {
 };
 
 struct main_opts {
-  const char *dir, *db, *bind, *web_root;
+  const char *dir, *db, *bind, *web_root, *out_format, *out_file;
   int port, ingest_only, quiet, force, no_watch;
   struct ingest_opts ingest;
   struct filter *filter;
@@ -67,6 +69,10 @@ static void main_usage(FILE *f) {
       "  --system-trace-filter-instance-id LIST    instance ids\n"
       "  --ignore-device-profile   skip device traces (NTFF)\n"
       "  --ignore-system-profile   skip system traces\n"
+      "  --output-format FMT  ingest, then write perfetto (Chrome-trace JSON\n"
+      "                     that Perfetto opens), csv, summary-text or\n"
+      "                     summary-json and exit\n"
+      "  --output-file F    where --output-format writes (default stdout)\n"
       "  --quiet            no progress output\n"
       "  --version, --help\n",
       f);
@@ -76,7 +82,7 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
   enum {
     OPT_DIR = 256, OPT_DB, OPT_PORT, OPT_BIND, OPT_WEB, OPT_INGEST_ONLY,
     OPT_FORCE, OPT_NO_WATCH, OPT_F_CORE, OPT_F_TYPE, OPT_F_INST, OPT_IGN_DEV,
-    OPT_IGN_SYS, OPT_QUIET, OPT_VERSION, OPT_HELP
+    OPT_IGN_SYS, OPT_QUIET, OPT_VERSION, OPT_HELP, OPT_OUT_FORMAT, OPT_OUT_FILE
   };
   static const struct option longs[] = {
       {"dir", required_argument, NULL, OPT_DIR},
@@ -95,6 +101,8 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
       {"quiet", no_argument, NULL, OPT_QUIET},
       {"version", no_argument, NULL, OPT_VERSION},
       {"help", no_argument, NULL, OPT_HELP},
+      {"output-format", required_argument, NULL, OPT_OUT_FORMAT},
+      {"output-file", required_argument, NULL, OPT_OUT_FILE},
       {NULL, 0, NULL, 0}};
   int c;
   char *cause = NULL;
@@ -156,6 +164,12 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
     case OPT_HELP:
       main_usage(stdout);
       exit(EXIT_OK);
+    case OPT_OUT_FORMAT:
+      o->out_format = optarg;
+      break;
+    case OPT_OUT_FILE:
+      o->out_file = optarg;
+      break;
     default:
       main_usage(stderr);
       return -1;
@@ -172,6 +186,10 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
               argv[optind]);
     return -1;
   }
+  if (o->out_file && !o->out_format) {
+    log_error("--output-file needs --output-format");
+    return -1;
+  }
   if (!o->dir) {
     log_error("--dir is required: the profile directory to open");
     return -1;
@@ -184,6 +202,55 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
     return -1;
   }
   return 0;
+}
+
+/* ---------------------------------------------------------------- export */
+
+/* Writes the whole store in o->out_format to o->out_file (or stdout).
+ * Returns an exit status. */
+static int main_export(struct main_opts *o, const char *db_path) {
+  char *cause = NULL;
+  struct store_pool *pool;
+  if (store_pool_open(db_path, 1, &pool, &cause) < 0) {
+    log_error("cannot open the store: %s", cause);
+    free(cause);
+    return EXIT_INGEST;
+  }
+  sqlite3 *db = store_pool_get(pool);
+  struct query_err e = {0};
+  struct export *x;
+  int status = EXIT_OK;
+  if (export_open(db, o->out_format, INT64_MIN, INT64_MAX, &x, &e) < 0) {
+    log_error("--output-format %s: %s", o->out_format, e.detail);
+    status = EXIT_USAGE;
+  } else {
+    FILE *f = o->out_file ? fopen(o->out_file, "w") : stdout;
+    if (!f) {
+      log_error("--output-file %s: %s", o->out_file, strerror(errno));
+      status = EXIT_USAGE;
+    }
+    struct sbuf b = {0};
+    int rc = 1;
+    while (f && rc > 0) {
+      sbuf_reset(&b);
+      rc = export_next(x, &b, &e);
+      if (rc < 0)
+        log_error("export: %s", e.detail);
+      else if (fwrite(b.s, 1, b.len, f) != b.len)
+        rc = -EIO;
+    }
+    if (f && (rc < 0 || (f != stdout ? fclose(f) : fflush(f)) != 0)) {
+      log_error("cannot write the export: %s", rc < 0 && rc != -EIO
+                                                   ? e.detail
+                                                   : strerror(errno));
+      status = EXIT_INGEST;
+    }
+    sbuf_free(&b);
+    export_close(x);
+  }
+  store_pool_put(pool, db);
+  store_pool_close(pool);
+  return status;
 }
 
 /* ---------------------------------------------------------------- serve */
@@ -340,10 +407,12 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   int status;
-  if (o.ingest_only) {
+  if (o.ingest_only || o.out_format) {
     struct main_ingest mi = {&o, NULL, db, 0, 0};
     if (main_ingest_once(&mi) < 0)
       status = EXIT_INGEST;
+    else if (o.out_format)
+      status = main_export(&o, db);
     else
       status = mi.skipped ? EXIT_SKIPPED : EXIT_OK;
   } else {

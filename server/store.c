@@ -135,7 +135,10 @@ static void store_batch_init(struct store_writer *w, struct store_batch *b,
   b->types = types;
   b->ncols = (int)strlen(types);
   struct sbuf sql = {0};
-  sbuf_printf(&sql, "INSERT INTO %s (%s) VALUES ", table, cols);
+  /* a flow may be named twice (args.flow_id and a v2 bind_id): once is
+   * enough */
+  sbuf_printf(&sql, "INSERT %sINTO %s (%s) VALUES ",
+              strcmp(table, "flow") == 0 ? "OR IGNORE " : "", table, cols);
   for (int r = 0; r < STORE_BATCH_ROWS; r++) {
     sbuf_adds(&sql, r ? ",(" : "(");
     for (int c = 0; c < b->ncols; c++)
