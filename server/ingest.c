@@ -77,6 +77,8 @@ struct isync {
 
 /* A Chrome flow endpoint waiting for its slice. */
 struct iflow {
+  const char *file; /* borrowed from the discovery result */
+  uint64_t offset;
   int64_t flow_id, track, ts;
   char phase;
   int enclosing;
@@ -1017,11 +1019,17 @@ static int64_t ing_chrome_pid(struct ing_chrome *c, const char *pid) {
   return v;
 }
 
+/* The track of a Chrome pid/tid.  Async slices ("async:<cat>:<id>") of one
+ * category share one track per process, in lanes. */
 static struct itrack *ing_chrome_track(struct ing_chrome *c, const char *pid,
                                        const char *tid) {
   struct store_track d =
       ing_desc("slices", "system", "framework", c->instance);
   bool named;
+  char *scope = NULL;
+  const char *colon = strncmp(tid, "async:", 6) == 0 ? strrchr(tid, ':') : NULL;
+  if (colon)
+    tid = scope = xstrndup(tid, (size_t)(colon - tid));
   d.pid = ing_chrome_pid(c, pid);
   d.has_pid = 1;
   d.tid = ing_chrome_int(c->g, tid, &named);
@@ -1029,6 +1037,7 @@ static struct itrack *ing_chrome_track(struct ing_chrome *c, const char *pid,
   struct itrack *t = ing_track(c->g, &d);
   if (named && t->count == 0)
     ing_thread(c->g, c->instance, d.pid, d.tid, tid);
+  free(scope);
   return t;
 }
 
@@ -1045,6 +1054,8 @@ static int ing_chrome_slice(void *ud, const struct fmt_chrome_slice *s) {
                           .name = store_writer_intern(g->w, s->name)};
   ing_args_begin(g);
   ing_args_str(g, "cat", s->cat);
+  if (s->instant)
+    ing_args_i64(g, "instant", 1);
   if (s->incomplete)
     ing_args_i64(g, "incomplete", 1);
   if (s->args_json && *s->args_json) {
@@ -1092,8 +1103,10 @@ static int ing_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
                    ? (uint64_t)v2
                    : util_hash(c->rel, strlen(c->rel)) ^
                          util_hash(f->id, strlen(f->id)) * 31;
-  g->flows[g->nflows++] = (struct iflow){(int64_t)(h & INT64_MAX), t->id,
-                                         f->ts_ns, f->phase, f->enclosing};
+  g->flows[g->nflows++] =
+      (struct iflow){c->rel,      f->offset, (int64_t)(h & INT64_MAX),
+                     t->id,       f->ts_ns,  f->phase,
+                     f->enclosing};
   return 0;
 }
 
@@ -1198,9 +1211,9 @@ static void ing_bind_flows(struct ing *g) {
     if (b.found)
       store_writer_flow(g->w, f->flow_id, f->track, b.lane, b.ts, b.id);
     else
-      ing_warn(g, "Missing Data", NULL, 0,
-               "flow endpoint at %" PRId64 " ns has no slice to bind to",
-               f->ts);
+      ing_warn(g, "Missing Data", f->file, f->offset,
+               "flow endpoint '%c' at %" PRId64 " ns has no slice to bind to",
+               f->phase, f->ts);
   }
 }
 
@@ -1863,6 +1876,9 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   ing_info(&g, "fingerprint", fp);
   ing_info(&g, "dir", real ? real : o->dir);
   ing_info(&g, "profile_name", base);
+  char nflows[24];
+  snprintf(nflows, sizeof nflows, "%zu", g.nflows);
+  ing_info(&g, "chrome_flow_endpoints", nflows);
   free(real);
   free(base);
   ing_progress(&g, true);
