@@ -27,9 +27,9 @@
 
 typedef unsigned char uchar;
 
-#define CHROME_MAP_STEP (32u << 20) /* mmap window growth per refill */
-#define CHROME_GZ_STEP (4u << 20)   /* bytes inflated per refill */
-#define CHROME_GZ_IN (256u << 10)   /* compressed bytes read at a time */
+#define CHROME_MAP_STEP (32u << 20)  /* mmap window growth per refill */
+#define CHROME_GZ_STEP (4u << 20)    /* bytes inflated per refill */
+#define CHROME_GZ_IN (256u << 10)    /* compressed bytes read at a time */
 #define CHROME_MAX_VALUE (64u << 20) /* larger events are skipped */
 #define CHROME_PROBE_BYTES (64u << 10)
 
@@ -139,8 +139,8 @@ static int src_fill(struct src *s) {
     s->base_off += (uint64_t)(s->p - s->buf);
   }
   if (s->cap - keep < CHROME_GZ_STEP) {
-    s->cap = s->cap * 2 > keep + CHROME_GZ_STEP ? s->cap * 2
-                                                 : keep + CHROME_GZ_STEP;
+    s->cap =
+        s->cap * 2 > keep + CHROME_GZ_STEP ? s->cap * 2 : keep + CHROME_GZ_STEP;
     s->buf = xrealloc(s->buf, s->cap);
   }
   s->base = s->p = s->buf;
@@ -180,11 +180,12 @@ static int src_open(struct src *s, const char *path, uint64_t limit,
     return -e;
   }
   if (!S_ISREG(sb.st_mode) || sb.st_size == 0) {
-    int e = S_ISDIR(sb.st_mode) ? EISDIR : S_ISREG(sb.st_mode) ? ENODATA
-                                                               : EINVAL;
+    int e = S_ISDIR(sb.st_mode)   ? EISDIR
+            : S_ISREG(sb.st_mode) ? ENODATA
+                                  : EINVAL;
     if (cause)
-      *cause = xasprintf("%s: %s", path,
-                         e == ENODATA ? "empty file" : strerror(e));
+      *cause =
+          xasprintf("%s: %s", path, e == ENODATA ? "empty file" : strerror(e));
     close(s->fd);
     s->fd = -1;
     return -e;
@@ -260,8 +261,8 @@ struct span {
 
 static const uchar str_stop[256] = {
     [0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1};
-static const uchar nest_stop[256] = {['"'] = 1, ['{'] = 1, ['}'] = 1,
-                                     ['['] = 1, [']'] = 1, [0x80 ... 0xff] = 1};
+static const uchar nest_stop[256] = {
+    ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, [0x80 ... 0xff] = 1};
 static const uchar scalar_stop[256] = {
     [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1, [','] = 1, ['}'] = 1,
     [']'] = 1, [':'] = 1,  ['{'] = 1,  ['['] = 1,  ['"'] = 1};
@@ -302,9 +303,9 @@ static int utf8_len(const uchar *p, size_t n) {
       return 0;
     cp = (cp << 6) | (p[i] & 0x3F);
     /* Reject overlong forms and surrogates as soon as they show. */
-    if (i == 1 && ((len == 3 && cp < 0x20) || (len == 3 && cp >= 0x360 &&
-                                                cp <= 0x37F) ||
-                   (len == 4 && (cp < 0x10 || cp > 0x10F))))
+    if (i == 1 &&
+        ((len == 3 && cp < 0x20) || (len == 3 && cp >= 0x360 && cp <= 0x37F) ||
+         (len == 4 && (cp < 0x10 || cp > 0x10F))))
       return 0;
   }
   return len;
@@ -377,9 +378,8 @@ static int scalar_scan(const uchar **pp, const uchar *end, struct span *sp) {
   uchar c = **pp;
   sp->p = *pp;
   sp->n = (size_t)(p - *pp);
-  sp->kind = (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.'
-                 ? V_NUM
-                 : V_LIT;
+  sp->kind = (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' ? V_NUM
+                                                                        : V_LIT;
   sp->fl = fl;
   *pp = p;
   return TOK_OK;
@@ -688,11 +688,21 @@ static void str_decode(struct sbuf *b, const struct span *sp) {
       uint32_t cp, lo;
       p += 2;
       switch (e) {
-      case 'b': sbuf_addc(b, '\b'); break;
-      case 'f': sbuf_addc(b, '\f'); break;
-      case 'n': sbuf_addc(b, '\n'); break;
-      case 'r': sbuf_addc(b, '\r'); break;
-      case 't': sbuf_addc(b, '\t'); break;
+      case 'b':
+        sbuf_addc(b, '\b');
+        break;
+      case 'f':
+        sbuf_addc(b, '\f');
+        break;
+      case 'n':
+        sbuf_addc(b, '\n');
+        break;
+      case 'r':
+        sbuf_addc(b, '\r');
+        break;
+      case 't':
+        sbuf_addc(b, '\t');
+        break;
       case 'u':
         if (hex4(p, end, &cp)) {
           sbuf_add(b, replacement, 3);
@@ -874,7 +884,7 @@ static int u64_parse(const char *s, uint64_t *out) {
   if (!*s)
     return -EINVAL;
   for (; *s; s++) {
-    int d = *s >= '0' && *s <= '9'                ? *s - '0'
+    int d = *s >= '0' && *s <= '9'                 ? *s - '0'
             : base == 16 && *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
             : base == 16 && *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
                                                    : -1;
@@ -940,8 +950,7 @@ static struct stack *map_get(struct map *m, const char *k, size_t klen,
   uint64_t h = util_hash(k, klen);
   size_t i = h & (m->cap - 1);
   for (; m->s[i].key; i = (i + 1) & (m->cap - 1))
-    if (m->s[i].h == h && m->s[i].klen == klen &&
-        !memcmp(m->s[i].key, k, klen))
+    if (m->s[i].h == h && m->s[i].klen == klen && !memcmp(m->s[i].key, k, klen))
       return &m->s[i].st;
   if (!create)
     return NULL;
@@ -956,8 +965,8 @@ static struct stack *map_get(struct map *m, const char *k, size_t klen,
 /* Removes the entry holding stack st (which must be empty). */
 static void map_del(struct map *m, struct stack *st) {
   size_t mask = m->cap - 1;
-  size_t i = (size_t)((struct slot *)((char *)st - offsetof(struct slot, st)) -
-                      m->s);
+  size_t i =
+      (size_t)((struct slot *)((char *)st - offsetof(struct slot, st)) - m->s);
   free(m->s[i].key);
   free(m->s[i].st.v);
   for (size_t j = (i + 1) & mask; m->s[j].key; j = (j + 1) & mask) {
@@ -1007,13 +1016,13 @@ enum {
   SB_CAT,
   SB_PID,
   SB_TID,
-  SB_ARGS,   /* args text, metadata value */
-  SB_ID,     /* ev_idtext, flow ids */
-  SB_ATID,   /* async track "async:<cat>:<id>" */
-  SB_CNAME,  /* counter name */
-  SB_TEXT,   /* short-lived texts */
-  SB_KEY,    /* map keys, top-level keys */
-  SB_MERGE,  /* merged begin/end args */
+  SB_ARGS,  /* args text, metadata value */
+  SB_ID,    /* ev_idtext, flow ids */
+  SB_ATID,  /* async track "async:<cat>:<id>" */
+  SB_CNAME, /* counter name */
+  SB_TEXT,  /* short-lived texts */
+  SB_KEY,   /* map keys, top-level keys */
+  SB_MERGE, /* merged begin/end args */
   SB_SCRATCH,
   SB_N
 };
@@ -1193,8 +1202,7 @@ static int emit_slice(struct rd *r, const struct fmt_chrome_slice *sl) {
 }
 
 static int emit_flow(struct rd *r, char phase, const char *id, const char *pid,
-                     const char *tid, int64_t ts, int enclosing,
-                     uint64_t off) {
+                     const char *tid, int64_t ts, int enclosing, uint64_t off) {
   struct fmt_chrome_flow f = {phase, id, pid, tid, ts, enclosing, off};
   return r->cb && r->cb->flow ? r->cb->flow(r->cb->ud, &f) : 0;
 }
@@ -1204,8 +1212,7 @@ static int emit_flow(struct rd *r, char phase, const char *id, const char *pid,
 static void ev_flow_ids(struct rd *r, const struct span *args) {
   struct span v, el;
   r->nfids = 0;
-  if (args->kind != V_OBJ ||
-      !memmem(args->p, args->n, "\"flow_id\"", 9) ||
+  if (args->kind != V_OBJ || !memmem(args->p, args->n, "\"flow_id\"", 9) ||
       !obj_find(args, "flow_id", &v))
     return;
   const uchar *p = v.p + 1, *end = v.p + v.n;
@@ -1274,8 +1281,11 @@ static int ev_flow_v2(struct rd *r, const struct ev *e, const char *pid,
   sbuf_reset(b);
   sbuf_adds(b, "v2:");
   span_add(b, id, &r->sb[SB_SCRATCH]);
-  return emit_flow(r, in && out ? 't' : out ? 's' : 'f', b->s, pid, tid, ts, 1,
-                   e->off);
+  return emit_flow(r,
+                   in && out ? 't'
+                   : out     ? 's'
+                             : 'f',
+                   b->s, pid, tid, ts, 1, e->off);
 }
 
 static int obj_empty(const char *a) {
@@ -1324,9 +1334,8 @@ static const char *args_merge(struct sbuf *out, const char *a, const char *b) {
 }
 
 static struct open *open_new(struct rd *r, const char *name, const char *cat,
-                             const char *pid, const char *tid,
-                             const char *args, int64_t ts, uint64_t off,
-                             int async) {
+                             const char *pid, const char *tid, const char *args,
+                             int64_t ts, uint64_t off, int async) {
   struct open *o = xcalloc(1, sizeof *o);
   o->name = xstrdup(name);
   o->cat = cat ? xstrdup(cat) : NULL;
@@ -1391,9 +1400,11 @@ static int ev_meta(struct rd *r, const struct ev *e, const char *name,
   static const struct {
     const char *kind, *arg;
     int thread;
-  } kinds[] = {{"process_name", "name", 0},       {"process_labels", "labels", 0},
+  } kinds[] = {{"process_name", "name", 0},
+               {"process_labels", "labels", 0},
                {"process_sort_index", "sort_index", 0},
-               {"thread_name", "name", 1},        {"thread_sort_index", "sort_index", 1}};
+               {"thread_name", "name", 1},
+               {"thread_sort_index", "sort_index", 1}};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     struct span v;
     if (strcmp(name, kinds[i].kind))
@@ -1401,8 +1412,9 @@ static int ev_meta(struct rd *r, const struct ev *e, const char *name,
     if (!obj_find(&e->args, kinds[i].arg, &v) || v.kind == V_LIT)
       return rd_skip(r, e->off, "metadata event '%s' without args.%s: skipped",
                      name, kinds[i].arg);
-    struct fmt_chrome_meta m = {name, pid, kinds[i].thread ? tid : NULL,
-                                span_text(&r->sb[SB_ARGS], &v, &r->sb[SB_SCRATCH])};
+    struct fmt_chrome_meta m = {
+        name, pid, kinds[i].thread ? tid : NULL,
+        span_text(&r->sb[SB_ARGS], &v, &r->sb[SB_SCRATCH])};
     return r->cb && r->cb->meta ? r->cb->meta(r->cb->ud, &m) : 0;
   }
   return rd_skip(r, e->off, "unsupported metadata event '%s': skipped", name);
@@ -1431,8 +1443,8 @@ static int ev_counter(struct rd *r, const struct ev *e, const char *name,
       if (*stop || !isfinite(x))
         continue;
       struct fmt_chrome_counter c = {
-          pid, name, span_text(&r->sb[SB_TEXT], &k, &r->sb[SB_SCRATCH]), ts, x,
-          e->off};
+          pid, name, span_text(&r->sb[SB_TEXT], &k, &r->sb[SB_SCRATCH]),
+          ts,  x,    e->off};
       n++;
       rc = r->cb && r->cb->counter ? r->cb->counter(r->cb->ud, &c) : 0;
     }
@@ -1571,8 +1583,10 @@ static int ev_process(struct rd *r, const struct ev *e) {
     while (i > 0 && e->name.kind != V_NONE && strcmp(st->v[i - 1]->name, name))
       i--;
     if (i == 0) {
-      rd_skip(r, e->off, "'%c' event '%s' without an open '%c' for id %s: "
-              "skipped", ph, name, ph == 'e' ? 'b' : 'S', idt);
+      rd_skip(r, e->off,
+              "'%c' event '%s' without an open '%c' for id %s: "
+              "skipped",
+              ph, name, ph == 'e' ? 'b' : 'S', idt);
       break;
     }
     struct open *o = st->v[i - 1];
@@ -1659,7 +1673,7 @@ static int rd_event(struct rd *r) {
   for (;;) {
     const uchar *q = s->p;
     int rc = ev_parse(&q, s->end, &r->ev);
-    if (rc == TOK_OK) {
+    if (rc == TOK_OK && (size_t)(q - s->p) <= CHROME_MAX_VALUE) {
       s->p = q;
       r->ev.off = off;
       return ev_process(r, &r->ev);
@@ -1674,7 +1688,7 @@ static int rd_event(struct rd *r) {
       rd_resync(r);
       return 0;
     }
-    if ((size_t)(s->end - s->p) >= CHROME_MAX_VALUE) {
+    if (rc == TOK_OK || (size_t)(s->end - s->p) > CHROME_MAX_VALUE) {
       rd_skip(r, off, "event larger than %u MiB: skipped",
               CHROME_MAX_VALUE >> 20);
       rd_skip_stream(r);
@@ -1700,8 +1714,9 @@ static void rd_garbage(struct rd *r) {
     rd_skip(r, off, "array element is not an event object: skipped");
     return;
   }
-  rd_warn(r, off, "unexpected bytes between events: skipped up to the next "
-                  "event");
+  rd_warn(r, off,
+          "unexpected bytes between events: skipped up to the next "
+          "event");
   for (;;) {
     while (s->p < s->end && *s->p != ',' && *s->p != '{' && *s->p != ']')
       s->p++;
@@ -1767,8 +1782,7 @@ static void rd_top_value(struct rd *r, const char *key) {
       rd_warn(r, off, "displayTimeUnit is neither \"ms\" nor \"ns\": ignored");
   } else {
     struct span rank;
-    if (obj_find(&v, "rank", &rank) && rank.kind != V_OBJ &&
-        rank.kind != V_ARR)
+    if (obj_find(&v, "rank", &rank) && rank.kind != V_OBJ && rank.kind != V_ARR)
       snprintf(r->st->rank, sizeof r->st->rank, "%s",
                span_text(&r->sb[SB_TEXT], &rank, &r->sb[SB_SCRATCH]));
   }
@@ -1794,15 +1808,17 @@ static int rd_object(struct rd *r, enum rd_mode mode) {
     }
     uint64_t off = src_off(s, s->p);
     if (*s->p != '"' || rd_value(r, &k)) {
-      rd_warn(r, off, "malformed top-level object: the rest of the file is "
-                      "ignored");
+      rd_warn(r, off,
+              "malformed top-level object: the rest of the file is "
+              "ignored");
       return 0;
     }
     sbuf_reset(key);
     str_decode(key, &k);
     if (rd_ws(r) || *s->p != ':') {
-      rd_warn(r, off, "top-level key without a value: the rest of the file is "
-                      "ignored");
+      rd_warn(r, off,
+              "top-level key without a value: the rest of the file is "
+              "ignored");
       return 0;
     }
     s->p++;
@@ -1872,8 +1888,8 @@ static int rd_open(struct rd *r, uint64_t limit, char **cause) {
     s->p += 3; /* a UTF-8 byte order mark */
   if (rd_ws(r)) {
     if (cause)
-      *cause = xasprintf("%s: %s", r->path,
-                         s->err ? s->err : "no JSON in the file");
+      *cause =
+          xasprintf("%s: %s", r->path, s->err ? s->err : "no JSON in the file");
     return s->err ? -EBADMSG : -ENODATA;
   }
   return 0;
@@ -1900,7 +1916,8 @@ static void rd_prescan(struct rd *r) {
 }
 
 static int open_cmp(const void *a, const void *b) {
-  const struct open *x = *(struct open *const *)a, *y = *(struct open *const *)b;
+  const struct open *x = *(struct open *const *)a,
+                    *y = *(struct open *const *)b;
   return x->off < y->off ? -1 : x->off > y->off;
 }
 
@@ -1954,8 +1971,8 @@ int fmt_chrome_read(const char *path, const struct fmt_chrome_cb *cb,
     rc = rd_object(&r, RD_MAIN);
     if (!rc && !r.saw_events) {
       if (cause)
-        *cause = xasprintf("%s: not a Chrome trace (no traceEvents array)",
-                           path);
+        *cause =
+            xasprintf("%s: not a Chrome trace (no traceEvents array)", path);
       rc = -EPROTO;
     }
   } else {
@@ -1967,6 +1984,13 @@ int fmt_chrome_read(const char *path, const struct fmt_chrome_cb *cb,
   }
   if (!rc)
     rc = rd_finish(&r);
+  if (!rc && !rd_ws(&r)) {
+    rd_warn(&r, src_off(&r.src, r.src.p),
+            "data after the end of the trace: ignored");
+    while (src_fill(&r.src))
+      r.src.p = r.src.end;
+    r.src.p = r.src.end;
+  }
   if (!rc && r.src.err)
     rd_warn(&r, src_off(&r.src, r.src.end), "%s", r.src.err);
   r.st->bytes = src_off(&r.src, r.src.p);

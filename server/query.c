@@ -11,6 +11,7 @@
  * plus the last bucket before them if its events reach into the window.
  */
 #include "query.h"
+#include "lod.h"
 #include "log.h"
 
 #include <errno.h>
@@ -258,7 +259,7 @@ int query_parse_key(const char *key, int64_t *track, int64_t *lane,
 
 int query_level(int64_t r) {
   int level = -1;
-  while (level < 20 && r >= ((int64_t)64 << (2 * (level + 1))))
+  while (level < LOD_MAX_LEVEL && r >= (int64_t)1 << LOD_SHIFT(level + 1))
     level++;
   return level;
 }
@@ -485,7 +486,7 @@ static void query_lod_row(sqlite3_stmt *s, int64_t start,
 static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
                           const struct query_window *w, struct query_lane *l,
                           struct query_err *e) {
-  int shift = 6 + 2 * level, rc;
+  int shift = LOD_SHIFT(level), rc;
   int64_t b0 = w->start >> shift, b1 = (w->end - 1) >> shift;
   sqlite3_stmt *s = query_stmt(db, QUERY_SQL_LOD_BEFORE, e);
   if (!s)
@@ -729,7 +730,7 @@ static int query_counter_raw(sqlite3 *db, int64_t track, int64_t series,
 static int query_counter_lod(sqlite3 *db, int64_t track, int64_t series,
                              int level, const struct query_window *w,
                              struct query_points *p, struct query_err *e) {
-  int shift = 6 + 2 * level, rc;
+  int shift = LOD_SHIFT(level), rc;
   int64_t b0 = w->start >> shift, b1 = (w->end - 1) >> shift;
   p->n = 0;
   if ((rc = query_counter_before(db, track, series, b0 << shift, p, e)) < 0)

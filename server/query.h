@@ -50,7 +50,7 @@ struct query_window {
 };
 
 /* The LOD level for a resolution of r ns per pixel: the largest L with
- * 64 * 4^L <= r (at most 20), or -1 when r < 64. */
+ * 64 * 4^L <= r (at most LOD_MAX_LEVEL), or -1 when r < 64. */
 int query_level(int64_t r);
 
 /* GET /slices: appends the answer object to out.  Per lane at most about

@@ -203,11 +203,21 @@ int64_t util_now_ns(void) {
 }
 
 uint64_t util_hash(const void *p, size_t n) {
+  /* 8 bytes at a time, multiply-xorshift mixing (not cryptographic) */
   const unsigned char *s = p;
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 1099511628211ULL;
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL);
+  while (n >= 8) {
+    uint64_t k;
+    memcpy(&k, s, 8);
+    h = (h ^ (k * 0xc4ceb9fe1a85ec53ULL)) * 0x100000001b3ULL;
+    h ^= h >> 29;
+    s += 8;
+    n -= 8;
   }
-  return h;
+  uint64_t k = 0;
+  memcpy(&k, s, n);
+  h = (h ^ (k * 0xc4ceb9fe1a85ec53ULL)) * 0xff51afd7ed558ccdULL;
+  h ^= h >> 32;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  return h ^ (h >> 29);
 }

@@ -46,7 +46,7 @@ int util_parse_i64(const char *s, int64_t *out);
 /* Monotonic time in ns. */
 int64_t util_now_ns(void);
 
-/* 64-bit FNV-1a hash of n bytes. */
+/* A fast 64-bit hash of n bytes (for hash tables, not security). */
 uint64_t util_hash(const void *p, size_t n);
 
 #endif

@@ -400,6 +400,22 @@ test('the page reports a lost server and reconnects', async () => {
   await page.waitForFunction(() => !document.querySelector('.banner[data-id=conn]'), null, { timeout: 30000 });
 });
 
+test('new data under --dir shows ingest progress and refreshes the page live', async () => {
+  await page.evaluate(() => {
+    window.__progressSeen = false;
+    new MutationObserver(() => { if (!document.getElementById('progress').hidden) window.__progressSeen = true; })
+      .observe(document.getElementById('progress'), { attributes: true });
+  });
+  const dir = path.join(tmp, 'profile', manifest.processes[0].dir);
+  const f = fs.readdirSync(dir).find((x) => x.endsWith('.json')) || fs.readdirSync(dir)[0];
+  const now = new Date();
+  fs.utimesSync(path.join(dir, f), now, now);
+  await page.waitForFunction(() => /Profile updated/.test(document.querySelector('.banner[data-id=live]')?.textContent || ''), null, { timeout: 60000 });
+  eq(await page.evaluate(() => window.__progressSeen), true, 'the progress bar was shown');
+  eq(await page.evaluate(() => document.getElementById('progress').hidden), true, 'and hidden again');
+  await idle();
+});
+
 test('no script errors on the page', async () => {
   eq(pageErrors, [], 'page errors');
 });

@@ -96,7 +96,7 @@ const app = {
   },
 
   /** New data landed: reload the profile and refresh the view in place. */
-  async reload() {
+  async reload(events) {
     let p;
     try { p = await get('profile'); } catch { return; }
     const old = this.profile;
@@ -106,7 +106,7 @@ const app = {
     if (old && old.start !== p.start) { this.show(this.viewName, parseHash()); return; }
     await this.view.refresh(p);
     if (this.search.q) this.search.rerun().catch(() => {});
-    banner('live', `Profile updated: ${fmtInt(p.event_count)} events.`, { kind: 'info', timeout: 5000 });
+    banner('live', `Profile updated: ${fmtInt(events ?? p.event_count)} events.`, { kind: 'info', timeout: 5000 });
   },
 };
 window.nexApp = app;
@@ -169,7 +169,7 @@ const live = connectLive({
         break;
       case 'ready':
         progress(null);
-        if (!loaded) start(); else app.reload();
+        if (!loaded) start(); else app.reload(m.event_count);
         break;
       case 'new-data':
         banner('live', `New data under the profile directory (${(m.files || []).length} file${(m.files || []).length === 1 ? '' : 's'}) — loading it…`, { kind: 'info', timeout: 8000 });
@@ -228,7 +228,7 @@ function toggleTheme() {
 document.getElementById('theme').onclick = toggleTheme;
 document.getElementById('help').onclick = openHelp;
 
-const typing = (e) => e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
+const typing = (e) => e.target instanceof Element && e.target.matches('input:not([type=checkbox]):not([type=radio]):not([type=button]), select, textarea');
 
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape' && closeModal()) { e.preventDefault(); return; }

@@ -47,7 +47,10 @@ export function colorIndex(source, name, grp) {
     return add(key, h0 + (hs % (h1 - h0 + 1)), s, l0 + ((hs >>> 8) % (l1 - l0 + 1)));
   }
   if (source === 'engine' && !grp) return add(key, 220, 8, 55 + (hs % 8));
-  return add(key, hs % 360, 45 + ((hs >>> 9) % 25), 45 + ((hs >>> 17) % 14));
+  // Per-name hues avoid the runtime blues and hardware reds.
+  const h = hs % 230;
+  const hue = h < 130 ? 60 + h : 240 + (h - 130) * 0.8;
+  return add(key, Math.round(hue), 45 + ((hs >>> 9) % 25), 42 + ((hs >>> 17) % 14));
 }
 
 export const colorFill = (i) => fills[i];

@@ -34,6 +34,8 @@ export class TileStore {
     this.queue = [];
     this.inflight = new Set();
     this.colorCache = new Map();
+    this.gen = 0; // bumped whenever entries, failures or work in flight change
+    this.sig = '';
   }
 
   key(kind, id, r, k) { return `${kind}|${id}|${r}|${k}`; }
@@ -80,7 +82,7 @@ export class TileStore {
    * Wants tiles for the window [start, end) (rel ns) at `width` px for the
    * tracks `want` ([{kind, id, source}]).  Returns the resolution used.
    */
-  update(start, end, r, want, extentMin, extentMax) {
+  update(start, end, r, want, wantSig, extentMin, extentMax) {
     const span = r * TILE_PX;
     const w = end - start;
     const lo = Math.max(start - w / 2, extentMin);
@@ -88,6 +90,11 @@ export class TileStore {
     const k0 = Math.floor(lo / span), k1 = Math.floor(Math.max(hi - 1, lo) / span);
     const v0 = Math.floor(Math.max(start, extentMin) / span);
     const v1 = Math.floor(Math.max(Math.min(end, extentMax) - 1, 0) / span);
+    // Nothing to do when the same tiles of the same tracks were asked for
+    // since the cache last changed (most frames while panning inside them).
+    const sig = `${r}|${k0}|${k1}|${v0}|${v1}|${wantSig}|${this.gen}`;
+    if (sig === this.sig) return;
+    this.sig = sig;
     const mid = (start + end) / 2;
     const ks = [];
     for (let k = k0; k <= k1; k++) ks.push(k);
@@ -127,6 +134,7 @@ export class TileStore {
   }
 
   unpend(b) {
+    this.gen++;
     for (const t of b.tracks) {
       const key = this.key(b.kind, t.id, b.r, b.k);
       if (this.pending.get(key) === b) this.pending.delete(key);
@@ -243,6 +251,7 @@ export class TileStore {
 
   /** Forgets everything (new data landed); aborts what is in flight. */
   clear() {
+    this.gen++;
     for (const b of this.inflight) b.ctrl.abort();
     this.inflight.clear();
     this.queue = [];

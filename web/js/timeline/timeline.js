@@ -45,6 +45,7 @@ export class Timeline {
     this.hover = null;
     this.area = null; // {start, end, y0, y1}
     this.flows = [];
+    this.bodyRows = [];
     this.marks = [];
     this.markCur = null;
     this.drag = null;
@@ -107,6 +108,7 @@ export class Timeline {
   refresh() { this.tiles.clear(); this.counterMax.clear(); this.dirty(); }
 
   relayout() {
+    this.layoutGen = (this.layoutGen || 0) + 1;
     const visible = this.o.visible || (() => true);
     this.tree.layout(visible);
     this.pinRows = [];
@@ -228,18 +230,21 @@ export class Timeline {
     // Rows in view: pinned, then the scrolling body.
     const body = [];
     const st = this.scrollTop, bodyH = H - this.bodyTop;
-    for (let i = this.tree.rowIndexAt(st); i < this.tree.rows.length; i++) {
+    const i0 = this.tree.rowIndexAt(st);
+    for (let i = i0; i < this.tree.rows.length; i++) {
       const row = this.tree.rows[i];
       if (row.y >= st + bodyH) break;
       body.push(row);
     }
+    this.bodyRows = body;
     const want = [];
     const wantTrack = (t) => {
       for (const b of t.base || []) want.push({ kind: t.kind === 'counter' ? 'counters' : 'slices', id: String(b.id), source: b.source || t.source });
     };
     for (const row of this.pinRows) if (row.node.track) wantTrack(row.node.track);
     for (const row of body) if (row.node.track) wantTrack(row.node.track);
-    this.tiles.update(vp.start, vp.end, r, want, vp.min, vp.max);
+    const wantSig = `${this.layoutGen}|${i0}|${body.length}`;
+    this.tiles.update(vp.start, vp.end, r, want, wantSig, vp.min, vp.max);
 
     // Timeline area.
     ctx.save();
@@ -454,10 +459,17 @@ export class Timeline {
       const a = this.area;
       const x0 = X(Math.min(a.start, a.end)), x1 = X(Math.max(a.start, a.end));
       ctx.fillStyle = th.area;
-      ctx.fillRect(x0, AXIS_H, x1 - x0, this.H - AXIS_H);
-      ctx.strokeStyle = th.accent;
-      ctx.lineWidth = 1;
-      ctx.strokeRect(x0 + 0.5, AXIS_H + 0.5, x1 - x0 - 1, this.H - AXIS_H - 1);
+      if (a.nodes) {
+        // The selected rows only, wherever they are scrolled to.
+        for (const r of this.pinRows) if (a.nodes.has(r.node)) ctx.fillRect(x0, AXIS_H + r.y, x1 - x0, r.h);
+        const off = this.bodyTop - this.scrollTop;
+        for (const r of this.bodyRows) if (a.nodes.has(r.node)) ctx.fillRect(x0, off + r.y, x1 - x0, r.h);
+      } else {
+        ctx.fillRect(x0, Math.min(a.y0, a.y1), x1 - x0, Math.abs(a.y1 - a.y0));
+      }
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(x0, AXIS_H, 1, this.H - AXIS_H);
+      ctx.fillRect(x1 - 1, AXIS_H, 1, this.H - AXIS_H);
     }
   }
 
@@ -632,7 +644,9 @@ export class Timeline {
     const a = this.rowAt(Math.min(d.y0, y)) || this.rowAt(this.bodyTop);
     const b = this.rowAt(Math.max(d.y0, y)) || this.rowAt(this.H - 1);
     const bases = [];
+    const nodes = new Set();
     const add = (node) => {
+      nodes.add(node);
       if (node.track?.kind === 'slices') for (const bb of node.track.base || []) bases.push(String(bb.id));
       if (this.tree.isCollapsed(node) || !node.track) for (const ch of node.children) add(ch);
     };
@@ -644,7 +658,7 @@ export class Timeline {
       }
     }
     const s = Math.min(d.t0, this.tOf(x)), e = Math.max(d.t0, this.tOf(x));
-    this.area = { start: s, end: e, y0: d.y0, y1: y };
+    this.area = { start: s, end: e, y0: d.y0, y1: y, nodes };
     this.o.onArea?.({ start: s, end: e, bases: [...new Set(bases)] });
     this.dirty();
   }

@@ -16,6 +16,13 @@ export const GROUPINGS = [
   ['instance', 'Instance'],
 ];
 
+/** base track id -> event source, from tracks that each have one source. */
+function sourcesOf(tracks) {
+  const m = new Map();
+  for (const t of tracks) if (t.source !== 'mixed') for (const b of t.base || []) m.set(String(b.id), t.source);
+  return m;
+}
+
 export class SystemView {
   constructor(app, root) {
     this.app = app;
@@ -62,9 +69,26 @@ export class SystemView {
     document.getElementById('grouping').value = g;
     const r = await get('tracks', { grouping: g });
     if (this.grouping !== g) return;
+    await this.markSources(r.tracks, g);
+    if (this.grouping !== g) return;
     this.tracks = r.tracks;
     this.tv.tl.setTracks(r.tracks);
     this.app.saveState();
+  }
+
+  /**
+   * Tracks that merge several event sources (source "mixed": process,
+   * thread, instance groupings) get each base track's own source, taken
+   * from the default grouping where every track has one source, so events
+   * keep their source colours.
+   */
+  async markSources(tracks, g) {
+    if (!tracks.some((t) => t.source === 'mixed')) {
+      if (g === 'default') this.baseSource = sourcesOf(tracks);
+      return;
+    }
+    if (!this.baseSource) this.baseSource = sourcesOf((await get('tracks', { grouping: 'default' })).tracks);
+    for (const t of tracks) for (const b of t.base || []) b.source ??= this.baseSource.get(String(b.id));
   }
 
   async init(st) {
@@ -87,6 +111,7 @@ export class SystemView {
 
   /** Live refresh: the profile grew or changed. */
   async refresh(p) {
+    this.baseSource = null;
     this.tv.tl.setExtent(0, Number(BigInt(p.end) - BigInt(p.start)));
     await this.setGrouping(this.grouping);
   }
