@@ -28,7 +28,8 @@ struct discover_walk {
 };
 
 static void discover_add_msg(struct discover_result *r, char *msg) {
-  r->messages = xrealloc(r->messages, sizeof(char *) * (size_t)(r->n_messages + 1));
+  r->messages =
+      xrealloc(r->messages, sizeof(char *) * (size_t)(r->n_messages + 1));
   r->messages[r->n_messages++] = msg;
 }
 
@@ -54,8 +55,8 @@ static void discover_walk_dir(struct discover_walk *w, int dirfd,
     struct stat st;
     if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
       continue;
-    char *child = rel[0] ? xasprintf("%s/%s", rel, de->d_name)
-                         : xstrdup(de->d_name);
+    char *child =
+        rel[0] ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
     if (S_ISDIR(st.st_mode)) {
       if (depth + 1 >= DISCOVER_MAX_DEPTH) {
         free(child);
@@ -313,13 +314,8 @@ int discover_run(const char *dir, struct discover_result **out, char **cause) {
     int64_t pid = -1;
     char *owner = discover_owner(f->rel, &instance, &pid);
     struct discover_process *p = NULL;
-    if (owner) {
-      /* The capture folder is where trace_info.pb/ntrace.pb live. */
-      char *fdir = discover_dirname(f->rel);
-      p = discover_proc(r, strcmp(fdir, owner) == 0 ? fdir : owner, instance,
-                        pid);
-      free(fdir);
-    }
+    if (owner) /* the capture folder: where trace_info.pb/ntrace.pb live */
+      p = discover_proc(r, owner, instance, pid);
     bool counted = true;
     if (discover_ends(base, ".neff")) {
       discover_push(&r->neffs, &r->n_neffs, f->rel);
@@ -327,8 +323,8 @@ int discover_run(const char *dir, struct discover_result **out, char **cause) {
     } else if (discover_ends(base, ".ntff")) {
       if (!p)
         p = discover_proc(r, "", "", -1);
-      p->devices = xrealloc(p->devices,
-                            sizeof *p->devices * (size_t)(p->n_devices + 1));
+      p->devices =
+          xrealloc(p->devices, sizeof *p->devices * (size_t)(p->n_devices + 1));
       struct discover_device *d = &p->devices[p->n_devices++];
       memset(d, 0, sizeof *d);
       d->ntff = xstrdup(f->rel);
@@ -369,8 +365,8 @@ int discover_run(const char *dir, struct discover_result **out, char **cause) {
   for (int i = 0; i < r->n_procs; i++) {
     struct discover_process *p = &r->procs[i];
     if (!p->trace_info && (p->ntrace || p->cpu_util || p->host_mem)) {
-      discover_add_msg(r, xasprintf("No metadata found for system profile: %s",
-                                    p->rel));
+      discover_add_msg(
+          r, xasprintf("No metadata found for system profile: %s", p->rel));
       free(p->ntrace);
       free(p->cpu_util);
       free(p->host_mem);

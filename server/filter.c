@@ -22,8 +22,8 @@ struct filter {
 };
 
 static const char *const filter_hw_names[] = {
-    "nc_exec_running",  "cc_running",      "cc_exec_barrier",
-    "numerical_err",    "nrt_model_switch", "nc_model_switch",
+    "nc_exec_running",      "cc_running",       "cc_exec_barrier",
+    "numerical_err",        "nrt_model_switch", "nc_model_switch",
     "timestamp_sync_point", "hw_notify"};
 
 struct filter *filter_new(void) {

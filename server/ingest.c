@@ -6,26 +6,18 @@
  *                     pass 2: events -> base tracks (lanes, LOD, flows),
  *                     HBM samples -> counters
  *   cpu_util.pb, host_mem.pb -> counters
- *   *.json(.gz)    -> framework events (fmt_chrome)
- *   *.ntff (+NEFF) -> DeviceProfileList, device tracks
+ *   *.json(.gz)    -> framework events (ingest_chrome.c)
+ *   *.ntff (+NEFF) -> DeviceProfileList, device tracks (ingest_device.c)
  * then the derived rows: transfer bandwidth, DMA throughput, Chrome flow
  * binding, device time offsets, name statistics, track statistics.
  */
-#include "ingest.h"
-#include "discover.h"
 #include "filter.h"
-#include "fmt_chrome.h"
-#include "fmt_neff.h"
-#include "fmt_pb.h"
-#include "lanes.h"
+#include "ingest_priv.h"
 #include "lod.h"
 #include "log.h"
-#include "store.h"
-#include "util.h"
 
 #include "cpu_util.pb-c.h"
 #include "host_mem.pb-c.h"
-#include "ntff.pb-c.h"
 #include "ntrace.pb-c.h"
 #include "trace_info.pb-c.h"
 
@@ -33,7 +25,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,98 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define INGEST_WINDOW 256          /* reorder window per track */
-#define INGEST_STDERR_WARNINGS 100 /* warning lines printed before summing up */
-#define INGEST_SYNTHETIC_ID (1LL << 62)
-#define INGEST_SYNTHETIC_PID (1LL << 40)
-#define INGEST_DMA_BUCKETS 20000 /* DMA throughput samples per profile */
-
-enum { TRACK_SLICES, TRACK_COUNTER };
-
-/* A base track being written. */
-struct itrack {
-  struct store_track desc; /* strings owned */
-  uint64_t hash;
-  int64_t id;
-  int kind;
-  struct lanes *lanes;
-  struct lod *lod;
-  struct lod_counter *clod;
-  int level; /* -2 undecided, -1 no LOD, else the finest LOD level */
-  int64_t count, max_dur, first_ts, last_ts, seq;
-  /* counters: samples held until the LOD level is decided */
-  struct csample {
-    int64_t ts;
-    int series;
-    double value;
-  } *cbuf;
-  int ncbuf;
-};
-
-/* A timestamp_sync_point: the same instant on both clocks. */
-struct isync {
-  int nc;
-  int64_t exec_id, cpu, dev;
-};
-
-/* A Chrome flow endpoint waiting for its slice. */
-struct iflow {
-  const char *file; /* borrowed from the discovery result */
-  uint64_t offset;
-  int64_t flow_id, track, ts;
-  char phase;
-  int enclosing;
-};
-
-/* Per (track, name): count and total duration. */
-struct istat {
-  int64_t track, name, count, dur;
-};
-
-struct ing {
-  const struct ingest_opts *o;
-  struct store_writer *w;
-  struct discover_result *d;
-  struct ingest_stats *st;
-  /* tracks by key */
-  struct itrack **tracks;
-  size_t tcap, tn;
-  struct itrack **order; /* creation order */
-  /* name statistics */
-  struct istat *stats;
-  size_t scap, sn;
-  /* sync points of the process being read, sorted by (nc, exec_id) */
-  struct isync *syncs;
-  size_t nsync, capsync;
-  struct iflow *flows;
-  size_t nflows, capflows;
-  /* Chrome pid/tid texts that are not numbers */
-  char **synth_names;
-  size_t nsynth;
-  int64_t next_id;
-  /* progress */
-  const char *file; /* relative path being read */
-  uint64_t bytes_before, file_pos;
-  uint64_t files_done;
-  int64_t t0, last_report;
-  int bar_drawn;
-  uint64_t warned_stderr;
-  /* context of the file being read */
-  const char *instance;
-  int64_t pid;
-  int64_t dp_id; /* device profile being read */
-  uint64_t clock_missing;
-  struct sbuf args;
-};
-
 /* ------------------------------------------------------------ warnings */
 
-static void ing_warn(struct ing *g, const char *category, const char *file,
-                     uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static void ing_warn(struct ing *g, const char *category, const char *file,
-                     uint64_t offset, const char *fmt, ...) {
+void ingest_warn(struct ing *g, const char *category, const char *file,
+                 uint64_t offset, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   char *msg;
@@ -159,7 +62,7 @@ static void ing_warn(struct ing *g, const char *category, const char *file,
 
 /* ------------------------------------------------------------ progress */
 
-static void ing_progress(struct ing *g, bool force) {
+static void ingest_progress(struct ing *g, bool force) {
   int64_t now = util_now_ns();
   if (!force && now - g->last_report < 100000000LL)
     return;
@@ -194,32 +97,32 @@ static void ing_progress(struct ing *g, bool force) {
   } else if (g->o->style == INGEST_LINES &&
              (force || (now - g->t0) / 2000000000LL !=
                            (now - g->t0 - 100000000LL) / 2000000000LL)) {
-    log_info("ingest: %3.0f%% files %" PRIu64 "/%" PRIu64
-             ", %" PRIu64 " events, %.1f MB/s, ETA %.0fs",
+    log_info("ingest: %3.0f%% files %" PRIu64 "/%" PRIu64 ", %" PRIu64
+             " events, %.1f MB/s, ETA %.0fs",
              frac * 100, p.files_done, p.files_total, p.events, mbs, eta);
   }
 }
 
-static void ing_file_begin(struct ing *g, const char *rel) {
+static void ingest_file_begin(struct ing *g, const char *rel) {
   g->file = rel;
   g->file_pos = 0;
 }
 
-static void ing_file_end(struct ing *g, uint64_t size) {
+static void ingest_file_end(struct ing *g, uint64_t size) {
   g->bytes_before += size;
   g->st->bytes += size;
   g->file_pos = 0;
   g->files_done++;
-  ing_progress(g, false);
+  ingest_progress(g, false);
 }
 
 /* ------------------------------------------------------------ tracks */
 
-static uint64_t ing_str_hash(const char *s) {
+static uint64_t ingest_str_hash(const char *s) {
   return s ? util_hash(s, strlen(s)) : 0x9e3779b97f4a7c15ULL;
 }
 
-static uint64_t ing_desc_hash(const struct store_track *d) {
+static uint64_t ingest_desc_hash(const struct store_track *d) {
   int64_t ints[] = {d->has_pid ? d->pid : INT64_MIN,
                     d->has_tid ? d->tid : INT64_MIN,
                     d->nc_idx,
@@ -230,45 +133,47 @@ static uint64_t ing_desc_hash(const struct store_track *d) {
                     d->hbm_idx,
                     d->device_profile_id};
   uint64_t h = util_hash(ints, sizeof ints);
-  const char *strs[] = {d->kind,   d->domain, d->source,
+  const char *strs[] = {d->kind,        d->domain, d->source,
                         d->instance_id, d->cpu_id, d->label};
   for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
-    h = (h ^ ing_str_hash(strs[i])) * 1099511628211ULL;
+    h = (h ^ ingest_str_hash(strs[i])) * 1099511628211ULL;
   return h;
 }
 
-static bool ing_str_eq(const char *a, const char *b) {
+static bool ingest_str_eq(const char *a, const char *b) {
   return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-static bool ing_desc_eq(const struct store_track *a,
-                        const struct store_track *b) {
+static bool ingest_desc_eq(const struct store_track *a,
+                           const struct store_track *b) {
   return a->has_pid == b->has_pid && (!a->has_pid || a->pid == b->pid) &&
          a->has_tid == b->has_tid && (!a->has_tid || a->tid == b->tid) &&
          a->nc_idx == b->nc_idx && a->pcore_idx == b->pcore_idx &&
          a->worker_gid == b->worker_gid && a->stream_id == b->stream_id &&
          a->device_idx == b->device_idx && a->hbm_idx == b->hbm_idx &&
          a->device_profile_id == b->device_profile_id &&
-         ing_str_eq(a->kind, b->kind) && ing_str_eq(a->domain, b->domain) &&
-         ing_str_eq(a->source, b->source) &&
-         ing_str_eq(a->instance_id, b->instance_id) &&
-         ing_str_eq(a->cpu_id, b->cpu_id) && ing_str_eq(a->label, b->label);
+         ingest_str_eq(a->kind, b->kind) &&
+         ingest_str_eq(a->domain, b->domain) &&
+         ingest_str_eq(a->source, b->source) &&
+         ingest_str_eq(a->instance_id, b->instance_id) &&
+         ingest_str_eq(a->cpu_id, b->cpu_id) &&
+         ingest_str_eq(a->label, b->label);
 }
 
-static struct itrack *ing_track_find(struct ing *g, const struct store_track *d,
-                                     uint64_t h) {
+static struct itrack *
+ingest_track_find(struct ing *g, const struct store_track *d, uint64_t h) {
   if (g->tcap == 0)
     return NULL;
   size_t i = h & (g->tcap - 1);
   while (g->tracks[i]) {
-    if (g->tracks[i]->hash == h && ing_desc_eq(&g->tracks[i]->desc, d))
+    if (g->tracks[i]->hash == h && ingest_desc_eq(&g->tracks[i]->desc, d))
       return g->tracks[i];
     i = (i + 1) & (g->tcap - 1);
   }
   return NULL;
 }
 
-static void ing_track_put(struct ing *g, struct itrack *t) {
+static void ingest_track_put(struct ing *g, struct itrack *t) {
   if ((g->tn + 1) * 2 > g->tcap) {
     size_t cap = g->tcap ? g->tcap * 2 : 256;
     struct itrack **v = xcalloc(cap, sizeof *v);
@@ -292,22 +197,22 @@ static void ing_track_put(struct ing *g, struct itrack *t) {
   g->order[g->tn++] = t;
 }
 
-static const char *ing_dup(const char *s) { return s ? xstrdup(s) : NULL; }
+static const char *ingest_dup(const char *s) { return s ? xstrdup(s) : NULL; }
 
 /* The base track with this description, created on first use. */
-static struct itrack *ing_track(struct ing *g, const struct store_track *d) {
-  uint64_t h = ing_desc_hash(d);
-  struct itrack *t = ing_track_find(g, d, h);
+struct itrack *ingest_track(struct ing *g, const struct store_track *d) {
+  uint64_t h = ingest_desc_hash(d);
+  struct itrack *t = ingest_track_find(g, d, h);
   if (t)
     return t;
   t = xcalloc(1, sizeof *t);
   t->desc = *d;
-  t->desc.kind = ing_dup(d->kind);
-  t->desc.domain = ing_dup(d->domain);
-  t->desc.source = ing_dup(d->source);
-  t->desc.instance_id = ing_dup(d->instance_id);
-  t->desc.cpu_id = ing_dup(d->cpu_id);
-  t->desc.label = ing_dup(d->label);
+  t->desc.kind = ingest_dup(d->kind);
+  t->desc.domain = ingest_dup(d->domain);
+  t->desc.source = ingest_dup(d->source);
+  t->desc.instance_id = ingest_dup(d->instance_id);
+  t->desc.cpu_id = ingest_dup(d->cpu_id);
+  t->desc.label = ingest_dup(d->label);
   t->hash = h;
   t->id = store_writer_track(g->w, d);
   t->kind = strcmp(d->kind, "counter") == 0 ? TRACK_COUNTER : TRACK_SLICES;
@@ -316,12 +221,12 @@ static struct itrack *ing_track(struct ing *g, const struct store_track *d) {
     t->lanes = lanes_new(INGEST_WINDOW);
   else
     t->cbuf = xcalloc(INGEST_WINDOW, sizeof *t->cbuf);
-  ing_track_put(g, t);
+  ingest_track_put(g, t);
   return t;
 }
 
-static struct store_track ing_desc(const char *kind, const char *domain,
-                                   const char *source, const char *instance) {
+struct store_track ingest_desc(const char *kind, const char *domain,
+                               const char *source, const char *instance) {
   return (struct store_track){.kind = kind,
                               .domain = domain,
                               .source = source,
@@ -336,16 +241,16 @@ static struct store_track ing_desc(const char *kind, const char *domain,
 
 /* ------------------------------------------------------------ stats */
 
-static void ing_stat_add(struct ing *g, int64_t track, int64_t name,
-                         int64_t dur) {
+static void ingest_stat_add(struct ing *g, int64_t track, int64_t name,
+                            int64_t dur) {
   if ((g->sn + 1) * 2 > g->scap) {
     size_t cap = g->scap ? g->scap * 2 : 1024;
     struct istat *v = xcalloc(cap, sizeof *v);
     for (size_t i = 0; i < g->scap; i++) {
       if (!g->stats[i].count)
         continue;
-      uint64_t k = (uint64_t)g->stats[i].track * 1000003u ^
-                   (uint64_t)g->stats[i].name;
+      uint64_t k =
+          (uint64_t)g->stats[i].track * 1000003u ^ (uint64_t)g->stats[i].name;
       size_t j = util_hash(&k, sizeof k) & (cap - 1);
       while (v[j].count)
         j = (j + 1) & (cap - 1);
@@ -371,19 +276,19 @@ static void ing_stat_add(struct ing *g, int64_t track, int64_t name,
 /* ------------------------------------------------------------ slices */
 
 /* Writes one slice that has its lane. */
-static void ing_place(struct ing *g, struct itrack *t, struct lanes_item *it,
-                      int64_t lane) {
+static void ingest_place(struct ing *g, struct itrack *t, struct lanes_item *it,
+                         int64_t lane) {
   store_writer_slice(g->w, t->id, lane, it->ts, it->id, it->dur, it->name,
                      it->grp, it->args, it->args_len);
   if (t->lod)
     lod_slice(t->lod, g->w, lane, it->ts, it->dur, it->id, it->name, it->grp);
   for (int i = 0; i < it->n_flows; i++)
     store_writer_flow(g->w, (int64_t)it->flows[i], t->id, lane, it->ts, it->id);
-  ing_stat_add(g, t->id, it->name, it->dur);
+  ingest_stat_add(g, t->id, it->name, it->dur);
   lanes_item_clear(it);
 }
 
-static void ing_decide_level(struct ing *g, struct itrack *t) {
+static void ingest_decide_level(struct ing *g, struct itrack *t) {
   int64_t lo, hi;
   int n = lanes_buffered(t->lanes, &lo, &hi);
   if (n < INGEST_WINDOW) {
@@ -396,7 +301,7 @@ static void ing_decide_level(struct ing *g, struct itrack *t) {
 }
 
 /* Adds a slice (taking ownership of it->args and it->flows). */
-static void ing_slice(struct ing *g, struct itrack *t, struct lanes_item *it) {
+void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it) {
   if (it->dur < 0)
     it->dur = 0;
   if (t->count == 0 || it->ts < t->first_ts)
@@ -410,20 +315,20 @@ static void ing_slice(struct ing *g, struct itrack *t, struct lanes_item *it) {
   if (t->level == -2) {
     int64_t lo, hi;
     if (lanes_buffered(t->lanes, &lo, &hi) == INGEST_WINDOW)
-      ing_decide_level(g, t);
+      ingest_decide_level(g, t);
   }
   struct lanes_item out;
   int64_t lane;
   if (lanes_push(t->lanes, it, &out, &lane))
-    ing_place(g, t, &out, lane);
+    ingest_place(g, t, &out, lane);
   if ((g->st->events & 0xffff) == 0)
-    ing_progress(g, false);
+    ingest_progress(g, false);
 }
 
 /* ------------------------------------------------------------ counters */
 
-static void ing_counter_write(struct ing *g, struct itrack *t, int series,
-                              int64_t ts, double v) {
+static void ingest_counter_write(struct ing *g, struct itrack *t, int series,
+                                 int64_t ts, double v) {
   /* the series of one sample share its seq (series 0 comes first) */
   if (series == 0)
     t->seq++;
@@ -432,7 +337,7 @@ static void ing_counter_write(struct ing *g, struct itrack *t, int series,
     lod_counter_sample(t->clod, g->w, series, ts, v);
 }
 
-static void ing_counter_decide(struct ing *g, struct itrack *t) {
+static void ingest_counter_decide(struct ing *g, struct itrack *t) {
   int64_t lo = INT64_MAX, hi = INT64_MIN, n = 0;
   for (int i = 0; i < t->ncbuf; i++)
     if (t->cbuf[i].series == 0) {
@@ -447,12 +352,13 @@ static void ing_counter_decide(struct ing *g, struct itrack *t) {
     t->clod = lod_counter_new(t->id, t->level);
   }
   for (int i = 0; i < t->ncbuf; i++)
-    ing_counter_write(g, t, t->cbuf[i].series, t->cbuf[i].ts, t->cbuf[i].value);
+    ingest_counter_write(g, t, t->cbuf[i].series, t->cbuf[i].ts,
+                         t->cbuf[i].value);
   t->ncbuf = 0;
 }
 
-static void ing_counter(struct ing *g, struct itrack *t, int series,
-                        int64_t ts, double v) {
+void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
+                    double v) {
   if (series == 0) {
     if (t->count == 0 || ts < t->first_ts)
       t->first_ts = ts;
@@ -464,29 +370,29 @@ static void ing_counter(struct ing *g, struct itrack *t, int series,
   if (t->level == -2) {
     t->cbuf[t->ncbuf++] = (struct csample){ts, series, v};
     if (t->ncbuf == INGEST_WINDOW)
-      ing_counter_decide(g, t);
+      ingest_counter_decide(g, t);
     return;
   }
-  ing_counter_write(g, t, series, ts, v);
+  ingest_counter_write(g, t, series, ts, v);
 }
 
 /* ------------------------------------------------------------ finish */
 
-static void ing_track_finish(struct ing *g, struct itrack *t) {
+static void ingest_track_finish(struct ing *g, struct itrack *t) {
   struct store_track_stats s = {0};
   if (t->kind == TRACK_SLICES) {
     if (t->level == -2)
-      ing_decide_level(g, t);
+      ingest_decide_level(g, t);
     struct lanes_item it;
     int64_t lane;
     while (lanes_pop(t->lanes, &it, &lane))
-      ing_place(g, t, &it, lane);
+      ingest_place(g, t, &it, lane);
     if (t->lod)
       lod_flush(t->lod, g->w);
     s.lanes = lanes_count(t->lanes);
   } else {
     if (t->level == -2)
-      ing_counter_decide(g, t);
+      ingest_counter_decide(g, t);
     if (t->clod)
       lod_counter_flush(t->clod, g->w);
   }
@@ -498,7 +404,7 @@ static void ing_track_finish(struct ing *g, struct itrack *t) {
   store_writer_track_stats(g->w, t->id, &s);
 }
 
-static void ing_track_free(struct itrack *t) {
+static void ingest_track_free(struct itrack *t) {
   lanes_free(t->lanes);
   lod_free(t->lod);
   lod_counter_free(t->clod);
@@ -514,43 +420,43 @@ static void ing_track_free(struct itrack *t) {
 
 /* ------------------------------------------------------------ args JSON */
 
-static void ing_args_begin(struct ing *g) {
+void ingest_args_begin(struct ing *g) {
   sbuf_reset(&g->args);
   sbuf_addc(&g->args, '{');
 }
 
-static void ing_args_key(struct ing *g, const char *key) {
+void ingest_args_key(struct ing *g, const char *key) {
   if (g->args.len > 1)
     sbuf_addc(&g->args, ',');
   sbuf_add_json_str(&g->args, key, strlen(key));
   sbuf_addc(&g->args, ':');
 }
 
-static void ing_args_str(struct ing *g, const char *key, const char *v) {
+void ingest_args_str(struct ing *g, const char *key, const char *v) {
   if (!v || !*v)
     return;
-  ing_args_key(g, key);
+  ingest_args_key(g, key);
   sbuf_add_json_str(&g->args, v, strlen(v));
 }
 
-static void ing_args_i64(struct ing *g, const char *key, int64_t v) {
-  ing_args_key(g, key);
+void ingest_args_i64(struct ing *g, const char *key, int64_t v) {
+  ingest_args_key(g, key);
   sbuf_add_i64(&g->args, v);
 }
 
 /* Large unsigned ids travel as strings (they exceed 2^53). */
-static void ing_args_u64s(struct ing *g, const char *key, uint64_t v) {
-  ing_args_key(g, key);
+static void ingest_args_u64s(struct ing *g, const char *key, uint64_t v) {
+  ingest_args_key(g, key);
   sbuf_addc(&g->args, '"');
   sbuf_add_u64(&g->args, v);
   sbuf_addc(&g->args, '"');
 }
 
-static void ing_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
+void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (!a[i]->key || !*a[i]->key)
       continue;
-    ing_args_key(g, a[i]->key);
+    ingest_args_key(g, a[i]->key);
     const char *v = a[i]->value ? a[i]->value : "";
     char *end;
     if (a[i]->is_number && *v && (strtod(v, &end), *end == '\0'))
@@ -561,7 +467,7 @@ static void ing_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
 }
 
 /* Moves the args text into an item (NULL when empty). */
-static void ing_args_take(struct ing *g, struct lanes_item *it) {
+void ingest_args_take(struct ing *g, struct lanes_item *it) {
   if (g->args.len <= 1) {
     it->args = NULL;
     it->args_len = 0;
@@ -572,7 +478,7 @@ static void ing_args_take(struct ing *g, struct lanes_item *it) {
   it->args_len = g->args.len;
 }
 
-static int64_t ing_id(struct ing *g, uint64_t id) {
+int64_t ingest_id(struct ing *g, uint64_t id) {
   if (id == 0 || id > INT64_MAX)
     return INGEST_SYNTHETIC_ID + g->next_id++;
   return (int64_t)id;
@@ -580,7 +486,7 @@ static int64_t ing_id(struct ing *g, uint64_t id) {
 
 /* ------------------------------------------------------------ ntrace */
 
-static int ing_sync_cmp(const void *a, const void *b) {
+static int ingest_sync_cmp(const void *a, const void *b) {
   const struct isync *x = a, *y = b;
   if (x->nc != y->nc)
     return x->nc < y->nc ? -1 : 1;
@@ -589,13 +495,13 @@ static int ing_sync_cmp(const void *a, const void *b) {
 
 /* The sync point of (nc, exec_id); else the nearest earlier exec_id of that
  * NC (*exact = false); NULL when the NC has none. */
-static const struct isync *ing_sync_find(struct ing *g, int nc,
-                                         int64_t exec_id, bool *exact) {
+static const struct isync *ingest_sync_find(struct ing *g, int nc,
+                                            int64_t exec_id, bool *exact) {
   size_t lo = 0, hi = g->nsync;
   struct isync key = {nc, exec_id, 0, 0};
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (ing_sync_cmp(&g->syncs[mid], &key) < 0)
+    if (ingest_sync_cmp(&g->syncs[mid], &key) < 0)
       lo = mid + 1;
     else
       hi = mid;
@@ -613,20 +519,19 @@ static const struct isync *ing_sync_find(struct ing *g, int nc,
   return NULL;
 }
 
-static void ing_pb_error(struct ing *g, const char *rel, int rc,
-                         uint64_t off) {
+void ingest_pb_error(struct ing *g, const char *rel, int rc, uint64_t off) {
   g->st->skipped++;
   if (rc == -EBADMSG)
-    ing_warn(g, "Corrupt Data", rel, off, "corrupt record skipped");
+    ingest_warn(g, "Corrupt Data", rel, off, "corrupt record skipped");
   else
-    ing_warn(g, "Corrupt Data", rel, off,
-             "file truncated or framing corrupt; the rest of the file is "
-             "skipped");
+    ingest_warn(g, "Corrupt Data", rel, off,
+                "file truncated or framing corrupt; the rest of the file is "
+                "skipped");
 }
 
 /* Opens a capture file; on failure records the warning and returns NULL. */
-static struct fmt_pb *ing_pb_open(struct ing *g, const char *rel,
-                                  const char *magic) {
+struct fmt_pb *ingest_pb_open(struct ing *g, const char *rel,
+                              const char *magic) {
   char *path = xasprintf("%s/%s", g->o->dir, rel);
   struct fmt_pb *r = NULL;
   char *cause = NULL;
@@ -634,23 +539,24 @@ static struct fmt_pb *ing_pb_open(struct ing *g, const char *rel,
   free(path);
   if (rc < 0) {
     g->st->skipped++;
-    ing_warn(g, rc == -ENODATA ? "Missing Data" : "Corrupt Data", rel, 0,
-             "%s", cause ? cause : "cannot open");
+    ingest_warn(g, rc == -ENODATA ? "Missing Data" : "Corrupt Data", rel, 0,
+                "%s", cause ? cause : "cannot open");
     free(cause);
     return NULL;
   }
   return r;
 }
 
-static void ing_read_syncs(struct ing *g, const char *rel) {
+static void ingest_read_syncs(struct ing *g, const char *rel) {
   g->nsync = 0;
-  struct fmt_pb *r = ing_pb_open(g, rel, FMT_PB_MAGIC_NTRACE);
+  struct fmt_pb *r = ingest_pb_open(g, rel, FMT_PB_MAGIC_NTRACE);
   if (!r)
     return;
   ProtobufCMessage *m;
   uint64_t off;
   int rc;
-  while ((rc = fmt_pb_next(r, &nex__ntrace_record__descriptor, &m, &off)) != 0) {
+  while ((rc = fmt_pb_next(r, &nex__ntrace_record__descriptor, &m, &off)) !=
+         0) {
     if (rc < 0) {
       if (rc == -EPIPE)
         break;
@@ -664,15 +570,16 @@ static void ing_read_syncs(struct ing *g, const char *rel) {
       g->capsync = g->capsync ? g->capsync * 2 : 1024;
       g->syncs = xrealloc(g->syncs, sizeof *g->syncs * g->capsync);
     }
-    g->syncs[g->nsync++] =
-        (struct isync){rec->event->nc_idx, rec->event->exec_id,
-                       rec->event->cpu_timestamp_ns, rec->event->nc_timestamp_ns};
+    g->syncs[g->nsync++] = (struct isync){
+        rec->event->nc_idx, rec->event->exec_id, rec->event->cpu_timestamp_ns,
+        rec->event->nc_timestamp_ns};
   }
   fmt_pb_close(r);
-  qsort(g->syncs, g->nsync, sizeof *g->syncs, ing_sync_cmp);
+  qsort(g->syncs, g->nsync, sizeof *g->syncs, ingest_sync_cmp);
 }
 
-static const char *ing_source_name(Nex__TraceEventSource s, const char *name) {
+static const char *ingest_source_name(Nex__TraceEventSource s,
+                                      const char *name) {
   switch (s) {
   case NEX__TRACE_EVENT_SOURCE__NEURON_RT:
     return "neuron_rt";
@@ -685,25 +592,25 @@ static const char *ing_source_name(Nex__TraceEventSource s, const char *name) {
   }
 }
 
-static void ing_system_event(struct ing *g, const Nex__SystemEvent *e,
-                             uint64_t off) {
+static void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
+                                uint64_t off) {
   const char *name = e->name && *e->name ? e->name : "(unnamed)";
   if (!filter_keep_event(g->o->filter, name) ||
       !filter_keep_core(g->o->filter, e->nc_idx))
     return;
-  const char *source = ing_source_name(e->source, name);
+  const char *source = ingest_source_name(e->source, name);
   bool hw = strcmp(source, "neuron_hw") == 0;
   int64_t ts = e->timestamp;
-  ing_args_begin(g);
+  ingest_args_begin(g);
   if (strcmp(name, "timestamp_sync_point") == 0) {
     ts = e->cpu_timestamp_ns;
-    ing_args_i64(g, "cpu_timestamp_ns", e->cpu_timestamp_ns);
-    ing_args_i64(g, "nc_timestamp_ns", e->nc_timestamp_ns);
+    ingest_args_i64(g, "cpu_timestamp_ns", e->cpu_timestamp_ns);
+    ingest_args_i64(g, "nc_timestamp_ns", e->nc_timestamp_ns);
   } else if (hw) {
     bool exact;
-    const struct isync *s = ing_sync_find(g, e->nc_idx, e->exec_id, &exact);
-    ing_args_i64(g, "nc_start_timestamp_ns", e->timestamp);
-    ing_args_i64(g, "nc_stop_timestamp_ns", e->timestamp + e->duration);
+    const struct isync *s = ingest_sync_find(g, e->nc_idx, e->exec_id, &exact);
+    ingest_args_i64(g, "nc_start_timestamp_ns", e->timestamp);
+    ingest_args_i64(g, "nc_stop_timestamp_ns", e->timestamp + e->duration);
     if (s) {
       ts = s->cpu + (e->timestamp - s->dev);
       if (!exact)
@@ -713,12 +620,12 @@ static void ing_system_event(struct ing *g, const Nex__SystemEvent *e,
     }
   }
   if (e->exec_id)
-    ing_args_i64(g, "exec_id", e->exec_id);
+    ingest_args_i64(g, "exec_id", e->exec_id);
   if (e->model_id)
-    ing_args_u64s(g, "model_id", e->model_id);
-  ing_args_str(g, "model_name", e->model_name);
+    ingest_args_u64s(g, "model_id", e->model_id);
+  ingest_args_str(g, "model_name", e->model_name);
   if (e->n_flow_id) {
-    ing_args_key(g, "flow_id");
+    ingest_args_key(g, "flow_id");
     sbuf_addc(&g->args, '[');
     for (size_t i = 0; i < e->n_flow_id; i++) {
       sbuf_adds(&g->args, i ? ",\"" : "\"");
@@ -728,20 +635,20 @@ static void ing_system_event(struct ing *g, const Nex__SystemEvent *e,
     sbuf_addc(&g->args, ']');
   }
   if (e->parent_id)
-    ing_args_u64s(g, "parent_id", e->parent_id);
+    ingest_args_u64s(g, "parent_id", e->parent_id);
   if (e->nrt_sequence_id)
-    ing_args_i64(g, "nrt_sequence_id", e->nrt_sequence_id);
+    ingest_args_i64(g, "nrt_sequence_id", e->nrt_sequence_id);
   if (e->type)
-    ing_args_i64(g, "type", e->type);
+    ingest_args_i64(g, "type", e->type);
   if (e->size)
-    ing_args_u64s(g, "size", e->size);
+    ingest_args_u64s(g, "size", e->size);
   if (e->flop_count)
-    ing_args_u64s(g, "flop_count", e->flop_count);
+    ingest_args_u64s(g, "flop_count", e->flop_count);
   if (e->mac_count)
-    ing_args_u64s(g, "mac_count", e->mac_count);
-  ing_args_attrs(g, e->attributes, e->n_attributes);
+    ingest_args_u64s(g, "mac_count", e->mac_count);
+  ingest_args_attrs(g, e->attributes, e->n_attributes);
 
-  struct store_track d = ing_desc("slices", "system", source, g->instance);
+  struct store_track d = ingest_desc("slices", "system", source, g->instance);
   d.pid = g->pid;
   d.has_pid = 1;
   d.tid = e->thread_id;
@@ -753,13 +660,13 @@ static void ing_system_event(struct ing *g, const Nex__SystemEvent *e,
   }
   if (strcmp(source, "framework") == 0 && e->framework_stream_id > 0)
     d.stream_id = e->framework_stream_id;
-  struct itrack *t = ing_track(g, &d);
+  struct itrack *t = ingest_track(g, &d);
 
   struct lanes_item it = {.ts = ts,
                           .dur = e->duration,
-                          .id = ing_id(g, e->id),
+                          .id = ingest_id(g, e->id),
                           .name = store_writer_intern(g->w, name)};
-  ing_args_take(g, &it);
+  ingest_args_take(g, &it);
   if (e->n_flow_id) {
     it.flows = xmalloc(sizeof *it.flows * e->n_flow_id);
     it.n_flows = (int)e->n_flow_id;
@@ -769,84 +676,96 @@ static void ing_system_event(struct ing *g, const Nex__SystemEvent *e,
   /* host<->device copies also go to the transfer track of their NC */
   bool in = strcmp(name, "dmem_buf_copyin") == 0;
   if ((in || strcmp(name, "dmem_buf_copyout") == 0) && e->nc_idx >= 0) {
-    struct store_track x = ing_desc(
-        "slices", "system",
-        in ? "host_to_device_transfers" : "device_to_host_transfers",
-        g->instance);
+    struct store_track x = ingest_desc("slices", "system",
+                                       in ? "host_to_device_transfers"
+                                          : "device_to_host_transfers",
+                                       g->instance);
     x.nc_idx = e->nc_idx;
     struct lanes_item copy = it;
     copy.args = it.args ? xstrndup(it.args, it.args_len) : NULL;
     copy.flows = NULL;
     copy.n_flows = 0;
-    ing_slice(g, ing_track(g, &x), &copy);
+    ingest_slice(g, ingest_track(g, &x), &copy);
   }
-  ing_slice(g, t, &it);
+  ingest_slice(g, t, &it);
   (void)off;
 }
 
-static void ing_hbm(struct ing *g, const Nex__HbmUsage *h) {
+static void ingest_hbm(struct ing *g, const Nex__HbmUsage *h) {
   struct store_track d =
-      ing_desc("counter", "system", "neuron_hbm_usage", g->instance);
+      ingest_desc("counter", "system", "neuron_hbm_usage", g->instance);
   d.device_idx = h->device_idx;
   d.hbm_idx = h->hbm_idx;
-  struct itrack *t = ing_track(g, &d);
-  const uint64_t v[23] = {
-      h->total_bytes,               h->generic_bytes,
-      h->tensor_instructions_bytes, h->scalar_instructions_bytes,
-      h->gpsimd_instructions_bytes, h->io_bytes,
-      h->dram_spill_bytes,          h->weights_bytes,
-      h->profiler_buffers_bytes,    h->scalar_table_bytes,
-      h->vector_instructions_bytes, h->sync_instructions_bytes,
-      h->shared_scratchpad_bytes,   h->tensors_bytes,
-      h->ucode_lib_bytes,           h->gpsimd_stdio_bytes,
-      h->collectives_bytes,         h->scratchpad_bytes,
-      h->dma_rings_runtime_bytes,   h->dma_rings_spill_bytes,
-      h->dma_rings_io_bytes,        h->dma_rings_collectives_bytes,
-      h->unknown_bytes};
+  struct itrack *t = ingest_track(g, &d);
+  const uint64_t v[23] = {h->total_bytes,
+                          h->generic_bytes,
+                          h->tensor_instructions_bytes,
+                          h->scalar_instructions_bytes,
+                          h->gpsimd_instructions_bytes,
+                          h->io_bytes,
+                          h->dram_spill_bytes,
+                          h->weights_bytes,
+                          h->profiler_buffers_bytes,
+                          h->scalar_table_bytes,
+                          h->vector_instructions_bytes,
+                          h->sync_instructions_bytes,
+                          h->shared_scratchpad_bytes,
+                          h->tensors_bytes,
+                          h->ucode_lib_bytes,
+                          h->gpsimd_stdio_bytes,
+                          h->collectives_bytes,
+                          h->scratchpad_bytes,
+                          h->dma_rings_runtime_bytes,
+                          h->dma_rings_spill_bytes,
+                          h->dma_rings_io_bytes,
+                          h->dma_rings_collectives_bytes,
+                          h->unknown_bytes};
   for (int i = 0; i < 23; i++)
-    ing_counter(g, t, i, h->timestamp, (double)v[i]);
+    ingest_counter(g, t, i, h->timestamp, (double)v[i]);
 }
 
-static void ing_ntrace(struct ing *g, const char *rel) {
-  ing_read_syncs(g, rel);
-  struct fmt_pb *r = ing_pb_open(g, rel, FMT_PB_MAGIC_NTRACE);
+static void ingest_ntrace(struct ing *g, const char *rel) {
+  ingest_read_syncs(g, rel);
+  struct fmt_pb *r = ingest_pb_open(g, rel, FMT_PB_MAGIC_NTRACE);
   if (!r)
     return;
   g->clock_missing = 0;
   ProtobufCMessage *m;
   uint64_t off;
   int rc;
-  while ((rc = fmt_pb_next(r, &nex__ntrace_record__descriptor, &m, &off)) != 0) {
+  while ((rc = fmt_pb_next(r, &nex__ntrace_record__descriptor, &m, &off)) !=
+         0) {
     g->file_pos = fmt_pb_pos(r);
     if (rc < 0) {
-      ing_pb_error(g, rel, rc, off);
+      ingest_pb_error(g, rel, rc, off);
       if (rc == -EPIPE)
         break;
       continue;
     }
     Nex__NtraceRecord *rec = (Nex__NtraceRecord *)m;
     if (rec->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
-      ing_system_event(g, rec->event, off);
+      ingest_system_event(g, rec->event, off);
     else if (rec->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
-      ing_hbm(g, rec->hbm);
+      ingest_hbm(g, rec->hbm);
     else {
       g->st->skipped++;
-      ing_warn(g, "Corrupt Data", rel, off, "record of unknown kind skipped");
+      ingest_warn(g, "Corrupt Data", rel, off,
+                  "record of unknown kind skipped");
     }
   }
   if (g->clock_missing)
-    ing_warn(g, "Clock", rel, 0,
-             "%" PRIu64 " hardware events had no timestamp_sync_point with "
-             "their exec_id; aligned with the nearest sync point of their "
-             "NeuronCore (or left in device clock when the core has none)",
-             g->clock_missing);
+    ingest_warn(g, "Clock", rel, 0,
+                "%" PRIu64 " hardware events had no timestamp_sync_point with "
+                "their exec_id; aligned with the nearest sync point of their "
+                "NeuronCore (or left in device clock when the core has none)",
+                g->clock_missing);
   fmt_pb_close(r);
 }
 
 /* ------------------------------------------------------------ samples */
 
-static void ing_cpu_util(struct ing *g, const char *rel) {
-  struct fmt_pb *r = ing_pb_open(g, rel, FMT_PB_MAGIC_CPU_UTIL);
+static void ingest_cpu_util(struct ing *g, const char *rel) {
+  struct fmt_pb *r = ingest_pb_open(g, rel, FMT_PB_MAGIC_CPU_UTIL);
   if (!r)
     return;
   ProtobufCMessage *m;
@@ -855,49 +774,50 @@ static void ing_cpu_util(struct ing *g, const char *rel) {
   while ((rc = fmt_pb_next(r, &nex__cpu_usage__descriptor, &m, &off)) != 0) {
     g->file_pos = fmt_pb_pos(r);
     if (rc < 0) {
-      ing_pb_error(g, rel, rc, off);
+      ingest_pb_error(g, rel, rc, off);
       if (rc == -EPIPE)
         break;
       continue;
     }
     Nex__CpuUsage *c = (Nex__CpuUsage *)m;
     struct store_track d =
-        ing_desc("counter", "system", "host_cpu_util", g->instance);
+        ingest_desc("counter", "system", "host_cpu_util", g->instance);
     d.cpu_id = *c->cpu_id ? c->cpu_id : "unknown";
-    ing_counter(g, ing_track(g, &d), 0, c->timestamp, c->util_percent);
+    ingest_counter(g, ingest_track(g, &d), 0, c->timestamp, c->util_percent);
   }
   fmt_pb_close(r);
 }
 
-static void ing_host_mem(struct ing *g, const char *rel) {
-  struct fmt_pb *r = ing_pb_open(g, rel, FMT_PB_MAGIC_HOST_MEM);
+static void ingest_host_mem(struct ing *g, const char *rel) {
+  struct fmt_pb *r = ingest_pb_open(g, rel, FMT_PB_MAGIC_HOST_MEM);
   if (!r)
     return;
   ProtobufCMessage *m;
   uint64_t off;
   int rc;
-  struct store_track d = ing_desc("counter", "system", "host_mem", g->instance);
-  struct itrack *t = ing_track(g, &d);
+  struct store_track d =
+      ingest_desc("counter", "system", "host_mem", g->instance);
+  struct itrack *t = ingest_track(g, &d);
   while ((rc = fmt_pb_next(r, &nex__host_mem_usage__descriptor, &m, &off)) !=
          0) {
     g->file_pos = fmt_pb_pos(r);
     if (rc < 0) {
-      ing_pb_error(g, rel, rc, off);
+      ingest_pb_error(g, rel, rc, off);
       if (rc == -EPIPE)
         break;
       continue;
     }
     Nex__HostMemUsage *h = (Nex__HostMemUsage *)m;
-    ing_counter(g, t, 0, h->timestamp, (double)h->used_bytes);
-    ing_counter(g, t, 1, h->timestamp, h->used_percent);
+    ingest_counter(g, t, 0, h->timestamp, (double)h->used_bytes);
+    ingest_counter(g, t, 1, h->timestamp, h->used_percent);
   }
   fmt_pb_close(r);
 }
 
 /* ------------------------------------------------------------ processes */
 
-static void ing_process(struct ing *g, const char *instance, int64_t pid,
-                        const char *name, const char *dir) {
+void ingest_process(struct ing *g, const char *instance, int64_t pid,
+                    const char *name, const char *dir) {
   store_writer_exec(g->w,
                     "INSERT INTO process (instance_id, pid, name, dir) "
                     "VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET "
@@ -906,8 +826,8 @@ static void ing_process(struct ing *g, const char *instance, int64_t pid,
                     "titt", instance, pid, name, dir);
 }
 
-static void ing_thread(struct ing *g, const char *instance, int64_t pid,
-                       int64_t tid, const char *name) {
+void ingest_thread(struct ing *g, const char *instance, int64_t pid,
+                   int64_t tid, const char *name) {
   store_writer_exec(g->w,
                     "INSERT INTO thread (instance_id, pid, tid, name) "
                     "VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET "
@@ -915,7 +835,7 @@ static void ing_thread(struct ing *g, const char *instance, int64_t pid,
                     "tiit", instance, pid, tid, name);
 }
 
-static void ing_fmt_time(int64_t ns, char *buf, size_t n) {
+static void ingest_fmt_time(int64_t ns, char *buf, size_t n) {
   time_t s = (time_t)(ns / 1000000000LL);
   struct tm tm;
   gmtime_r(&s, &tm);
@@ -926,11 +846,11 @@ static void ing_fmt_time(int64_t ns, char *buf, size_t n) {
 
 /* Reads trace_info.pb; sets g->instance/pid overrides.  Returns false if
  * the profile is filtered out. */
-static bool ing_trace_info(struct ing *g, const struct discover_process *p,
-                           char **instance, int64_t *pid) {
+static bool ingest_trace_info(struct ing *g, const struct discover_process *p,
+                              char **instance, int64_t *pid) {
   *instance = xstrdup(p->instance_id);
   *pid = p->pid;
-  struct fmt_pb *r = ing_pb_open(g, p->trace_info, FMT_PB_MAGIC_TRACE_INFO);
+  struct fmt_pb *r = ingest_pb_open(g, p->trace_info, FMT_PB_MAGIC_TRACE_INFO);
   Nex__TraceInfo *ti = NULL;
   if (r) {
     ProtobufCMessage *m;
@@ -939,9 +859,10 @@ static bool ing_trace_info(struct ing *g, const struct discover_process *p,
     if (rc == 1)
       ti = (Nex__TraceInfo *)m;
     else if (rc < 0)
-      ing_pb_error(g, p->trace_info, rc, off);
+      ingest_pb_error(g, p->trace_info, rc, off);
     else
-      ing_warn(g, "Missing Data", p->trace_info, 0, "trace_info.pb is empty");
+      ingest_warn(g, "Missing Data", p->trace_info, 0,
+                  "trace_info.pb is empty");
   }
   if (ti && *ti->instance_id) {
     free(*instance);
@@ -953,8 +874,8 @@ static bool ing_trace_info(struct ing *g, const struct discover_process *p,
   if (keep) {
     char first[64] = "", last[64] = "", first_ns[24] = "", last_ns[24] = "";
     if (ti) {
-      ing_fmt_time(ti->first_ts_ns, first, sizeof first);
-      ing_fmt_time(ti->last_ts_ns, last, sizeof last);
+      ingest_fmt_time(ti->first_ts_ns, first, sizeof first);
+      ingest_fmt_time(ti->last_ts_ns, last, sizeof last);
       snprintf(first_ns, sizeof first_ns, "%" PRId64, ti->first_ts_ns);
       snprintf(last_ns, sizeof last_ns, "%" PRId64, ti->last_ts_ns);
     }
@@ -964,8 +885,10 @@ static bool ing_trace_info(struct ing *g, const struct discover_process *p,
         "last_ts, first_ts_ns, last_ts_ns, ntff_version, hbm_capacity_bytes, "
         "dropped_events, stored_events, instance_type, runtime_version, "
         "driver_version, dir) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        "titttt" "IIIItttt", *instance, *pid, ti ? first : NULL,
-        ti ? last : NULL, ti ? first_ns : NULL, ti ? last_ns : NULL,
+        "titttt"
+        "IIIItttt",
+        *instance, *pid, ti ? first : NULL, ti ? last : NULL,
+        ti ? first_ns : NULL, ti ? last_ns : NULL,
         ti ? (int64_t)ti->ntff_version : -1,
         ti ? (int64_t)ti->hbm_capacity_bytes : -1,
         ti ? (int64_t)ti->dropped_events : -1,
@@ -974,512 +897,15 @@ static bool ing_trace_info(struct ing *g, const struct discover_process *p,
         ti && *ti->runtime_version ? ti->runtime_version : NULL,
         ti && *ti->driver_version ? ti->driver_version : NULL, p->rel);
     if (ti && ti->dropped_events)
-      ing_warn(g, "Missing Data", p->trace_info, 0,
-               "%" PRIu64 " trace events were dropped during capture (stored "
-               "%" PRIu64 " out of %" PRIu64 " total events)",
-               ti->dropped_events, ti->stored_events,
-               ti->stored_events + ti->dropped_events);
+      ingest_warn(g, "Missing Data", p->trace_info, 0,
+                  "%" PRIu64
+                  " trace events were dropped during capture (stored "
+                  "%" PRIu64 " out of %" PRIu64 " total events)",
+                  ti->dropped_events, ti->stored_events,
+                  ti->stored_events + ti->dropped_events);
   }
   fmt_pb_close(r);
   return keep;
-}
-
-/* ------------------------------------------------------------ Chrome JSON */
-
-struct ing_chrome {
-  struct ing *g;
-  const char *rel;
-  const char *instance; /* process group */
-  int64_t pid;          /* >= 0: every event goes to this process */
-};
-
-/* A Chrome pid/tid text as an integer: itself when it is one, else a
- * stable synthetic id (the text becomes the process or thread name). */
-static int64_t ing_chrome_int(struct ing *g, const char *s, bool *named) {
-  int64_t v;
-  *named = false;
-  if (util_parse_i64(s, &v) == 0)
-    return v;
-  *named = true;
-  for (size_t i = 0; i < g->nsynth; i++)
-    if (strcmp(g->synth_names[i], s) == 0)
-      return INGEST_SYNTHETIC_PID + (int64_t)i;
-  g->synth_names =
-      xrealloc(g->synth_names, sizeof *g->synth_names * (g->nsynth + 1));
-  g->synth_names[g->nsynth] = xstrdup(s);
-  return INGEST_SYNTHETIC_PID + (int64_t)g->nsynth++;
-}
-
-static int64_t ing_chrome_pid(struct ing_chrome *c, const char *pid) {
-  bool named;
-  if (c->pid >= 0)
-    return c->pid;
-  int64_t v = ing_chrome_int(c->g, pid, &named);
-  ing_process(c->g, c->instance, v, named ? pid : NULL, NULL);
-  return v;
-}
-
-/* The track of a Chrome pid/tid.  Async slices ("async:<cat>:<id>") of one
- * category share one track per process, in lanes. */
-static struct itrack *ing_chrome_track(struct ing_chrome *c, const char *pid,
-                                       const char *tid) {
-  struct store_track d =
-      ing_desc("slices", "system", "framework", c->instance);
-  bool named;
-  char *scope = NULL;
-  const char *colon = strncmp(tid, "async:", 6) == 0 ? strrchr(tid, ':') : NULL;
-  if (colon)
-    tid = scope = xstrndup(tid, (size_t)(colon - tid));
-  d.pid = ing_chrome_pid(c, pid);
-  d.has_pid = 1;
-  d.tid = ing_chrome_int(c->g, tid, &named);
-  d.has_tid = 1;
-  struct itrack *t = ing_track(c->g, &d);
-  if (named && t->count == 0)
-    ing_thread(c->g, c->instance, d.pid, d.tid, tid);
-  free(scope);
-  return t;
-}
-
-static int ing_chrome_slice(void *ud, const struct fmt_chrome_slice *s) {
-  struct ing_chrome *c = ud;
-  struct ing *g = c->g;
-  g->file_pos = s->offset;
-  if (!filter_keep_event(g->o->filter, s->name))
-    return 0;
-  struct itrack *t = ing_chrome_track(c, s->pid, s->tid);
-  struct lanes_item it = {.ts = s->ts_ns,
-                          .dur = s->dur_ns,
-                          .id = INGEST_SYNTHETIC_ID + g->next_id++,
-                          .name = store_writer_intern(g->w, s->name)};
-  ing_args_begin(g);
-  ing_args_str(g, "cat", s->cat);
-  if (s->instant)
-    ing_args_i64(g, "instant", 1);
-  if (s->incomplete)
-    ing_args_i64(g, "incomplete", 1);
-  if (s->args_json && *s->args_json) {
-    ing_args_key(g, "args");
-    sbuf_adds(&g->args, s->args_json);
-  }
-  ing_args_take(g, &it);
-  if (s->n_flow_ids) {
-    it.flows = xmalloc(sizeof *it.flows * s->n_flow_ids);
-    it.n_flows = (int)s->n_flow_ids;
-    for (size_t i = 0; i < s->n_flow_ids; i++)
-      it.flows[i] = s->flow_ids[i] & INT64_MAX;
-  }
-  ing_slice(g, t, &it);
-  return 0;
-}
-
-static int ing_chrome_counter(void *ud, const struct fmt_chrome_counter *k) {
-  struct ing_chrome *c = ud;
-  char *label = strcmp(k->series, "value") == 0
-                    ? xstrdup(k->name)
-                    : xasprintf("%s %s", k->name, k->series);
-  struct store_track d =
-      ing_desc("counter", "system", "chrome_counter", c->instance);
-  d.pid = ing_chrome_pid(c, k->pid);
-  d.has_pid = 1;
-  d.label = label;
-  ing_counter(c->g, ing_track(c->g, &d), 0, k->ts_ns, k->value);
-  free(label);
-  return 0;
-}
-
-static int ing_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
-  struct ing_chrome *c = ud;
-  struct ing *g = c->g;
-  struct itrack *t = ing_chrome_track(c, f->pid, f->tid);
-  if (g->nflows == g->capflows) {
-    g->capflows = g->capflows ? g->capflows * 2 : 1024;
-    g->flows = xrealloc(g->flows, sizeof *g->flows * g->capflows);
-  }
-  /* v2 ids that are numbers are the flow ids themselves (our own exports
-   * and Neuron's args.flow_id agree); other ids are scoped by file */
-  int64_t v2;
-  uint64_t h = strncmp(f->id, "v2:", 3) == 0 && util_parse_i64(f->id + 3, &v2) == 0
-                   ? (uint64_t)v2
-                   : util_hash(c->rel, strlen(c->rel)) ^
-                         util_hash(f->id, strlen(f->id)) * 31;
-  g->flows[g->nflows++] =
-      (struct iflow){c->rel,      f->offset, (int64_t)(h & INT64_MAX),
-                     t->id,       f->ts_ns,  f->phase,
-                     f->enclosing};
-  return 0;
-}
-
-static int ing_chrome_meta(void *ud, const struct fmt_chrome_meta *m) {
-  struct ing_chrome *c = ud;
-  if (!m->value)
-    return 0;
-  int64_t pid = ing_chrome_pid(c, m->pid);
-  if (strcmp(m->kind, "process_name") == 0 && c->pid < 0)
-    ing_process(c->g, c->instance, pid, m->value, NULL);
-  else if (strcmp(m->kind, "thread_name") == 0 && m->tid) {
-    bool named;
-    ing_thread(c->g, c->instance, pid, ing_chrome_int(c->g, m->tid, &named),
-               m->value);
-  }
-  return 0;
-}
-
-static void ing_chrome_warning(void *ud, uint64_t offset, const char *msg) {
-  struct ing_chrome *c = ud;
-  c->g->st->skipped++;
-  ing_warn(c->g, "Corrupt Data", c->rel, offset, "%s", msg);
-}
-
-/* Reads one Chrome trace.  instance/pid: the process it belongs to, or
- * NULL/-1 for a standalone trace (then grouped by rank or file name). */
-static void ing_chrome(struct ing *g, const char *rel, const char *instance,
-                       int64_t pid) {
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
-  char rank[64] = "";
-  int probe = fmt_chrome_probe(path, rank, sizeof rank);
-  if (probe <= 0) {
-    if (probe < 0) {
-      g->st->skipped++;
-      ing_warn(g, "Corrupt Data", rel, 0, "cannot read file");
-    }
-    /* Not a trace (some other JSON): ignored without a warning. */
-    free(path);
-    return;
-  }
-  char *group = NULL;
-  if (!instance) {
-    if (*rank)
-      group = xasprintf("rank%s", rank);
-    else {
-      const char *b = strrchr(rel, '/');
-      group = xstrdup(b ? b + 1 : rel);
-    }
-    instance = group;
-  }
-  struct ing_chrome c = {g, rel, instance, pid};
-  struct fmt_chrome_cb cb = {&c,
-                             ing_chrome_slice,
-                             ing_chrome_counter,
-                             ing_chrome_flow,
-                             ing_chrome_meta,
-                             ing_chrome_warning};
-  struct fmt_chrome_stats cs = {0};
-  char *cause = NULL;
-  int rc = fmt_chrome_read(path, &cb, &cs, &cause);
-  if (rc < 0) {
-    g->st->skipped++;
-    ing_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
-  }
-  free(cause);
-  free(group);
-  free(path);
-}
-
-/* Binds Chrome flow endpoints to slices now that all slices exist:
- * s/t (and bp:"e") to the deepest enclosing slice of their thread, f to
- * the next slice starting at or after ts. */
-struct ing_bind {
-  int64_t lane, ts, id;
-  int found;
-};
-
-static int ing_bind_row(void *ud, sqlite3_stmt *st) {
-  struct ing_bind *b = ud;
-  b->lane = sqlite3_column_int64(st, 0);
-  b->ts = sqlite3_column_int64(st, 1);
-  b->id = sqlite3_column_int64(st, 2);
-  b->found = 1;
-  return 1;
-}
-
-static void ing_bind_flows(struct ing *g) {
-  for (size_t i = 0; i < g->nflows; i++) {
-    struct iflow *f = &g->flows[i];
-    struct ing_bind b = {0};
-    if (f->phase == 'f' && !f->enclosing)
-      store_writer_query(g->w, ing_bind_row, &b,
-                         "SELECT lane, ts, id FROM slice WHERE track = ? AND "
-                         "ts >= ? ORDER BY ts, lane LIMIT 1",
-                         "ii", f->track, f->ts);
-    else
-      store_writer_query(g->w, ing_bind_row, &b,
-                         "SELECT lane, ts, id FROM slice WHERE track = ? AND "
-                         "ts <= ? AND ts + max(dur, 1) > ? "
-                         "ORDER BY lane DESC, ts DESC LIMIT 1",
-                         "iii", f->track, f->ts, f->ts);
-    if (b.found)
-      store_writer_flow(g->w, f->flow_id, f->track, b.lane, b.ts, b.id);
-    else
-      ing_warn(g, "Missing Data", f->file, f->offset,
-               "flow endpoint '%c' at %" PRId64 " ns has no slice to bind to",
-               f->phase, f->ts);
-  }
-}
-
-/* ------------------------------------------------------------ devices */
-
-static void ing_device_slice(struct ing *g, const char *source,
-                             const char *label, int pcore, int64_t ts,
-                             int64_t dur, uint64_t id, const char *name,
-                             const char *grp) {
-  struct store_track d = ing_desc("slices", "device", source, g->instance);
-  d.pid = g->pid;
-  d.has_pid = 1;
-  d.pcore_idx = pcore;
-  d.device_profile_id = g->dp_id;
-  d.label = label;
-  struct lanes_item it = {.ts = ts,
-                          .dur = dur,
-                          .id = ing_id(g, id),
-                          .name = store_writer_intern(g->w, name),
-                          .grp = grp && *grp ? store_writer_intern(g->w, grp)
-                                             : 0};
-  ing_args_take(g, &it);
-  ing_slice(g, ing_track(g, &d), &it);
-}
-
-static void ing_device_counter(struct ing *g, const char *source,
-                               const char *label, int pcore, int64_t ts,
-                               double v) {
-  struct store_track d = ing_desc("counter", "device", source, g->instance);
-  d.pid = g->pid;
-  d.has_pid = 1;
-  d.pcore_idx = pcore;
-  d.device_profile_id = g->dp_id;
-  d.label = label;
-  ing_counter(g, ing_track(g, &d), 0, ts, v);
-}
-
-struct ing_dev_totals {
-  int64_t instructions, dmas, first, last;
-  double flops, hbm;
-};
-
-static void ing_dev_span(struct ing_dev_totals *t, int64_t ts, int64_t end) {
-  if (t->instructions + t->dmas == 0 || ts < t->first)
-    t->first = ts;
-  if (end > t->last)
-    t->last = end;
-}
-
-static void ing_ntff_record(struct ing *g, const Nex__NtffRecord *rec,
-                            int pcore, struct ing_dev_totals *tot) {
-  switch (rec->record_case) {
-  case NEX__NTFF_RECORD__RECORD_INSTRUCTION: {
-    const Nex__Instruction *in = rec->instruction;
-    ing_args_begin(g);
-    ing_args_str(g, "engine", in->engine);
-    ing_args_str(g, "operands", in->operands);
-    ing_args_i64(g, "pc", (int64_t)in->pc);
-    ing_args_str(g, "hlo_name", in->hlo_name);
-    ing_args_str(g, "framework_op", in->framework_op);
-    if (in->raw_flops)
-      ing_args_i64(g, "raw_flops", (int64_t)in->raw_flops);
-    if (in->hbm_read_bytes)
-      ing_args_i64(g, "hbm_read_bytes", (int64_t)in->hbm_read_bytes);
-    if (in->hbm_write_bytes)
-      ing_args_i64(g, "hbm_write_bytes", (int64_t)in->hbm_write_bytes);
-    ing_args_i64(g, "execution_index", in->execution_index);
-    ing_args_attrs(g, in->attributes, in->n_attributes);
-    ing_dev_span(tot, in->start_ts, in->start_ts + in->duration_ns);
-    tot->instructions++;
-    tot->flops += (double)in->raw_flops;
-    tot->hbm += (double)in->hbm_read_bytes + (double)in->hbm_write_bytes;
-    ing_device_slice(g, "engine",
-                     *in->timeline_track ? in->timeline_track : "Unknown",
-                     pcore, in->start_ts, in->duration_ns, in->id,
-                     *in->opcode ? in->opcode : "(no opcode)", in->framework_op);
-    break;
-  }
-  case NEX__NTFF_RECORD__RECORD_DMA: {
-    const Nex__DmaPacket *p = rec->dma;
-    ing_args_begin(g);
-    ing_args_str(g, "queue_type", p->queue_type);
-    ing_args_i64(g, "queue_idx", p->queue_idx);
-    ing_args_i64(g, "engine_idx", p->engine_idx);
-    ing_args_i64(g, "read_bytes", (int64_t)p->read_bytes);
-    ing_args_i64(g, "write_bytes", (int64_t)p->write_bytes);
-    ing_args_i64(g, "transfer_bytes", (int64_t)p->transfer_bytes);
-    ing_args_str(g, "variable", p->variable);
-    ing_args_attrs(g, p->attributes, p->n_attributes);
-    ing_dev_span(tot, p->start_ts, p->start_ts + p->duration_ns);
-    tot->dmas++;
-    const char *q = *p->queue_name ? p->queue_name : "unknown";
-    char *name = xasprintf("dma %s", *p->variable ? p->variable : q);
-    ing_device_slice(g, "dma", q, pcore, p->start_ts, p->duration_ns, p->id,
-                     name, NULL);
-    free(name);
-    break;
-  }
-  case NEX__NTFF_RECORD__RECORD_SEMAPHORE: {
-    const Nex__SemaphoreUpdate *s = rec->semaphore;
-    ing_device_counter(g, "semaphore", *s->id ? s->id : "unknown", pcore,
-                       s->timestamp, s->value);
-    break;
-  }
-  case NEX__NTFF_RECORD__RECORD_EXECUTION: {
-    const Nex__ExecutionInfo *e = rec->execution;
-    store_writer_exec(g->w,
-                      "INSERT OR REPLACE INTO ExecutionInfo (device_profile_id, "
-                      "execution_index, neff_name, execution_start_ts, "
-                      "execution_end_ts, num_subgraphs, row_count, exec_id) "
-                      "VALUES (?,?,?,?,?,?,?,?)",
-                      "iitiiiiI", g->dp_id, (int64_t)e->execution_index,
-                      e->neff_name, e->execution_start_ts, e->execution_end_ts,
-                      (int64_t)e->num_subgraphs, (int64_t)e->row_count,
-                      e->exec_id > 0 ? e->exec_id : -1);
-    break;
-  }
-  case NEX__NTFF_RECORD__RECORD_CC_OP: {
-    const Nex__CcOp *c = rec->cc_op;
-    ing_args_begin(g);
-    ing_args_str(g, "algorithm", c->algorithm);
-    ing_args_i64(g, "num_elements", (int64_t)c->num_elements);
-    ing_args_str(g, "dtype", c->dtype);
-    ing_args_i64(g, "input_size", (int64_t)c->input_size);
-    ing_args_i64(g, "output_size", (int64_t)c->output_size);
-    ing_device_slice(g, "cc", "CC", pcore, c->start_ts, c->duration_ns,
-                     c->op_id, *c->operation ? c->operation : "cc_op", NULL);
-    break;
-  }
-  case NEX__NTFF_RECORD__RECORD_USAGE: {
-    const Nex__UsageSample *u = rec->usage;
-    ing_device_counter(g, *u->series ? u->series : "usage",
-                       *u->series ? u->series : "usage", pcore, u->timestamp,
-                       u->util_percent);
-    break;
-  }
-  default:
-    break;
-  }
-}
-
-static char *ing_profile_base(const char *dir) {
-  char *real = realpath(dir, NULL);
-  const char *s = real ? real : dir;
-  const char *b = strrchr(s, '/');
-  char *name = xstrdup(b && b[1] ? b + 1 : s);
-  free(real);
-  return name;
-}
-
-static void ing_neff(struct ing *g, const char *rel, char **model_name) {
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
-  struct fmt_neff_header h;
-  char *cause = NULL;
-  int rc = fmt_neff_read(path, &h, &cause);
-  free(path);
-  if (rc < 0) {
-    g->st->skipped++;
-    ing_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "bad NEFF");
-    free(cause);
-    return;
-  }
-  store_writer_exec(g->w,
-                    "INSERT OR IGNORE INTO NeffHeader (file, network_name, "
-                    "uuid, hash, header_size, data_size, package_version, "
-                    "major_version, minor_version, build_version, "
-                    "neuroncore_count, requested_tpb_count) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    "ttttiiiiitii", rel, h.name, h.uuid_hex, h.hash_hex,
-                    (int64_t)h.header_size, (int64_t)h.data_size,
-                    (int64_t)h.package_version, (int64_t)h.major_version,
-                    (int64_t)h.minor_version, h.build_version,
-                    (int64_t)h.num_tpb, (int64_t)h.requested_tpb_count);
-  if (*h.name && !*model_name)
-    *model_name = xstrdup(h.name);
-}
-
-static void ing_device(struct ing *g, const struct discover_device *dev,
-                       const char *profile_base) {
-  if (dev->size == 0) {
-    /* Normal: a NeuronCore the process owned but never ran on. */
-    ing_warn(g, "Missing Data", dev->ntff, 0,
-             "empty device trace (the NeuronCore never ran)");
-    return;
-  }
-  struct fmt_pb *r = ing_pb_open(g, dev->ntff, FMT_PB_MAGIC_NTFF);
-  if (!r)
-    return;
-  ProtobufCMessage *m;
-  uint64_t off;
-  int rc = fmt_pb_next(r, &nex__ntff_record__descriptor, &m, &off);
-  Nex__NtffRecord *first = rc == 1 ? (Nex__NtffRecord *)m : NULL;
-  const Nex__NtffHeader *h =
-      first && first->record_case == NEX__NTFF_RECORD__RECORD_HEADER
-          ? first->header
-          : NULL;
-  if (rc < 0)
-    ing_pb_error(g, dev->ntff, rc, off);
-  if (!h)
-    ing_warn(g, "Missing Data", dev->ntff, 0,
-             "NTFF has no header record; NeuronCore and model taken from the "
-             "file name");
-  int nc = h ? h->nc_idx : dev->nc;
-  int pcore = h ? h->pcore_idx : -1;
-  int64_t session = h ? h->session_id : dev->session;
-  uint64_t hash = h && h->neff_hash ? h->neff_hash : dev->hash;
-  bool session_mode = dev->mode == DISCOVER_SESSION || (h && session >= 0 &&
-                                                        dev->mode != DISCOVER_MODEL);
-  char *model_name = h && *h->model_name ? xstrdup(h->model_name) : NULL;
-  if (dev->neff)
-    ing_neff(g, dev->neff, &model_name);
-  char *name =
-      session_mode
-          ? xasprintf("%s_%s_pid_%" PRId64 "_nc_%d_session_%" PRId64,
-                      profile_base, g->instance, g->pid, nc, session)
-          : xasprintf("%s_%s_pid_%" PRId64 "_nc_%d_model_%" PRIu64,
-                      profile_base, g->instance, g->pid, nc, hash);
-  char model_id[24];
-  snprintf(model_id, sizeof model_id, "%" PRIu64, hash);
-  g->dp_id = store_writer_exec(
-      g->w,
-      "INSERT INTO DeviceProfileList (device_profile_name, instance_id, "
-      "process_id, nc_id, pcore_idx, session_id, model_id, model_name, "
-      "ntff_file, neff_file, peak_flops, hbm_ddr_bandwidth) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-      "ttiiIIttttrr", name, g->instance, g->pid, (int64_t)nc, (int64_t)pcore,
-      session_mode ? session : -1, session_mode ? NULL : model_id, model_name,
-      dev->ntff, dev->neff, h ? h->peak_flops : 0.0,
-      h ? h->hbm_ddr_bandwidth : 0.0);
-  if (h)
-    store_writer_exec(
-        g->w,
-        "INSERT INTO Metadata (device_profile_id, profile_schema_version, "
-        "ntff_version, num_physical_cores, first_hw_timestamp, "
-        "last_hw_timestamp, ticks_per_nanosec, instance_type, neuroncore_idx, "
-        "tensor_engine_num_rows, tensor_engine_num_cols, "
-        "neuroncore_clock_freq, hbm_ddr_bandwidth) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        "itiiiirtiiirr", g->dp_id, "7.4.0", (int64_t)h->ntff_version,
-        (int64_t)h->num_physical_cores, h->first_hw_timestamp,
-        h->last_hw_timestamp, h->ticks_per_nanosec,
-        *h->instance_type ? h->instance_type : NULL, (int64_t)nc,
-        (int64_t)h->tensor_engine_num_rows, (int64_t)h->tensor_engine_num_cols,
-        h->neuroncore_clock_freq, h->hbm_ddr_bandwidth);
-  struct ing_dev_totals tot = {0};
-  if (first && !h)
-    ing_ntff_record(g, first, pcore, &tot);
-  while (rc != 0 && rc != -EPIPE &&
-         (rc = fmt_pb_next(r, &nex__ntff_record__descriptor, &m, &off)) != 0) {
-    g->file_pos = fmt_pb_pos(r);
-    if (rc < 0) {
-      ing_pb_error(g, dev->ntff, rc, off);
-      continue;
-    }
-    ing_ntff_record(g, (Nex__NtffRecord *)m, pcore, &tot);
-  }
-  store_writer_exec(g->w,
-                    "UPDATE DeviceProfileList SET first_ts=?, last_ts=?, "
-                    "instruction_count=?, dma_count=?, total_flops=?, "
-                    "hbm_bytes=? WHERE id=?",
-                    "IIiirri", tot.instructions + tot.dmas ? tot.first : -1,
-                    tot.instructions + tot.dmas ? tot.last : -1,
-                    tot.instructions, tot.dmas, tot.flops, tot.hbm, g->dp_id);
-  free(name);
-  free(model_name);
-  fmt_pb_close(r);
 }
 
 /* ------------------------------------------------------------ main */
@@ -1492,10 +918,10 @@ char *ingest_default_db_path(const char *dir, char **cause) {
   }
   const char *xdg = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
-  char *base = xdg && *xdg   ? xasprintf("%s/neuron-explorer-server", xdg)
-               : home && *home ? xasprintf("%s/.cache/neuron-explorer-server",
-                                           home)
-                               : xstrdup("/tmp/neuron-explorer-server");
+  char *base = xdg && *xdg ? xasprintf("%s/neuron-explorer-server", xdg)
+               : home && *home
+                   ? xasprintf("%s/.cache/neuron-explorer-server", home)
+                   : xstrdup("/tmp/neuron-explorer-server");
   char *parent = xstrndup(base, (size_t)(strrchr(base, '/') - base));
   mkdir(parent, 0700);
   free(parent);
@@ -1513,22 +939,31 @@ char *ingest_default_db_path(const char *dir, char **cause) {
   return path;
 }
 
+char *ingest_profile_base(const char *dir) {
+  char *real = realpath(dir, NULL);
+  const char *s = real ? real : dir;
+  const char *b = strrchr(s, '/');
+  char *name = xstrdup(b && b[1] ? b + 1 : s);
+  free(real);
+  return name;
+}
+
 /* ------------------------------------------------------------ derived */
 
 /* Rate counters: the sum of bytes/duration of the intervals active at each
  * interval start and end (host<->device bandwidth, DMA throughput). */
-struct ing_rate {
+struct ingest_rate {
   struct ing *g;
   struct itrack *dst;
   struct rate_end {
     int64_t end;
     double rate;
-  } *heap;
+  } * heap;
   size_t n, cap;
   double sum;
 };
 
-static void ing_rate_pop_until(struct ing_rate *r, int64_t ts) {
+static void ingest_rate_pop_until(struct ingest_rate *r, int64_t ts) {
   while (r->n && r->heap[0].end <= ts) {
     struct rate_end top = r->heap[0];
     r->heap[0] = r->heap[--r->n];
@@ -1549,16 +984,16 @@ static void ing_rate_pop_until(struct ing_rate *r, int64_t ts) {
     if (r->sum < 1e-9)
       r->sum = 0;
     if (!r->n || r->heap[0].end != top.end)
-      ing_counter(r->g, r->dst, 0, top.end, r->sum);
+      ingest_counter(r->g, r->dst, 0, top.end, r->sum);
   }
 }
 
-static int ing_rate_row(void *ud, sqlite3_stmt *st) {
-  struct ing_rate *r = ud;
+static int ingest_rate_row(void *ud, sqlite3_stmt *st) {
+  struct ingest_rate *r = ud;
   int64_t ts = sqlite3_column_int64(st, 0);
   int64_t dur = sqlite3_column_int64(st, 1);
   double bytes = sqlite3_column_double(st, 2);
-  ing_rate_pop_until(r, ts);
+  ingest_rate_pop_until(r, ts);
   if (dur <= 0)
     return 0;
   double rate = bytes * 1e9 / (double)dur;
@@ -1575,24 +1010,24 @@ static int ing_rate_row(void *ud, sqlite3_stmt *st) {
     i = (i - 1) / 2;
   }
   r->sum += rate;
-  ing_counter(r->g, r->dst, 0, ts, r->sum);
+  ingest_counter(r->g, r->dst, 0, ts, r->sum);
   return 0;
 }
 
-static void ing_rate_finish(struct ing_rate *r) {
-  ing_rate_pop_until(r, INT64_MAX);
+static void ingest_rate_finish(struct ingest_rate *r) {
+  ingest_rate_pop_until(r, INT64_MAX);
   free(r->heap);
 }
 
 /* Bytes of intervals spread over fixed buckets, pro rata of overlap. */
-struct ing_bins {
+struct ingest_bins {
   int64_t first, width;
   size_t n;
   double *bytes;
 };
 
-static int ing_bins_row(void *ud, sqlite3_stmt *st) {
-  struct ing_bins *b = ud;
+static int ingest_bins_row(void *ud, sqlite3_stmt *st) {
+  struct ingest_bins *b = ud;
   int64_t ts = sqlite3_column_int64(st, 0) - b->first;
   int64_t dur = sqlite3_column_int64(st, 1);
   double bytes = sqlite3_column_double(st, 2);
@@ -1609,7 +1044,7 @@ static int ing_bins_row(void *ud, sqlite3_stmt *st) {
   return 0;
 }
 
-struct ing_track_row {
+struct ingest_track_row {
   struct ing *g;
   int64_t *ids;
   char **inst;
@@ -1618,8 +1053,8 @@ struct ing_track_row {
   size_t n;
 };
 
-static int ing_collect_row(void *ud, sqlite3_stmt *st) {
-  struct ing_track_row *c = ud;
+static int ingest_collect_row(void *ud, sqlite3_stmt *st) {
+  struct ingest_track_row *c = ud;
   c->ids = xrealloc(c->ids, sizeof *c->ids * (c->n + 1));
   c->inst = xrealloc(c->inst, sizeof *c->inst * (c->n + 1));
   c->nc = xrealloc(c->nc, sizeof *c->nc * (c->n + 1));
@@ -1632,7 +1067,7 @@ static int ing_collect_row(void *ud, sqlite3_stmt *st) {
   return 0;
 }
 
-static void ing_collect_free(struct ing_track_row *c) {
+static void ingest_collect_free(struct ingest_track_row *c) {
   for (size_t i = 0; i < c->n; i++) {
     free(c->inst[i]);
     free(c->src[i]);
@@ -1643,39 +1078,40 @@ static void ing_collect_free(struct ing_track_row *c) {
   free(c->src);
 }
 
-static void ing_derived(struct ing *g) {
+static void ingest_derived(struct ing *g) {
   /* host<->device transfer bandwidth, per instance, NC and direction */
-  struct ing_track_row c = {.g = g};
-  store_writer_query(g->w, ing_collect_row, &c,
+  struct ingest_track_row c = {.g = g};
+  store_writer_query(g->w, ingest_collect_row, &c,
                      "SELECT id, instance_id, coalesce(nc_idx, -1), source "
                      "FROM track WHERE source IN ('host_to_device_transfers',"
                      "'device_to_host_transfers') ORDER BY id",
                      "");
   for (size_t i = 0; i < c.n; i++) {
     bool in = strcmp(c.src[i], "host_to_device_transfers") == 0;
-    struct store_track d = ing_desc(
-        "counter", "system",
-        in ? "host_to_device_bandwidth" : "device_to_host_bandwidth", c.inst[i]);
+    struct store_track d = ingest_desc("counter", "system",
+                                       in ? "host_to_device_bandwidth"
+                                          : "device_to_host_bandwidth",
+                                       c.inst[i]);
     d.nc_idx = c.nc[i];
-    struct ing_rate r = {g, ing_track(g, &d), NULL, 0, 0, 0};
-    store_writer_query(g->w, ing_rate_row, &r,
+    struct ingest_rate r = {g, ingest_track(g, &d), NULL, 0, 0, 0};
+    store_writer_query(g->w, ingest_rate_row, &r,
                        "SELECT ts, dur, coalesce(CAST(json_extract(args, "
                        "'$.size') AS REAL), 0) FROM slice WHERE track = ? "
                        "ORDER BY ts",
                        "i", c.ids[i]);
-    ing_rate_finish(&r);
+    ingest_rate_finish(&r);
   }
-  ing_collect_free(&c);
+  ingest_collect_free(&c);
   /* DMA throughput per device profile, binned: bytes moved per bucket of
    * the profile's span / INGEST_DMA_BUCKETS (at least 1 us) */
-  struct ing_track_row dp = {.g = g};
-  store_writer_query(g->w, ing_collect_row, &dp,
+  struct ingest_track_row dp = {.g = g};
+  store_writer_query(g->w, ingest_collect_row, &dp,
                      "SELECT id, instance_id, coalesce(pcore_idx, -1), "
                      "process_id || ' ' || first_ts || ' ' || last_ts "
                      "FROM DeviceProfileList WHERE dma_count > 0 ORDER BY id",
                      "");
   for (size_t i = 0; i < dp.n; i++) {
-    struct ing_bins b = {0};
+    struct ingest_bins b = {0};
     long long pid, first, last;
     if (sscanf(dp.src[i], "%lld %lld %lld", &pid, &first, &last) != 3 ||
         last <= first)
@@ -1686,26 +1122,26 @@ static void ing_derived(struct ing *g) {
       b.width = 1000;
     b.n = (size_t)((last - first) / b.width + 1);
     b.bytes = xcalloc(b.n, sizeof *b.bytes);
-    store_writer_query(g->w, ing_bins_row, &b,
+    store_writer_query(g->w, ingest_bins_row, &b,
                        "SELECT s.ts, s.dur, coalesce(CAST(json_extract(s.args,"
                        " '$.transfer_bytes') AS REAL), 0) FROM slice s "
                        "JOIN track t ON t.id = s.track WHERE "
                        "t.device_profile_id = ? AND t.source = 'dma'",
                        "i", dp.ids[i]);
     struct store_track d =
-        ing_desc("counter", "device", "dma_throughput", dp.inst[i]);
+        ingest_desc("counter", "device", "dma_throughput", dp.inst[i]);
     d.pid = pid;
     d.has_pid = 1;
     d.pcore_idx = dp.nc[i];
     d.device_profile_id = dp.ids[i];
     d.label = "dma_throughput";
-    struct itrack *t = ing_track(g, &d);
+    struct itrack *t = ingest_track(g, &d);
     for (size_t k = 0; k < b.n; k++)
-      ing_counter(g, t, 0, b.first + (int64_t)k * b.width,
-                  b.bytes[k] * 1e9 / (double)b.width);
+      ingest_counter(g, t, 0, b.first + (int64_t)k * b.width,
+                     b.bytes[k] * 1e9 / (double)b.width);
     free(b.bytes);
   }
-  ing_collect_free(&dp);
+  ingest_collect_free(&dp);
   /* device timeline -> system timeline, through the first execution's
    * nc_exec_running */
   store_writer_exec(
@@ -1726,40 +1162,40 @@ static void ing_derived(struct ing *g) {
 }
 
 /* Finishes the tracks created since index `from`; returns the new end. */
-static size_t ing_finish_tracks(struct ing *g, size_t from) {
+static size_t ingest_finish_tracks(struct ing *g, size_t from) {
   size_t n = g->tn;
   for (size_t i = from; i < n; i++)
-    ing_track_finish(g, g->order[i]);
+    ingest_track_finish(g, g->order[i]);
   return n;
 }
 
-static void ing_read_file(struct ing *g, const char *rel,
-                          void (*fn)(struct ing *g, const char *rel)) {
-  ing_file_begin(g, rel);
+static void ingest_read_file(struct ing *g, const char *rel,
+                             void (*fn)(struct ing *g, const char *rel)) {
+  ingest_file_begin(g, rel);
   fn(g, rel);
   char *path = xasprintf("%s/%s", g->o->dir, rel);
   struct stat sb;
-  ing_file_end(g, stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+  ingest_file_end(g, stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
   free(path);
 }
 
-static void ing_process_json(struct ing *g, const char *rel) {
-  ing_chrome(g, rel, g->instance, g->pid);
+static void ingest_process_json(struct ing *g, const char *rel) {
+  ingest_chrome_read(g, rel, g->instance, g->pid);
 }
 
-static void ing_standalone_json(struct ing *g, const char *rel) {
-  ing_chrome(g, rel, NULL, -1);
+static void ingest_standalone_json(struct ing *g, const char *rel) {
+  ingest_chrome_read(g, rel, NULL, -1);
 }
 
-static void ing_profile(struct ing *g, const struct discover_process *p,
-                        const char *profile_base) {
+static void ingest_profile(struct ing *g, const struct discover_process *p,
+                           const char *profile_base) {
   char *instance = NULL;
   int64_t pid = p->pid;
   bool system = p->trace_info && !g->o->ignore_system;
   if (system) {
-    ing_file_begin(g, p->trace_info);
-    bool keep = ing_trace_info(g, p, &instance, &pid);
-    ing_file_end(g, 0);
+    ingest_file_begin(g, p->trace_info);
+    bool keep = ingest_trace_info(g, p, &instance, &pid);
+    ingest_file_end(g, 0);
     if (!keep) {
       free(instance);
       return;
@@ -1775,35 +1211,35 @@ static void ing_profile(struct ing *g, const struct discover_process *p,
     pid = 0;
   g->instance = instance;
   g->pid = pid;
-  ing_process(g, instance, pid, NULL, p->rel);
+  ingest_process(g, instance, pid, NULL, p->rel);
   if (!g->o->ignore_system) {
     if (p->ntrace)
-      ing_read_file(g, p->ntrace, ing_ntrace);
+      ingest_read_file(g, p->ntrace, ingest_ntrace);
     if (p->cpu_util)
-      ing_read_file(g, p->cpu_util, ing_cpu_util);
+      ingest_read_file(g, p->cpu_util, ingest_cpu_util);
     if (p->host_mem)
-      ing_read_file(g, p->host_mem, ing_host_mem);
+      ingest_read_file(g, p->host_mem, ingest_host_mem);
     for (int i = 0; i < p->n_json; i++)
-      ing_read_file(g, p->json[i], ing_process_json);
+      ingest_read_file(g, p->json[i], ingest_process_json);
   }
   if (!g->o->ignore_device)
     for (int i = 0; i < p->n_devices; i++) {
-      ing_file_begin(g, p->devices[i].ntff);
-      ing_device(g, &p->devices[i], profile_base);
-      ing_file_end(g, p->devices[i].size);
+      ingest_file_begin(g, p->devices[i].ntff);
+      ingest_device_read(g, &p->devices[i], profile_base);
+      ingest_file_end(g, p->devices[i].size);
     }
   g->instance = NULL;
   free(instance);
 }
 
-static void ing_info(struct ing *g, const char *key, const char *value) {
+static void ingest_info(struct ing *g, const char *key, const char *value) {
   store_writer_exec(g->w, "INSERT OR REPLACE INTO store_info VALUES (?, ?)",
                     "tt", key, value);
 }
 
-static void ing_free(struct ing *g) {
+static void ingest_free(struct ing *g) {
   for (size_t i = 0; i < g->tn; i++)
-    ing_track_free(g->order[i]);
+    ingest_track_free(g->order[i]);
   free(g->tracks);
   free(g->order);
   free(g->stats);
@@ -1827,8 +1263,7 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   {
     struct sbuf b = {0};
     sbuf_printf(&b, "schema-1|%s|%s|dev=%d|sys=%d", d->fingerprint,
-                filter_describe(o->filter), o->ignore_device,
-                o->ignore_system);
+                filter_describe(o->filter), o->ignore_device, o->ignore_system);
     snprintf(fp, sizeof fp, "%016llx",
              (unsigned long long)util_hash(b.s, b.len));
     sbuf_free(&b);
@@ -1847,22 +1282,22 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   }
   struct ing g = {.o = o, .w = w, .d = d, .st = st, .t0 = t0};
   for (int i = 0; i < d->n_messages; i++)
-    ing_warn(&g, "Missing Data", NULL, 0, "%s", d->messages[i]);
-  char *base = ing_profile_base(o->dir);
+    ingest_warn(&g, "Missing Data", NULL, 0, "%s", d->messages[i]);
+  char *base = ingest_profile_base(o->dir);
   for (int i = 0; i < d->n_procs; i++)
-    ing_profile(&g, &d->procs[i], base);
+    ingest_profile(&g, &d->procs[i], base);
   if (!o->ignore_system) {
     g.instance = NULL;
     g.pid = -1;
     for (int i = 0; i < d->n_json; i++)
-      ing_read_file(&g, d->json[i], ing_standalone_json);
+      ingest_read_file(&g, d->json[i], ingest_standalone_json);
   }
   int64_t t1 = util_now_ns();
-  size_t done = ing_finish_tracks(&g, 0);
+  size_t done = ingest_finish_tracks(&g, 0);
   int64_t t2 = util_now_ns();
-  ing_bind_flows(&g);
-  ing_derived(&g);
-  ing_finish_tracks(&g, done);
+  ingest_chrome_bind_flows(&g);
+  ingest_derived(&g);
+  ingest_finish_tracks(&g, done);
   int64_t t3 = util_now_ns();
   log_debug("ingest: read %.2f s, tracks %.2f s, derived %.2f s",
             (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9,
@@ -1872,22 +1307,22 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
       store_writer_name_stat(w, g.stats[i].name, g.stats[i].track,
                              g.stats[i].count, g.stats[i].dur);
   char *real = realpath(o->dir, NULL);
-  ing_info(&g, "schema_version", "1");
-  ing_info(&g, "fingerprint", fp);
-  ing_info(&g, "dir", real ? real : o->dir);
-  ing_info(&g, "profile_name", base);
+  ingest_info(&g, "schema_version", "1");
+  ingest_info(&g, "fingerprint", fp);
+  ingest_info(&g, "dir", real ? real : o->dir);
+  ingest_info(&g, "profile_name", base);
   char nflows[24];
   snprintf(nflows, sizeof nflows, "%zu", g.nflows);
-  ing_info(&g, "chrome_flow_endpoints", nflows);
+  ingest_info(&g, "chrome_flow_endpoints", nflows);
   free(real);
   free(base);
-  ing_progress(&g, true);
+  ingest_progress(&g, true);
   if (g.bar_drawn)
     fputc('\n', stderr);
   if (g.warned_stderr > INGEST_STDERR_WARNINGS)
     log_warn("%" PRIu64 " more warnings: see the Warning table",
              g.warned_stderr - INGEST_STDERR_WARNINGS);
-  ing_free(&g);
+  ingest_free(&g);
   discover_free(d);
   int64_t t4 = util_now_ns();
   rc = store_writer_finish(w, cause);

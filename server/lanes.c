@@ -39,7 +39,8 @@ void lanes_free(struct lanes *l) {
 
 /* Heap order: earlier start first; on equal starts the longer first, so an
  * enclosing slice takes the lower lane. */
-static int lanes_before(const struct lanes_item *a, const struct lanes_item *b) {
+static int lanes_before(const struct lanes_item *a,
+                        const struct lanes_item *b) {
   if (a->ts != b->ts)
     return a->ts < b->ts;
   if (a->dur != b->dur)

@@ -47,7 +47,8 @@ static void lod_emit(struct lod *l, struct store_writer *w, int64_t lane,
 void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
                int64_t dur, int64_t id, int64_t name, int64_t grp) {
   while (lane >= l->nlanes) {
-    l->b = xrealloc(l->b, sizeof *l->b * (size_t)((l->nlanes + 1) * l->nlevels));
+    l->b =
+        xrealloc(l->b, sizeof *l->b * (size_t)((l->nlanes + 1) * l->nlevels));
     for (int i = 0; i < l->nlevels; i++)
       l->b[l->nlanes * l->nlevels + i].bucket = -1;
     l->nlanes++;
@@ -109,7 +110,8 @@ struct lod_counter *lod_counter_new(int64_t track, int min_level) {
 }
 
 static void lod_counter_emit(struct lod_counter *c, struct store_writer *w,
-                             int series, int level, const struct lod_cbucket *b) {
+                             int series, int level,
+                             const struct lod_cbucket *b) {
   store_writer_counter_lod(w, c->track, series, level, b->bucket, b->ts, b->min,
                            b->max, b->last, b->count);
 }
@@ -117,8 +119,8 @@ static void lod_counter_emit(struct lod_counter *c, struct store_writer *w,
 void lod_counter_sample(struct lod_counter *c, struct store_writer *w,
                         int series, int64_t ts, double value) {
   while (series >= c->nseries) {
-    c->b = xrealloc(c->b,
-                    sizeof *c->b * (size_t)((c->nseries + 1) * c->nlevels));
+    c->b =
+        xrealloc(c->b, sizeof *c->b * (size_t)((c->nseries + 1) * c->nlevels));
     for (int i = 0; i < c->nlevels; i++)
       c->b[c->nseries * c->nlevels + i].bucket = -1;
     c->nseries++;

@@ -19,9 +19,9 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,9 +80,24 @@ static void main_usage(FILE *f) {
 
 static int main_parse(int argc, char **argv, struct main_opts *o) {
   enum {
-    OPT_DIR = 256, OPT_DB, OPT_PORT, OPT_BIND, OPT_WEB, OPT_INGEST_ONLY,
-    OPT_FORCE, OPT_NO_WATCH, OPT_F_CORE, OPT_F_TYPE, OPT_F_INST, OPT_IGN_DEV,
-    OPT_IGN_SYS, OPT_QUIET, OPT_VERSION, OPT_HELP, OPT_OUT_FORMAT, OPT_OUT_FILE
+    OPT_DIR = 256,
+    OPT_DB,
+    OPT_PORT,
+    OPT_BIND,
+    OPT_WEB,
+    OPT_INGEST_ONLY,
+    OPT_FORCE,
+    OPT_NO_WATCH,
+    OPT_F_CORE,
+    OPT_F_TYPE,
+    OPT_F_INST,
+    OPT_IGN_DEV,
+    OPT_IGN_SYS,
+    OPT_QUIET,
+    OPT_VERSION,
+    OPT_HELP,
+    OPT_OUT_FORMAT,
+    OPT_OUT_FILE
   };
   static const struct option longs[] = {
       {"dir", required_argument, NULL, OPT_DIR},
@@ -240,9 +255,8 @@ static int main_export(struct main_opts *o, const char *db_path) {
         rc = -EIO;
     }
     if (f && (rc < 0 || (f != stdout ? fclose(f) : fflush(f)) != 0)) {
-      log_error("cannot write the export: %s", rc < 0 && rc != -EIO
-                                                   ? e.detail
-                                                   : strerror(errno));
+      log_error("cannot write the export: %s",
+                rc < 0 && rc != -EIO ? e.detail : strerror(errno));
       status = EXIT_INGEST;
     }
     sbuf_free(&b);
@@ -287,7 +301,7 @@ static int main_ingest_once(struct main_ingest *mi) {
   }
   mi->skipped = st.skipped;
   if (!mi->o->quiet)
-    log_info("%s %s: %llu events, %llu warnings, %.2f s", 
+    log_info("%s %s: %llu events, %llu warnings, %.2f s",
              st.reused ? "reopened" : "ingested", mi->db_path,
              (unsigned long long)st.events, (unsigned long long)st.warnings,
              st.seconds);
@@ -361,7 +375,8 @@ static int main_serve(struct main_opts *o, char *db_path) {
   sigaddset(&set, SIGTERM);
   pthread_join(th, NULL);
   struct watch *w = NULL;
-  if (!o->no_watch && watch_start(o->dir, main_on_change, &mi, &w, &cause) < 0) {
+  if (!o->no_watch &&
+      watch_start(o->dir, main_on_change, &mi, &w, &cause) < 0) {
     log_warn("not watching %s for new data: %s", o->dir, cause);
     free(cause);
   }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern const char store_schema_sql[]; /* schema.sql, generated at build */
@@ -68,17 +69,31 @@ struct store_writer {
 };
 
 static struct store_batch *store_tables(struct store_writer *w, int i) {
-  struct store_batch *t[] = {&w->str,   &w->track,     &w->slice,
+  struct store_batch *t[] = {&w->str,     &w->track,     &w->slice,
                              &w->counter, &w->slice_lod, &w->counter_lod,
-                             &w->flow,  &w->name_stat};
+                             &w->flow,    &w->name_stat};
   return i < (int)(sizeof t / sizeof *t) ? t[i] : NULL;
+}
+
+/* SQLite's message for the last error on db, plus the system error behind
+ * it when there is one: "unable to open database file (Read-only file
+ * system)", "disk I/O error (File too large)".  Returns a malloc'd string. */
+static char *store_errmsg(sqlite3 *db) {
+  int e = db ? sqlite3_system_errno(db) : 0;
+  const char *msg = db ? sqlite3_errmsg(db) : "out of memory";
+  if (db && !e) /* a failed write at COMMIT leaves it only on the file */
+    sqlite3_file_control(db, "main", SQLITE_FCNTL_LAST_ERRNO, &e);
+  return e ? xasprintf("%s (%s)", msg, strerror(e)) : xstrdup(msg);
 }
 
 /* Records the first error (any thread, lock held or not: only the writer
  * thread or the ingest thread with the queue drained call it). */
 static void store_error(struct store_writer *w, const char *what) {
-  if (!w->error)
-    w->error = xasprintf("%s: %s", what, sqlite3_errmsg(w->db));
+  if (!w->error) {
+    char *msg = store_errmsg(w->db);
+    w->error = xasprintf("%s: %s", what, msg);
+    free(msg);
+  }
 }
 
 static int store_ok(int rc) {
@@ -165,7 +180,9 @@ static void store_rows_bind(struct store_rows *rows, sqlite3_stmt *st, int r,
     case 'I':
     case 'N':
     case 'n':
-      if (b->types[c] == 'I' ? v > 0 : b->types[c] == 'N' ? v >= 0 : v != INT64_MIN)
+      if (b->types[c] == 'I'   ? v > 0
+          : b->types[c] == 'N' ? v >= 0
+                               : v != INT64_MIN)
         sqlite3_bind_int64(st, p, v);
       else
         sqlite3_bind_null(st, p);
@@ -285,6 +302,24 @@ int store_writer_open(const char *path, struct store_writer **out,
   w->tmp = xasprintf("%s.tmp", path);
   unlink(w->tmp);
   char *err = NULL;
+  /* Unusable locations are found now, with the system's reason, rather
+   * than as SQLite's "unable to open database file" or by the rename after
+   * the whole ingest. */
+  struct stat st;
+  int fd = -1, e = stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? EISDIR : 0;
+  if (!e &&
+      (fd = open(w->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+    e = errno;
+  if (fd >= 0)
+    close(fd);
+  if (e) {
+    *cause = xasprintf("cannot create store %s: %s",
+                       e == EISDIR ? path : w->tmp, strerror(e));
+    free(w->path);
+    free(w->tmp);
+    free(w);
+    return -e;
+  }
   if (sqlite3_open_v2(w->tmp, &w->db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                           SQLITE_OPEN_NOMUTEX,
@@ -296,9 +331,9 @@ int store_writer_open(const char *path, struct store_writer **out,
                    NULL, NULL, &err) != SQLITE_OK ||
       sqlite3_exec(w->db, store_schema_sql, NULL, NULL, &err) != SQLITE_OK ||
       sqlite3_exec(w->db, "BEGIN", NULL, NULL, &err) != SQLITE_OK) {
-    *cause = xasprintf("cannot create store %s: %s", w->tmp,
-                       err ? err : w->db ? sqlite3_errmsg(w->db)
-                                         : "out of memory");
+    char *msg = store_errmsg(w->db);
+    *cause = xasprintf("cannot create store %s: %s", w->tmp, msg);
+    free(msg);
     sqlite3_free(err);
     sqlite3_close(w->db);
     unlink(w->tmp);
@@ -313,8 +348,8 @@ int store_writer_open(const char *path, struct store_writer **out,
                    "pcore_idx,worker_gid,stream_id,device_idx,hbm_idx,cpu_id,"
                    "device_profile_id,label",
                    "ittttnnNNNNNNtIt");
-  store_batch_init(w, &w->slice, "slice",
-                   "track,lane,ts,id,dur,name,grp,args", "iiiiiiIt");
+  store_batch_init(w, &w->slice, "slice", "track,lane,ts,id,dur,name,grp,args",
+                   "iiiiiiIt");
   store_batch_init(w, &w->counter, "counter", "track,series,ts,seq,value",
                    "iiiir");
   store_batch_init(w, &w->slice_lod, "slice_lod",
@@ -398,7 +433,7 @@ int64_t store_writer_track(struct store_writer *w,
     r->texts[c + 1 + i] = store_text(texts[i], &r->lens[c + 1 + i]);
   r->ints[c + 5] = t->has_pid ? t->pid : INT64_MIN;
   r->ints[c + 6] = t->has_tid ? t->tid : INT64_MIN;
-  int64_t ints[] = {t->nc_idx,    t->pcore_idx, t->worker_gid,
+  int64_t ints[] = {t->nc_idx,    t->pcore_idx,  t->worker_gid,
                     t->stream_id, t->device_idx, t->hbm_idx};
   for (int i = 0; i < 6; i++)
     r->ints[c + 7 + i] = ints[i];
@@ -469,10 +504,9 @@ void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
   v[5] = end_ts, v[6] = id, v[7] = name, v[8] = grp, v[9] = dur, v[10] = count;
 }
 
-void store_writer_counter_lod(struct store_writer *w, int64_t track,
-                              int series, int level, int64_t bucket,
-                              int64_t ts, double min, double max, double last,
-                              int64_t count) {
+void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
+                              int level, int64_t bucket, int64_t ts, double min,
+                              double max, double last, int64_t count) {
   int c = store_batch_row(w, &w->counter_lod);
   struct store_rows *r = w->counter_lod.cur;
   r->ints[c] = track, r->ints[c + 1] = series, r->ints[c + 2] = level,
@@ -488,8 +522,8 @@ void store_writer_flow(struct store_writer *w, int64_t flow_id, int64_t track,
   v[0] = flow_id, v[1] = track, v[2] = lane, v[3] = ts, v[4] = id;
 }
 
-void store_writer_name_stat(struct store_writer *w, int64_t name,
-                            int64_t track, int64_t count, int64_t total_dur) {
+void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
+                            int64_t count, int64_t total_dur) {
   int c = store_batch_row(w, &w->name_stat);
   int64_t *v = w->name_stat.cur->ints + c;
   v[0] = name, v[1] = track, v[2] = count, v[3] = total_dur;
@@ -594,7 +628,7 @@ int store_writer_finish(struct store_writer *w, char **cause) {
                    "INSERT OR REPLACE INTO store_info VALUES "
                    "('state','complete'); COMMIT; ANALYZE;",
                    NULL, NULL, &err) != SQLITE_OK) {
-    w->error = xasprintf("%s", err);
+    store_error(w, "commit");
     sqlite3_free(err);
   }
   if (w->error) {
@@ -618,7 +652,8 @@ int store_writer_finish(struct store_writer *w, char **cause) {
     close(fd);
   if (rc == 0 && rename(tmp, path) != 0) {
     rc = -errno;
-    *cause = xasprintf("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    *cause =
+        xasprintf("cannot rename %s to %s: %s", tmp, path, strerror(errno));
   }
   if (rc)
     unlink(tmp);

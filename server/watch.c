@@ -49,8 +49,8 @@ static void watch_add(struct watch *w, const char *root, const char *rel,
   while (d && (de = readdir(d))) {
     if (de->d_name[0] == '.' || de->d_type != DT_DIR)
       continue;
-    char *child = *rel ? xasprintf("%s/%s", rel, de->d_name)
-                       : xstrdup(de->d_name);
+    char *child =
+        *rel ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
     watch_add(w, root, child, depth + 1);
     free(child);
   }
@@ -70,7 +70,8 @@ static void watch_note(struct watch *w, const char *rel) {
   for (int i = 0; i < w->nchanged; i++)
     if (strcmp(w->changed[i], rel) == 0)
       return;
-  w->changed = xrealloc(w->changed, sizeof *w->changed * (size_t)(w->nchanged + 1));
+  w->changed =
+      xrealloc(w->changed, sizeof *w->changed * (size_t)(w->nchanged + 1));
   w->changed[w->nchanged++] = xstrdup(rel);
 }
 

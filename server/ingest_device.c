@@ -1,0 +1,270 @@
+/* ingest_device.c -- NTFF device traces (and their NEFF headers) into the
+ * store: DeviceProfileList, Metadata, ExecutionInfo, NeffHeader and the
+ * device tracks (engine rows, DMA queues, semaphores, usage counters).
+ * See ingest_priv.h. */
+#include "fmt_neff.h"
+#include "ingest_priv.h"
+
+#include "ntff.pb-c.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void ingest_device_slice(struct ing *g, const char *source,
+                                const char *label, int pcore, int64_t ts,
+                                int64_t dur, uint64_t id, const char *name,
+                                const char *grp) {
+  struct store_track d = ingest_desc("slices", "device", source, g->instance);
+  d.pid = g->pid;
+  d.has_pid = 1;
+  d.pcore_idx = pcore;
+  d.device_profile_id = g->dp_id;
+  d.label = label;
+  struct lanes_item it = {.ts = ts,
+                          .dur = dur,
+                          .id = ingest_id(g, id),
+                          .name = store_writer_intern(g->w, name),
+                          .grp =
+                              grp && *grp ? store_writer_intern(g->w, grp) : 0};
+  ingest_args_take(g, &it);
+  ingest_slice(g, ingest_track(g, &d), &it);
+}
+
+static void ingest_device_counter(struct ing *g, const char *source,
+                                  const char *label, int pcore, int64_t ts,
+                                  double v) {
+  struct store_track d = ingest_desc("counter", "device", source, g->instance);
+  d.pid = g->pid;
+  d.has_pid = 1;
+  d.pcore_idx = pcore;
+  d.device_profile_id = g->dp_id;
+  d.label = label;
+  ingest_counter(g, ingest_track(g, &d), 0, ts, v);
+}
+
+struct ingest_device_totals {
+  int64_t instructions, dmas, first, last;
+  double flops, hbm;
+};
+
+static void ingest_device_span(struct ingest_device_totals *t, int64_t ts,
+                               int64_t end) {
+  if (t->instructions + t->dmas == 0 || ts < t->first)
+    t->first = ts;
+  if (end > t->last)
+    t->last = end;
+}
+
+static void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec,
+                                 int pcore, struct ingest_device_totals *tot) {
+  switch (rec->record_case) {
+  case NEX__NTFF_RECORD__RECORD_INSTRUCTION: {
+    const Nex__Instruction *in = rec->instruction;
+    ingest_args_begin(g);
+    ingest_args_str(g, "engine", in->engine);
+    ingest_args_str(g, "operands", in->operands);
+    ingest_args_i64(g, "pc", (int64_t)in->pc);
+    ingest_args_str(g, "hlo_name", in->hlo_name);
+    ingest_args_str(g, "framework_op", in->framework_op);
+    if (in->raw_flops)
+      ingest_args_i64(g, "raw_flops", (int64_t)in->raw_flops);
+    if (in->hbm_read_bytes)
+      ingest_args_i64(g, "hbm_read_bytes", (int64_t)in->hbm_read_bytes);
+    if (in->hbm_write_bytes)
+      ingest_args_i64(g, "hbm_write_bytes", (int64_t)in->hbm_write_bytes);
+    ingest_args_i64(g, "execution_index", in->execution_index);
+    ingest_args_attrs(g, in->attributes, in->n_attributes);
+    ingest_device_span(tot, in->start_ts, in->start_ts + in->duration_ns);
+    tot->instructions++;
+    tot->flops += (double)in->raw_flops;
+    tot->hbm += (double)in->hbm_read_bytes + (double)in->hbm_write_bytes;
+    ingest_device_slice(
+        g, "engine", *in->timeline_track ? in->timeline_track : "Unknown",
+        pcore, in->start_ts, in->duration_ns, in->id,
+        *in->opcode ? in->opcode : "(no opcode)", in->framework_op);
+    break;
+  }
+  case NEX__NTFF_RECORD__RECORD_DMA: {
+    const Nex__DmaPacket *p = rec->dma;
+    ingest_args_begin(g);
+    ingest_args_str(g, "queue_type", p->queue_type);
+    ingest_args_i64(g, "queue_idx", p->queue_idx);
+    ingest_args_i64(g, "engine_idx", p->engine_idx);
+    ingest_args_i64(g, "read_bytes", (int64_t)p->read_bytes);
+    ingest_args_i64(g, "write_bytes", (int64_t)p->write_bytes);
+    ingest_args_i64(g, "transfer_bytes", (int64_t)p->transfer_bytes);
+    ingest_args_str(g, "variable", p->variable);
+    ingest_args_attrs(g, p->attributes, p->n_attributes);
+    ingest_device_span(tot, p->start_ts, p->start_ts + p->duration_ns);
+    tot->dmas++;
+    const char *q = *p->queue_name ? p->queue_name : "unknown";
+    char *name = xasprintf("dma %s", *p->variable ? p->variable : q);
+    ingest_device_slice(g, "dma", q, pcore, p->start_ts, p->duration_ns, p->id,
+                        name, NULL);
+    free(name);
+    break;
+  }
+  case NEX__NTFF_RECORD__RECORD_SEMAPHORE: {
+    const Nex__SemaphoreUpdate *s = rec->semaphore;
+    ingest_device_counter(g, "semaphore", *s->id ? s->id : "unknown", pcore,
+                          s->timestamp, s->value);
+    break;
+  }
+  case NEX__NTFF_RECORD__RECORD_EXECUTION: {
+    const Nex__ExecutionInfo *e = rec->execution;
+    store_writer_exec(
+        g->w,
+        "INSERT OR REPLACE INTO ExecutionInfo (device_profile_id, "
+        "execution_index, neff_name, execution_start_ts, "
+        "execution_end_ts, num_subgraphs, row_count, exec_id) "
+        "VALUES (?,?,?,?,?,?,?,?)",
+        "iitiiiiI", g->dp_id, (int64_t)e->execution_index, e->neff_name,
+        e->execution_start_ts, e->execution_end_ts, (int64_t)e->num_subgraphs,
+        (int64_t)e->row_count, e->exec_id > 0 ? e->exec_id : -1);
+    break;
+  }
+  case NEX__NTFF_RECORD__RECORD_CC_OP: {
+    const Nex__CcOp *c = rec->cc_op;
+    ingest_args_begin(g);
+    ingest_args_str(g, "algorithm", c->algorithm);
+    ingest_args_i64(g, "num_elements", (int64_t)c->num_elements);
+    ingest_args_str(g, "dtype", c->dtype);
+    ingest_args_i64(g, "input_size", (int64_t)c->input_size);
+    ingest_args_i64(g, "output_size", (int64_t)c->output_size);
+    ingest_device_slice(g, "cc", "CC", pcore, c->start_ts, c->duration_ns,
+                        c->op_id, *c->operation ? c->operation : "cc_op", NULL);
+    break;
+  }
+  case NEX__NTFF_RECORD__RECORD_USAGE: {
+    const Nex__UsageSample *u = rec->usage;
+    ingest_device_counter(g, *u->series ? u->series : "usage",
+                          *u->series ? u->series : "usage", pcore, u->timestamp,
+                          u->util_percent);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+static void ingest_device_neff(struct ing *g, const char *rel,
+                               char **model_name) {
+  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  struct fmt_neff_header h;
+  char *cause = NULL;
+  int rc = fmt_neff_read(path, &h, &cause);
+  free(path);
+  if (rc < 0) {
+    g->st->skipped++;
+    ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "bad NEFF");
+    free(cause);
+    return;
+  }
+  store_writer_exec(g->w,
+                    "INSERT OR IGNORE INTO NeffHeader (file, network_name, "
+                    "uuid, hash, header_size, data_size, package_version, "
+                    "major_version, minor_version, build_version, "
+                    "neuroncore_count, requested_tpb_count) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "ttttiiiiitii", rel, h.name, h.uuid_hex, h.hash_hex,
+                    (int64_t)h.header_size, (int64_t)h.data_size,
+                    (int64_t)h.package_version, (int64_t)h.major_version,
+                    (int64_t)h.minor_version, h.build_version,
+                    (int64_t)h.num_tpb, (int64_t)h.requested_tpb_count);
+  if (*h.name && !*model_name)
+    *model_name = xstrdup(h.name);
+}
+
+void ingest_device_read(struct ing *g, const struct discover_device *dev,
+                        const char *profile_base) {
+  if (dev->size == 0) {
+    /* Normal: a NeuronCore the process owned but never ran on. */
+    ingest_warn(g, "Missing Data", dev->ntff, 0,
+                "empty device trace (the NeuronCore never ran)");
+    return;
+  }
+  struct fmt_pb *r = ingest_pb_open(g, dev->ntff, FMT_PB_MAGIC_NTFF);
+  if (!r)
+    return;
+  ProtobufCMessage *m;
+  uint64_t off;
+  int rc = fmt_pb_next(r, &nex__ntff_record__descriptor, &m, &off);
+  Nex__NtffRecord *first = rc == 1 ? (Nex__NtffRecord *)m : NULL;
+  const Nex__NtffHeader *h =
+      first && first->record_case == NEX__NTFF_RECORD__RECORD_HEADER
+          ? first->header
+          : NULL;
+  if (rc < 0)
+    ingest_pb_error(g, dev->ntff, rc, off);
+  if (!h)
+    ingest_warn(
+        g, "Missing Data", dev->ntff, 0,
+        "NTFF has no header record; NeuronCore and model taken from the "
+        "file name");
+  int nc = h ? h->nc_idx : dev->nc;
+  int pcore = h ? h->pcore_idx : -1;
+  int64_t session = h ? h->session_id : dev->session;
+  uint64_t hash = h && h->neff_hash ? h->neff_hash : dev->hash;
+  bool session_mode = dev->mode == DISCOVER_SESSION ||
+                      (h && session >= 0 && dev->mode != DISCOVER_MODEL);
+  char *model_name = h && *h->model_name ? xstrdup(h->model_name) : NULL;
+  if (dev->neff)
+    ingest_device_neff(g, dev->neff, &model_name);
+  char *name = session_mode
+                   ? xasprintf("%s_%s_pid_%" PRId64 "_nc_%d_session_%" PRId64,
+                               profile_base, g->instance, g->pid, nc, session)
+                   : xasprintf("%s_%s_pid_%" PRId64 "_nc_%d_model_%" PRIu64,
+                               profile_base, g->instance, g->pid, nc, hash);
+  char model_id[24];
+  snprintf(model_id, sizeof model_id, "%" PRIu64, hash);
+  g->dp_id = store_writer_exec(
+      g->w,
+      "INSERT INTO DeviceProfileList (device_profile_name, instance_id, "
+      "process_id, nc_id, pcore_idx, session_id, model_id, model_name, "
+      "ntff_file, neff_file, peak_flops, hbm_ddr_bandwidth) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+      "ttiiIIttttrr", name, g->instance, g->pid, (int64_t)nc, (int64_t)pcore,
+      session_mode ? session : -1, session_mode ? NULL : model_id, model_name,
+      dev->ntff, dev->neff, h ? h->peak_flops : 0.0,
+      h ? h->hbm_ddr_bandwidth : 0.0);
+  if (h)
+    store_writer_exec(
+        g->w,
+        "INSERT INTO Metadata (device_profile_id, profile_schema_version, "
+        "ntff_version, num_physical_cores, first_hw_timestamp, "
+        "last_hw_timestamp, ticks_per_nanosec, instance_type, neuroncore_idx, "
+        "tensor_engine_num_rows, tensor_engine_num_cols, "
+        "neuroncore_clock_freq, hbm_ddr_bandwidth) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "itiiiirtiiirr", g->dp_id, "7.4.0", (int64_t)h->ntff_version,
+        (int64_t)h->num_physical_cores, h->first_hw_timestamp,
+        h->last_hw_timestamp, h->ticks_per_nanosec,
+        *h->instance_type ? h->instance_type : NULL, (int64_t)nc,
+        (int64_t)h->tensor_engine_num_rows, (int64_t)h->tensor_engine_num_cols,
+        h->neuroncore_clock_freq, h->hbm_ddr_bandwidth);
+  struct ingest_device_totals tot = {0};
+  if (first && !h)
+    ingest_device_record(g, first, pcore, &tot);
+  while (rc != 0 && rc != -EPIPE &&
+         (rc = fmt_pb_next(r, &nex__ntff_record__descriptor, &m, &off)) != 0) {
+    g->file_pos = fmt_pb_pos(r);
+    if (rc < 0) {
+      ingest_pb_error(g, dev->ntff, rc, off);
+      continue;
+    }
+    ingest_device_record(g, (Nex__NtffRecord *)m, pcore, &tot);
+  }
+  store_writer_exec(g->w,
+                    "UPDATE DeviceProfileList SET first_ts=?, last_ts=?, "
+                    "instruction_count=?, dma_count=?, total_flops=?, "
+                    "hbm_bytes=? WHERE id=?",
+                    "IIiirri", tot.instructions + tot.dmas ? tot.first : -1,
+                    tot.instructions + tot.dmas ? tot.last : -1,
+                    tot.instructions, tot.dmas, tot.flops, tot.hbm, g->dp_id);
+  free(name);
+  free(model_name);
+  fmt_pb_close(r);
+}
