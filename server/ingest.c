@@ -103,12 +103,12 @@ static void ingest_progress(struct ing *g, bool force) {
   }
 }
 
-static void ingest_file_begin(struct ing *g, const char *rel) {
+void ingest_file_begin(struct ing *g, const char *rel) {
   g->file = rel;
   g->file_pos = 0;
 }
 
-static void ingest_file_end(struct ing *g, uint64_t size) {
+void ingest_file_end(struct ing *g, uint64_t size) {
   g->bytes_before += size;
   g->st->bytes += size;
   g->file_pos = 0;
@@ -592,8 +592,8 @@ static const char *ingest_source_name(Nex__TraceEventSource s,
   }
 }
 
-static void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
-                                uint64_t off) {
+void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
+                         bool device_clock) {
   const char *name = e->name && *e->name ? e->name : "(unnamed)";
   if (!filter_keep_event(g->o->filter, name) ||
       !filter_keep_core(g->o->filter, e->nc_idx))
@@ -606,7 +606,7 @@ static void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
     ts = e->cpu_timestamp_ns;
     ingest_args_i64(g, "cpu_timestamp_ns", e->cpu_timestamp_ns);
     ingest_args_i64(g, "nc_timestamp_ns", e->nc_timestamp_ns);
-  } else if (hw) {
+  } else if (hw && device_clock) {
     bool exact;
     const struct isync *s = ingest_sync_find(g, e->nc_idx, e->exec_id, &exact);
     ingest_args_i64(g, "nc_start_timestamp_ns", e->timestamp);
@@ -688,10 +688,9 @@ static void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
     ingest_slice(g, ingest_track(g, &x), &copy);
   }
   ingest_slice(g, t, &it);
-  (void)off;
 }
 
-static void ingest_hbm(struct ing *g, const Nex__HbmUsage *h) {
+void ingest_hbm(struct ing *g, const Nex__HbmUsage *h) {
   struct store_track d =
       ingest_desc("counter", "system", "neuron_hbm_usage", g->instance);
   d.device_idx = h->device_idx;
@@ -744,7 +743,7 @@ static void ingest_ntrace(struct ing *g, const char *rel) {
     }
     Nex__NtraceRecord *rec = (Nex__NtraceRecord *)m;
     if (rec->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
-      ingest_system_event(g, rec->event, off);
+      ingest_system_event(g, rec->event, true);
     else if (rec->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
       ingest_hbm(g, rec->hbm);
     else {
@@ -764,6 +763,21 @@ static void ingest_ntrace(struct ing *g, const char *rel) {
 
 /* ------------------------------------------------------------ samples */
 
+void ingest_cpu_sample(struct ing *g, const Nex__CpuUsage *c) {
+  struct store_track d =
+      ingest_desc("counter", "system", "host_cpu_util", g->instance);
+  d.cpu_id = *c->cpu_id ? c->cpu_id : "unknown";
+  ingest_counter(g, ingest_track(g, &d), 0, c->timestamp, c->util_percent);
+}
+
+void ingest_mem_sample(struct ing *g, const Nex__HostMemUsage *h) {
+  struct store_track d =
+      ingest_desc("counter", "system", "host_mem", g->instance);
+  struct itrack *t = ingest_track(g, &d);
+  ingest_counter(g, t, 0, h->timestamp, (double)h->used_bytes);
+  ingest_counter(g, t, 1, h->timestamp, h->used_percent);
+}
+
 static void ingest_cpu_util(struct ing *g, const char *rel) {
   struct fmt_pb *r = ingest_pb_open(g, rel, FMT_PB_MAGIC_CPU_UTIL);
   if (!r)
@@ -779,11 +793,7 @@ static void ingest_cpu_util(struct ing *g, const char *rel) {
         break;
       continue;
     }
-    Nex__CpuUsage *c = (Nex__CpuUsage *)m;
-    struct store_track d =
-        ingest_desc("counter", "system", "host_cpu_util", g->instance);
-    d.cpu_id = *c->cpu_id ? c->cpu_id : "unknown";
-    ingest_counter(g, ingest_track(g, &d), 0, c->timestamp, c->util_percent);
+    ingest_cpu_sample(g, (Nex__CpuUsage *)m);
   }
   fmt_pb_close(r);
 }
@@ -795,9 +805,6 @@ static void ingest_host_mem(struct ing *g, const char *rel) {
   ProtobufCMessage *m;
   uint64_t off;
   int rc;
-  struct store_track d =
-      ingest_desc("counter", "system", "host_mem", g->instance);
-  struct itrack *t = ingest_track(g, &d);
   while ((rc = fmt_pb_next(r, &nex__host_mem_usage__descriptor, &m, &off)) !=
          0) {
     g->file_pos = fmt_pb_pos(r);
@@ -807,9 +814,7 @@ static void ingest_host_mem(struct ing *g, const char *rel) {
         break;
       continue;
     }
-    Nex__HostMemUsage *h = (Nex__HostMemUsage *)m;
-    ingest_counter(g, t, 0, h->timestamp, (double)h->used_bytes);
-    ingest_counter(g, t, 1, h->timestamp, h->used_percent);
+    ingest_mem_sample(g, (Nex__HostMemUsage *)m);
   }
   fmt_pb_close(r);
 }
@@ -844,6 +849,40 @@ static void ingest_fmt_time(int64_t ns, char *buf, size_t n) {
   snprintf(buf, n, "%s.%09lld +0000 UTC", tmp, (long long)(ns % 1000000000LL));
 }
 
+void ingest_system_metadata(struct ing *g, const char *instance, int64_t pid,
+                            const Nex__TraceInfo *ti, const char *dir,
+                            const char *file) {
+  char first[64] = "", last[64] = "", first_ns[24] = "", last_ns[24] = "";
+  if (ti) {
+    ingest_fmt_time(ti->first_ts_ns, first, sizeof first);
+    ingest_fmt_time(ti->last_ts_ns, last, sizeof last);
+    snprintf(first_ns, sizeof first_ns, "%" PRId64, ti->first_ts_ns);
+    snprintf(last_ns, sizeof last_ns, "%" PRId64, ti->last_ts_ns);
+  }
+  store_writer_exec(
+      g->w,
+      "INSERT INTO SystemProfileMetadata (instance_id, process_id, first_ts, "
+      "last_ts, first_ts_ns, last_ts_ns, ntff_version, hbm_capacity_bytes, "
+      "dropped_events, stored_events, instance_type, runtime_version, "
+      "driver_version, dir) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      "titttt"
+      "IIIItttt",
+      instance, pid, ti ? first : NULL, ti ? last : NULL, ti ? first_ns : NULL,
+      ti ? last_ns : NULL, ti ? (int64_t)ti->ntff_version : -1,
+      ti ? (int64_t)ti->hbm_capacity_bytes : -1,
+      ti ? (int64_t)ti->dropped_events : -1,
+      ti ? (int64_t)ti->stored_events : -1,
+      ti && *ti->instance_type ? ti->instance_type : NULL,
+      ti && *ti->runtime_version ? ti->runtime_version : NULL,
+      ti && *ti->driver_version ? ti->driver_version : NULL, dir);
+  if (ti && ti->dropped_events)
+    ingest_warn(g, "Missing Data", file, 0,
+                "%" PRIu64 " trace events were dropped during capture (stored "
+                "%" PRIu64 " out of %" PRIu64 " total events)",
+                ti->dropped_events, ti->stored_events,
+                ti->stored_events + ti->dropped_events);
+}
+
 /* Reads trace_info.pb; sets g->instance/pid overrides.  Returns false if
  * the profile is filtered out. */
 static bool ingest_trace_info(struct ing *g, const struct discover_process *p,
@@ -871,39 +910,8 @@ static bool ingest_trace_info(struct ing *g, const struct discover_process *p,
   if (ti && ti->process_id > 0)
     *pid = ti->process_id;
   bool keep = filter_keep_instance(g->o->filter, *instance);
-  if (keep) {
-    char first[64] = "", last[64] = "", first_ns[24] = "", last_ns[24] = "";
-    if (ti) {
-      ingest_fmt_time(ti->first_ts_ns, first, sizeof first);
-      ingest_fmt_time(ti->last_ts_ns, last, sizeof last);
-      snprintf(first_ns, sizeof first_ns, "%" PRId64, ti->first_ts_ns);
-      snprintf(last_ns, sizeof last_ns, "%" PRId64, ti->last_ts_ns);
-    }
-    store_writer_exec(
-        g->w,
-        "INSERT INTO SystemProfileMetadata (instance_id, process_id, first_ts, "
-        "last_ts, first_ts_ns, last_ts_ns, ntff_version, hbm_capacity_bytes, "
-        "dropped_events, stored_events, instance_type, runtime_version, "
-        "driver_version, dir) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        "titttt"
-        "IIIItttt",
-        *instance, *pid, ti ? first : NULL, ti ? last : NULL,
-        ti ? first_ns : NULL, ti ? last_ns : NULL,
-        ti ? (int64_t)ti->ntff_version : -1,
-        ti ? (int64_t)ti->hbm_capacity_bytes : -1,
-        ti ? (int64_t)ti->dropped_events : -1,
-        ti ? (int64_t)ti->stored_events : -1,
-        ti && *ti->instance_type ? ti->instance_type : NULL,
-        ti && *ti->runtime_version ? ti->runtime_version : NULL,
-        ti && *ti->driver_version ? ti->driver_version : NULL, p->rel);
-    if (ti && ti->dropped_events)
-      ingest_warn(g, "Missing Data", p->trace_info, 0,
-                  "%" PRIu64
-                  " trace events were dropped during capture (stored "
-                  "%" PRIu64 " out of %" PRIu64 " total events)",
-                  ti->dropped_events, ti->stored_events,
-                  ti->stored_events + ti->dropped_events);
-  }
+  if (keep)
+    ingest_system_metadata(g, *instance, *pid, ti, p->rel, p->trace_info);
   fmt_pb_close(r);
   return keep;
 }
@@ -1179,12 +1187,45 @@ static void ingest_read_file(struct ing *g, const char *rel,
   free(path);
 }
 
+/* Whether a JSON file was read already as a vendor export. */
+static bool ingest_json_done(const struct ing *g, const char *rel) {
+  for (int i = 0; i < g->n_vjson; i++)
+    if (g->vjson[i] == rel)
+      return true;
+  return false;
+}
+
 static void ingest_process_json(struct ing *g, const char *rel) {
   ingest_chrome_read(g, rel, g->instance, g->pid);
 }
 
 static void ingest_standalone_json(struct ing *g, const char *rel) {
   ingest_chrome_read(g, rel, NULL, -1);
+}
+
+/* Reads the vendor JSON exports among all JSON files first; remembers
+ * them so that the Chrome reader skips them. */
+static void ingest_vendor_json(struct ing *g) {
+  const struct discover_result *d = g->d;
+  int n = d->n_json;
+  for (int i = 0; i < d->n_procs; i++)
+    n += d->procs[i].n_json;
+  char **rels = xcalloc((size_t)(n ? n : 1), sizeof *rels);
+  bool *handled = xcalloc((size_t)(n ? n : 1), sizeof *handled);
+  int k = 0;
+  for (int i = 0; i < d->n_json; i++)
+    rels[k++] = d->json[i];
+  for (int i = 0; i < d->n_procs; i++)
+    for (int j = 0; j < d->procs[i].n_json; j++)
+      rels[k++] = d->procs[i].json[j];
+  if (ingest_vjson_read_all(g, rels, n, handled) > 0) {
+    g->vjson = xcalloc((size_t)n, sizeof *g->vjson);
+    for (int i = 0; i < n; i++)
+      if (handled[i])
+        g->vjson[g->n_vjson++] = rels[i];
+  }
+  free(rels);
+  free(handled);
 }
 
 static void ingest_profile(struct ing *g, const struct discover_process *p,
@@ -1220,7 +1261,8 @@ static void ingest_profile(struct ing *g, const struct discover_process *p,
     if (p->host_mem)
       ingest_read_file(g, p->host_mem, ingest_host_mem);
     for (int i = 0; i < p->n_json; i++)
-      ingest_read_file(g, p->json[i], ingest_process_json);
+      if (!ingest_json_done(g, p->json[i]))
+        ingest_read_file(g, p->json[i], ingest_process_json);
   }
   if (!g->o->ignore_device)
     for (int i = 0; i < p->n_devices; i++) {
@@ -1248,6 +1290,7 @@ static void ingest_free(struct ing *g) {
   for (size_t i = 0; i < g->nsynth; i++)
     free(g->synth_names[i]);
   free(g->synth_names);
+  free(g->vjson);
   sbuf_free(&g->args);
 }
 
@@ -1284,13 +1327,16 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   for (int i = 0; i < d->n_messages; i++)
     ingest_warn(&g, "Missing Data", NULL, 0, "%s", d->messages[i]);
   char *base = ingest_profile_base(o->dir);
+  if (!o->ignore_system)
+    ingest_vendor_json(&g);
   for (int i = 0; i < d->n_procs; i++)
     ingest_profile(&g, &d->procs[i], base);
   if (!o->ignore_system) {
     g.instance = NULL;
     g.pid = -1;
     for (int i = 0; i < d->n_json; i++)
-      ingest_read_file(&g, d->json[i], ingest_standalone_json);
+      if (!ingest_json_done(&g, d->json[i]))
+        ingest_read_file(&g, d->json[i], ingest_standalone_json);
   }
   int64_t t1 = util_now_ns();
   size_t done = ingest_finish_tracks(&g, 0);

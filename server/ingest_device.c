@@ -45,11 +45,6 @@ static void ingest_device_counter(struct ing *g, const char *source,
   ingest_counter(g, ingest_track(g, &d), 0, ts, v);
 }
 
-struct ingest_device_totals {
-  int64_t instructions, dmas, first, last;
-  double flops, hbm;
-};
-
 static void ingest_device_span(struct ingest_device_totals *t, int64_t ts,
                                int64_t end) {
   if (t->instructions + t->dmas == 0 || ts < t->first)
@@ -58,8 +53,9 @@ static void ingest_device_span(struct ingest_device_totals *t, int64_t ts,
     t->last = end;
 }
 
-static void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec,
-                                 int pcore, struct ingest_device_totals *tot) {
+void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
+  int pcore = g->dev.pcore;
+  struct ingest_device_totals *tot = &g->dev;
   switch (rec->record_case) {
   case NEX__NTFF_RECORD__RECORD_INSTRUCTION: {
     const Nex__Instruction *in = rec->instruction;
@@ -178,6 +174,47 @@ static void ingest_device_neff(struct ing *g, const char *rel,
     *model_name = xstrdup(h.name);
 }
 
+void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
+  const Nex__NtffHeader *h = d->header;
+  g->dp_id = store_writer_exec(
+      g->w,
+      "INSERT INTO DeviceProfileList (device_profile_name, instance_id, "
+      "process_id, nc_id, pcore_idx, session_id, model_id, model_name, "
+      "ntff_file, neff_file, peak_flops, hbm_ddr_bandwidth) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+      "ttiiIIttttrr", d->name, g->instance, g->pid, (int64_t)d->nc,
+      (int64_t)d->pcore, d->session, d->model_id, d->model_name, d->ntff_file,
+      d->neff_file, h ? h->peak_flops : 0.0, h ? h->hbm_ddr_bandwidth : 0.0);
+  if (h)
+    store_writer_exec(
+        g->w,
+        "INSERT INTO Metadata (device_profile_id, profile_schema_version, "
+        "ntff_version, num_physical_cores, first_hw_timestamp, "
+        "last_hw_timestamp, ticks_per_nanosec, instance_type, neuroncore_idx, "
+        "tensor_engine_num_rows, tensor_engine_num_cols, "
+        "neuroncore_clock_freq, hbm_ddr_bandwidth) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "itiiiirtiiirr", g->dp_id, "7.4.0", (int64_t)h->ntff_version,
+        (int64_t)h->num_physical_cores, h->first_hw_timestamp,
+        h->last_hw_timestamp, h->ticks_per_nanosec,
+        *h->instance_type ? h->instance_type : NULL, (int64_t)d->nc,
+        (int64_t)h->tensor_engine_num_rows, (int64_t)h->tensor_engine_num_cols,
+        h->neuroncore_clock_freq, h->hbm_ddr_bandwidth);
+  memset(&g->dev, 0, sizeof g->dev);
+  g->dev.pcore = d->pcore;
+}
+
+void ingest_device_end(struct ing *g) {
+  struct ingest_device_totals *t = &g->dev;
+  bool any = t->instructions + t->dmas > 0;
+  store_writer_exec(g->w,
+                    "UPDATE DeviceProfileList SET first_ts=?, last_ts=?, "
+                    "instruction_count=?, dma_count=?, total_flops=?, "
+                    "hbm_bytes=? WHERE id=?",
+                    "IIiirri", any ? t->first : -1, any ? t->last : -1,
+                    t->instructions, t->dmas, t->flops, t->hbm, g->dp_id);
+}
+
 void ingest_device_read(struct ing *g, const struct discover_device *dev,
                         const char *profile_base) {
   if (dev->size == 0) {
@@ -220,34 +257,18 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
                                profile_base, g->instance, g->pid, nc, hash);
   char model_id[24];
   snprintf(model_id, sizeof model_id, "%" PRIu64, hash);
-  g->dp_id = store_writer_exec(
-      g->w,
-      "INSERT INTO DeviceProfileList (device_profile_name, instance_id, "
-      "process_id, nc_id, pcore_idx, session_id, model_id, model_name, "
-      "ntff_file, neff_file, peak_flops, hbm_ddr_bandwidth) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-      "ttiiIIttttrr", name, g->instance, g->pid, (int64_t)nc, (int64_t)pcore,
-      session_mode ? session : -1, session_mode ? NULL : model_id, model_name,
-      dev->ntff, dev->neff, h ? h->peak_flops : 0.0,
-      h ? h->hbm_ddr_bandwidth : 0.0);
-  if (h)
-    store_writer_exec(
-        g->w,
-        "INSERT INTO Metadata (device_profile_id, profile_schema_version, "
-        "ntff_version, num_physical_cores, first_hw_timestamp, "
-        "last_hw_timestamp, ticks_per_nanosec, instance_type, neuroncore_idx, "
-        "tensor_engine_num_rows, tensor_engine_num_cols, "
-        "neuroncore_clock_freq, hbm_ddr_bandwidth) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        "itiiiirtiiirr", g->dp_id, "7.4.0", (int64_t)h->ntff_version,
-        (int64_t)h->num_physical_cores, h->first_hw_timestamp,
-        h->last_hw_timestamp, h->ticks_per_nanosec,
-        *h->instance_type ? h->instance_type : NULL, (int64_t)nc,
-        (int64_t)h->tensor_engine_num_rows, (int64_t)h->tensor_engine_num_cols,
-        h->neuroncore_clock_freq, h->hbm_ddr_bandwidth);
-  struct ingest_device_totals tot = {0};
+  struct ingest_device_info info = {.name = name,
+                                    .ntff_file = dev->ntff,
+                                    .neff_file = dev->neff,
+                                    .model_name = model_name,
+                                    .model_id = session_mode ? NULL : model_id,
+                                    .nc = nc,
+                                    .pcore = pcore,
+                                    .session = session_mode ? session : -1,
+                                    .header = h};
+  ingest_device_begin(g, &info);
   if (first && !h)
-    ingest_device_record(g, first, pcore, &tot);
+    ingest_device_record(g, first);
   while (rc != 0 && rc != -EPIPE &&
          (rc = fmt_pb_next(r, &nex__ntff_record__descriptor, &m, &off)) != 0) {
     g->file_pos = fmt_pb_pos(r);
@@ -255,15 +276,9 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
       ingest_pb_error(g, dev->ntff, rc, off);
       continue;
     }
-    ingest_device_record(g, (Nex__NtffRecord *)m, pcore, &tot);
+    ingest_device_record(g, (Nex__NtffRecord *)m);
   }
-  store_writer_exec(g->w,
-                    "UPDATE DeviceProfileList SET first_ts=?, last_ts=?, "
-                    "instruction_count=?, dma_count=?, total_flops=?, "
-                    "hbm_bytes=? WHERE id=?",
-                    "IIiirri", tot.instructions + tot.dmas ? tot.first : -1,
-                    tot.instructions + tot.dmas ? tot.last : -1,
-                    tot.instructions, tot.dmas, tot.flops, tot.hbm, g->dp_id);
+  ingest_device_end(g);
   free(name);
   free(model_name);
   fmt_pb_close(r);

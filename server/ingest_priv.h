@@ -18,6 +18,11 @@
 #include "util.h"
 
 #include "common.pb-c.h"
+#include "cpu_util.pb-c.h"
+#include "host_mem.pb-c.h"
+#include "ntff.pb-c.h"
+#include "ntrace.pb-c.h"
+#include "trace_info.pb-c.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,6 +77,13 @@ struct istat {
   int64_t track, name, count, dur;
 };
 
+/* Totals of the device profile being read. */
+struct ingest_device_totals {
+  int pcore;
+  int64_t instructions, dmas, first, last;
+  double flops, hbm;
+};
+
 struct ing {
   const struct ingest_opts *o;
   struct store_writer *w;
@@ -104,8 +116,12 @@ struct ing {
   const char *instance;
   int64_t pid;
   int64_t dp_id; /* device profile being read */
+  struct ingest_device_totals dev;
   uint64_t clock_missing;
   struct sbuf args;
+  /* JSON files read as vendor exports (borrowed from the discovery) */
+  const char **vjson;
+  int n_vjson;
 };
 
 /* Records a Warning row (category 'Missing Data', 'Corrupt Data' or
@@ -150,6 +166,26 @@ struct fmt_pb *ingest_pb_open(struct ing *g, const char *rel,
                               const char *magic);
 void ingest_pb_error(struct ing *g, const char *rel, int rc, uint64_t off);
 
+/* One system event of the current process (g->instance, g->pid).
+ * device_clock: hardware events carry the raw device clock and are
+ * aligned through the timestamp_sync_points of g->syncs; else their
+ * timestamps are on the CPU clock already (vendor exports). */
+void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
+                         bool device_clock);
+/* Samples of the current instance (g->instance). */
+void ingest_hbm(struct ing *g, const Nex__HbmUsage *h);
+void ingest_cpu_sample(struct ing *g, const Nex__CpuUsage *c);
+void ingest_mem_sample(struct ing *g, const Nex__HostMemUsage *m);
+/* A SystemProfileMetadata row (ti may be NULL); file names the source of
+ * the dropped-events warning. */
+void ingest_system_metadata(struct ing *g, const char *instance, int64_t pid,
+                            const Nex__TraceInfo *ti, const char *dir,
+                            const char *file);
+
+/* Progress accounting around the reading of one file of --dir. */
+void ingest_file_begin(struct ing *g, const char *rel);
+void ingest_file_end(struct ing *g, uint64_t size);
+
 /* The profile's display name: the base name of --dir (malloc'd). */
 char *ingest_profile_base(const char *dir);
 
@@ -165,5 +201,26 @@ void ingest_chrome_bind_flows(struct ing *g);
  * profile of the current process (g->instance, g->pid). */
 void ingest_device_read(struct ing *g, const struct discover_device *dev,
                         const char *profile_base);
+
+/* A device profile from any source: begin (a DeviceProfileList row, and
+ * Metadata when there is a header), records, end (totals).  Strings are
+ * borrowed; NULL ones are stored as NULL; session < 0: model mode. */
+struct ingest_device_info {
+  const char *name, *ntff_file, *neff_file, *model_name, *model_id;
+  int nc, pcore;
+  int64_t session;
+  const Nex__NtffHeader *header; /* may be NULL */
+};
+void ingest_device_begin(struct ing *g, const struct ingest_device_info *d);
+void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec);
+void ingest_device_end(struct ing *g);
+
+/* ingest_vjson.c: the vendor's JSON exports (system_profile.json and the
+ * device JSON), through the same functions as the capture files.  Reads
+ * every system export of the list first (their device_profile_list names
+ * the instance, process and NeuronCore of each device JSON), then the
+ * device ones.  Returns how many of the files were vendor exports; the
+ * others are left for the Chrome reader and flagged in *handled. */
+int ingest_vjson_read_all(struct ing *g, char **rels, int n, bool *handled);
 
 #endif

@@ -1,0 +1,212 @@
+/* ingest_vjson.c -- the vendor tool's JSON exports (system_profile.json and
+ * the device JSON of each NeuronCore) into the same tables as the capture
+ * files: fmt_vjson reports the protobuf-c records of proto/, and this file
+ * hands them to the functions that store ntrace.pb, cpu_util.pb,
+ * host_mem.pb, trace_info.pb and NTFF records.  See ingest_priv.h. */
+#include "ingest_priv.h"
+#include "filter.h"
+#include "fmt_vjson.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* A device_profile_list entry of a system export: where a device JSON
+ * belongs. */
+struct ingest_vjson_dev {
+  char *name, *instance;
+  int64_t pid;
+  int nc;
+};
+
+struct ingest_vjson {
+  struct ing *g;
+  const char *rel;
+  char *stem;                     /* file name without .json[.gz] */
+  char *instance;                 /* current record's process */
+  int64_t pid;
+  struct ingest_vjson_dev *devs;  /* from every system export */
+  size_t ndevs;
+  int device_open;
+};
+
+static char *ingest_vjson_stem(const char *rel) {
+  const char *b = strrchr(rel, '/');
+  b = b ? b + 1 : rel;
+  size_t n = strlen(b);
+  if (n > 8 && strcmp(b + n - 8, ".json.gz") == 0)
+    n -= 8;
+  else if (n > 5 && strcmp(b + n - 5, ".json") == 0)
+    n -= 5;
+  return xstrndup(b, n);
+}
+
+/* Makes the record's process current (creating its process row). */
+static void ingest_vjson_origin(struct ingest_vjson *v,
+                                const struct fmt_vjson_origin *o) {
+  const char *inst = o->instance_id && *o->instance_id ? o->instance_id
+                                                       : v->stem;
+  int64_t pid = 0;
+  if (o->process_id && *o->process_id &&
+      util_parse_i64(o->process_id, &pid) != 0)
+    pid = 0;
+  if (v->instance && strcmp(v->instance, inst) == 0 && v->pid == pid)
+    return;
+  free(v->instance);
+  v->instance = xstrdup(inst);
+  v->pid = pid;
+  v->g->instance = v->instance;
+  v->g->pid = pid;
+  ingest_process(v->g, inst, pid, NULL, NULL);
+}
+
+static int ingest_vjson_ntrace(void *ud, const struct fmt_vjson_origin *o,
+                               const Nex__NtraceRecord *r) {
+  struct ingest_vjson *v = ud;
+  v->g->file_pos = o->offset;
+  ingest_vjson_origin(v, o);
+  if (!filter_keep_instance(v->g->o->filter, v->instance))
+    return 0;
+  if (r->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
+    ingest_system_event(v->g, r->event, false);
+  else if (r->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
+    ingest_hbm(v->g, r->hbm);
+  return 0;
+}
+
+static int ingest_vjson_cpu(void *ud, const struct fmt_vjson_origin *o,
+                            const Nex__CpuUsage *c) {
+  struct ingest_vjson *v = ud;
+  ingest_vjson_origin(v, o);
+  if (filter_keep_instance(v->g->o->filter, v->instance))
+    ingest_cpu_sample(v->g, c);
+  return 0;
+}
+
+static int ingest_vjson_mem(void *ud, const struct fmt_vjson_origin *o,
+                            const Nex__HostMemUsage *m) {
+  struct ingest_vjson *v = ud;
+  ingest_vjson_origin(v, o);
+  if (filter_keep_instance(v->g->o->filter, v->instance))
+    ingest_mem_sample(v->g, m);
+  return 0;
+}
+
+static int ingest_vjson_info(void *ud, const struct fmt_vjson_origin *o,
+                             const Nex__TraceInfo *t) {
+  struct ingest_vjson *v = ud;
+  ingest_vjson_origin(v, o);
+  ingest_system_metadata(v->g, v->instance, v->pid, t, NULL, v->rel);
+  return 0;
+}
+
+static int ingest_vjson_devlist(void *ud, const struct fmt_vjson_origin *o,
+                                int nc, const char *name) {
+  struct ingest_vjson *v = ud;
+  ingest_vjson_origin(v, o);
+  v->devs = xrealloc(v->devs, sizeof *v->devs * (v->ndevs + 1));
+  v->devs[v->ndevs++] = (struct ingest_vjson_dev){
+      xstrdup(name), xstrdup(v->instance), v->pid, nc};
+  return 0;
+}
+
+/* Opens the device profile of this device JSON at its first record. */
+static void ingest_vjson_device_open(struct ingest_vjson *v) {
+  const struct ingest_vjson_dev *d = NULL;
+  for (size_t i = 0; i < v->ndevs; i++)
+    if (strcmp(v->devs[i].name, v->stem) == 0)
+      d = &v->devs[i];
+  free(v->instance);
+  v->instance = xstrdup(d ? d->instance : v->stem);
+  v->pid = d ? d->pid : 0;
+  v->g->instance = v->instance;
+  v->g->pid = v->pid;
+  ingest_process(v->g, v->instance, v->pid, NULL, NULL);
+  if (!d)
+    ingest_warn(v->g, "Missing Data", v->rel, 0,
+                "no device_profile_list entry names this device JSON; its "
+                "instance and process are unknown");
+  struct ingest_device_info info = {.name = v->stem,
+                                    .ntff_file = v->rel,
+                                    .nc = d ? d->nc : -1,
+                                    .pcore = -1,
+                                    .session = -1};
+  ingest_device_begin(v->g, &info);
+  v->device_open = 1;
+}
+
+static int ingest_vjson_ntff(void *ud, const struct fmt_vjson_origin *o,
+                             const Nex__NtffRecord *r) {
+  struct ingest_vjson *v = ud;
+  v->g->file_pos = o->offset;
+  if (!v->device_open)
+    ingest_vjson_device_open(v);
+  ingest_device_record(v->g, r);
+  return 0;
+}
+
+static void ingest_vjson_warning(void *ud, uint64_t offset, const char *msg) {
+  struct ingest_vjson *v = ud;
+  v->g->st->skipped++;
+  ingest_warn(v->g, "Corrupt Data", v->rel, offset, "%s", msg);
+}
+
+/* Reads one export of the expected kind. */
+static void ingest_vjson_file(struct ingest_vjson *v, const char *rel) {
+  struct ing *g = v->g;
+  v->rel = rel;
+  v->stem = ingest_vjson_stem(rel);
+  v->device_open = 0;
+  ingest_file_begin(g, rel);
+  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  struct fmt_vjson_cb cb = {.ud = v,
+                            .ntrace = ingest_vjson_ntrace,
+                            .cpu = ingest_vjson_cpu,
+                            .host_mem = ingest_vjson_mem,
+                            .trace_info = ingest_vjson_info,
+                            .device_profile = ingest_vjson_devlist,
+                            .ntff = ingest_vjson_ntff,
+                            .warning = ingest_vjson_warning};
+  char *cause = NULL;
+  if (fmt_vjson_read(path, &cb, NULL, &cause) < 0) {
+    g->st->skipped++;
+    ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
+  }
+  if (v->device_open)
+    ingest_device_end(g);
+  struct stat sb;
+  ingest_file_end(g, stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+  free(cause);
+  free(path);
+  free(v->stem);
+  v->stem = NULL;
+}
+
+int ingest_vjson_read_all(struct ing *g, char **rels, int n, bool *handled) {
+  struct ingest_vjson v = {.g = g};
+  int *kind = xcalloc((size_t)(n ? n : 1), sizeof *kind);
+  int count = 0;
+  for (int i = 0; i < n; i++) {
+    char *path = xasprintf("%s/%s", g->o->dir, rels[i]);
+    kind[i] = fmt_vjson_probe(path);
+    free(path);
+    handled[i] = kind[i] == FMT_VJSON_SYSTEM || kind[i] == FMT_VJSON_DEVICE;
+    count += handled[i];
+  }
+  for (int pass = FMT_VJSON_SYSTEM; pass <= FMT_VJSON_DEVICE; pass++)
+    for (int i = 0; i < n; i++)
+      if (kind[i] == pass) {
+        ingest_vjson_file(&v, rels[i]);
+      }
+  g->instance = NULL;
+  g->pid = -1;
+  for (size_t i = 0; i < v.ndevs; i++) {
+    free(v.devs[i].name);
+    free(v.devs[i].instance);
+  }
+  free(v.devs);
+  free(v.instance);
+  free(kind);
+  return count;
+}
