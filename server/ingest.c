@@ -547,36 +547,6 @@ struct fmt_pb *ingest_pb_open(struct ing *g, const char *rel,
   return r;
 }
 
-static void ingest_read_syncs(struct ing *g, const char *rel) {
-  g->nsync = 0;
-  struct fmt_pb *r = ingest_pb_open(g, rel, FMT_PB_MAGIC_NTRACE);
-  if (!r)
-    return;
-  ProtobufCMessage *m;
-  uint64_t off;
-  int rc;
-  while ((rc = fmt_pb_next(r, &nex__ntrace_record__descriptor, &m, &off)) !=
-         0) {
-    if (rc < 0) {
-      if (rc == -EPIPE)
-        break;
-      continue; /* reported in pass 2 */
-    }
-    Nex__NtraceRecord *rec = (Nex__NtraceRecord *)m;
-    if (rec->record_case != NEX__NTRACE_RECORD__RECORD_EVENT ||
-        strcmp(rec->event->name, "timestamp_sync_point") != 0)
-      continue;
-    if (g->nsync == g->capsync) {
-      g->capsync = g->capsync ? g->capsync * 2 : 1024;
-      g->syncs = xrealloc(g->syncs, sizeof *g->syncs * g->capsync);
-    }
-    g->syncs[g->nsync++] = (struct isync){
-        rec->event->nc_idx, rec->event->exec_id, rec->event->cpu_timestamp_ns,
-        rec->event->nc_timestamp_ns};
-  }
-  fmt_pb_close(r);
-  qsort(g->syncs, g->nsync, sizeof *g->syncs, ingest_sync_cmp);
-}
 
 static const char *ingest_source_name(Nex__TraceEventSource s,
                                       const char *name) {
@@ -723,42 +693,78 @@ void ingest_hbm(struct ing *g, const Nex__HbmUsage *h) {
     ingest_counter(g, t, i, h->timestamp, (double)v[i]);
 }
 
-static void ingest_ntrace(struct ing *g, const char *rel) {
-  ingest_read_syncs(g, rel);
-  struct fmt_pb *r = ingest_pb_open(g, rel, FMT_PB_MAGIC_NTRACE);
+/* Calls fn for every record of a capture file (messages of descriptor d).
+ * report: record each unusable record as a Warning (else they are left for
+ * a later pass to report). */
+static void ingest_pb_each(struct ing *g, const char *rel, const char *magic,
+                           const ProtobufCMessageDescriptor *d, bool report,
+                           void (*fn)(struct ing *g, const char *rel,
+                                      ProtobufCMessage *m, uint64_t off)) {
+  struct fmt_pb *r = ingest_pb_open(g, rel, magic);
   if (!r)
     return;
-  g->clock_missing = 0;
   ProtobufCMessage *m;
   uint64_t off;
   int rc;
-  while ((rc = fmt_pb_next(r, &nex__ntrace_record__descriptor, &m, &off)) !=
-         0) {
-    g->file_pos = fmt_pb_pos(r);
+  while ((rc = fmt_pb_next(r, d, &m, &off)) != 0) {
+    if (report)
+      g->file_pos = fmt_pb_pos(r);
     if (rc < 0) {
-      ingest_pb_error(g, rel, rc, off);
+      if (report)
+        ingest_pb_error(g, rel, rc, off);
       if (rc == -EPIPE)
         break;
       continue;
     }
-    Nex__NtraceRecord *rec = (Nex__NtraceRecord *)m;
-    if (rec->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
-      ingest_system_event(g, rec->event, true);
-    else if (rec->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
-      ingest_hbm(g, rec->hbm);
-    else {
-      g->st->skipped++;
-      ingest_warn(g, "Corrupt Data", rel, off,
-                  "record of unknown kind skipped");
-    }
+    fn(g, rel, m, off);
   }
+  fmt_pb_close(r);
+}
+
+static void ingest_sync_record(struct ing *g, const char *rel,
+                               ProtobufCMessage *m, uint64_t off) {
+  Nex__NtraceRecord *rec = (Nex__NtraceRecord *)m;
+  if (rec->record_case != NEX__NTRACE_RECORD__RECORD_EVENT ||
+      strcmp(rec->event->name, "timestamp_sync_point") != 0)
+    return;
+  if (g->nsync == g->capsync) {
+    g->capsync = g->capsync ? g->capsync * 2 : 1024;
+    g->syncs = xrealloc(g->syncs, sizeof *g->syncs * g->capsync);
+  }
+  g->syncs[g->nsync++] =
+      (struct isync){rec->event->nc_idx, rec->event->exec_id,
+                     rec->event->cpu_timestamp_ns, rec->event->nc_timestamp_ns};
+  (void)rel, (void)off;
+}
+
+static void ingest_ntrace_record(struct ing *g, const char *rel,
+                                 ProtobufCMessage *m, uint64_t off) {
+  Nex__NtraceRecord *rec = (Nex__NtraceRecord *)m;
+  if (rec->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
+    ingest_system_event(g, rec->event, true);
+  else if (rec->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
+    ingest_hbm(g, rec->hbm);
+  else {
+    g->st->skipped++;
+    ingest_warn(g, "Corrupt Data", rel, off, "record of unknown kind skipped");
+  }
+}
+
+/* ntrace.pb: pass 1 collects the sync points, pass 2 stores the events. */
+static void ingest_ntrace(struct ing *g, const char *rel) {
+  g->nsync = 0;
+  ingest_pb_each(g, rel, FMT_PB_MAGIC_NTRACE, &nex__ntrace_record__descriptor,
+                 false, ingest_sync_record);
+  qsort(g->syncs, g->nsync, sizeof *g->syncs, ingest_sync_cmp);
+  g->clock_missing = 0;
+  ingest_pb_each(g, rel, FMT_PB_MAGIC_NTRACE, &nex__ntrace_record__descriptor,
+                 true, ingest_ntrace_record);
   if (g->clock_missing)
     ingest_warn(g, "Clock", rel, 0,
                 "%" PRIu64 " hardware events had no timestamp_sync_point with "
                 "their exec_id; aligned with the nearest sync point of their "
                 "NeuronCore (or left in device clock when the core has none)",
                 g->clock_missing);
-  fmt_pb_close(r);
 }
 
 /* ------------------------------------------------------------ samples */
@@ -778,45 +784,26 @@ void ingest_mem_sample(struct ing *g, const Nex__HostMemUsage *h) {
   ingest_counter(g, t, 1, h->timestamp, h->used_percent);
 }
 
+static void ingest_cpu_record(struct ing *g, const char *rel,
+                              ProtobufCMessage *m, uint64_t off) {
+  ingest_cpu_sample(g, (Nex__CpuUsage *)m);
+  (void)rel, (void)off;
+}
+
 static void ingest_cpu_util(struct ing *g, const char *rel) {
-  struct fmt_pb *r = ingest_pb_open(g, rel, FMT_PB_MAGIC_CPU_UTIL);
-  if (!r)
-    return;
-  ProtobufCMessage *m;
-  uint64_t off;
-  int rc;
-  while ((rc = fmt_pb_next(r, &nex__cpu_usage__descriptor, &m, &off)) != 0) {
-    g->file_pos = fmt_pb_pos(r);
-    if (rc < 0) {
-      ingest_pb_error(g, rel, rc, off);
-      if (rc == -EPIPE)
-        break;
-      continue;
-    }
-    ingest_cpu_sample(g, (Nex__CpuUsage *)m);
-  }
-  fmt_pb_close(r);
+  ingest_pb_each(g, rel, FMT_PB_MAGIC_CPU_UTIL, &nex__cpu_usage__descriptor,
+                 true, ingest_cpu_record);
+}
+
+static void ingest_mem_record(struct ing *g, const char *rel,
+                              ProtobufCMessage *m, uint64_t off) {
+  ingest_mem_sample(g, (Nex__HostMemUsage *)m);
+  (void)rel, (void)off;
 }
 
 static void ingest_host_mem(struct ing *g, const char *rel) {
-  struct fmt_pb *r = ingest_pb_open(g, rel, FMT_PB_MAGIC_HOST_MEM);
-  if (!r)
-    return;
-  ProtobufCMessage *m;
-  uint64_t off;
-  int rc;
-  while ((rc = fmt_pb_next(r, &nex__host_mem_usage__descriptor, &m, &off)) !=
-         0) {
-    g->file_pos = fmt_pb_pos(r);
-    if (rc < 0) {
-      ingest_pb_error(g, rel, rc, off);
-      if (rc == -EPIPE)
-        break;
-      continue;
-    }
-    ingest_mem_sample(g, (Nex__HostMemUsage *)m);
-  }
-  fmt_pb_close(r);
+  ingest_pb_each(g, rel, FMT_PB_MAGIC_HOST_MEM,
+                 &nex__host_mem_usage__descriptor, true, ingest_mem_record);
 }
 
 /* ------------------------------------------------------------ processes */
