@@ -51,7 +51,8 @@ void api_error(struct api_response *rs, int status, const char *code,
 }
 
 static void api_errorf(struct api_response *rs, int status, const char *code,
-                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void api_errorf(struct api_response *rs, int status, const char *code,
                        const char *fmt, ...) {
   char detail[512];
@@ -82,12 +83,11 @@ static const char *api_phase_name(enum app_phase p) {
 }
 
 static json_t *api_progress(const struct app_progress *p) {
-  return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "files_done",
-                   (json_int_t)p->files_done, "files_total",
-                   (json_int_t)p->files_total, "events", (json_int_t)p->events,
-                   "bytes", (json_int_t)p->bytes, "bytes_total",
-                   (json_int_t)p->bytes_total, "file",
-                   query_json_text(p->file));
+  return json_pack(
+      "{s:I, s:I, s:I, s:I, s:I, s:o}", "files_done", (json_int_t)p->files_done,
+      "files_total", (json_int_t)p->files_total, "events",
+      (json_int_t)p->events, "bytes", (json_int_t)p->bytes, "bytes_total",
+      (json_int_t)p->bytes_total, "file", query_json_text(p->file));
 }
 
 /* A store connection for this request; false (with a 503 answer) while no
@@ -234,9 +234,9 @@ static void api_health(struct api_ctx *c) {
 static void api_profile(struct api_ctx *c) {
   struct app_progress p;
   enum app_phase ph = app_phase(c->app, &p);
-  json_t *o = json_pack("{s:s, s:o, s:o}", "state", api_phase_name(ph),
-                        "progress", api_progress(&p), "dir",
-                        query_json_text(app_dir(c->app)));
+  json_t *o =
+      json_pack("{s:s, s:o, s:o}", "state", api_phase_name(ph), "progress",
+                api_progress(&p), "dir", query_json_text(app_dir(c->app)));
   c->pool = app_acquire_pool(c->app);
   if (c->pool) {
     struct query_err e;
@@ -385,13 +385,13 @@ static void api_search(struct api_ctx *c) {
     return;
   s.start = w.start;
   s.end = w.end;
-  if (!api_db(c))
-    return;
   if (s.profile >= 0 && strcmp(s.domain, "device") != 0) {
     api_errorf(c->rs, 400, "bad_parameter",
                "parameter 'profile' needs domain=device");
     return;
   }
+  if (!api_db(c))
+    return;
   if (query_search(c->db, &s, &out, &e) < 0)
     api_query_error(c->rs, &e);
   else
@@ -426,9 +426,8 @@ static void api_range_summary(struct api_ctx *c) {
 /* POST /db/{name}/_search */
 static void api_db_search(struct api_ctx *c) {
   json_error_t jerr;
-  json_t *body = c->rq->body ? json_loadb(c->rq->body, c->rq->body_len, 0,
-                                          &jerr)
-                             : NULL;
+  json_t *body =
+      c->rq->body ? json_loadb(c->rq->body, c->rq->body_len, 0, &jerr) : NULL;
   const char *type = json_string_value(json_object_get(body, "type"));
   struct query_err e;
   json_t *out = NULL;
@@ -437,7 +436,8 @@ static void api_db_search(struct api_ctx *c) {
   if (!json_is_object(body)) {
     api_errorf(c->rs, 400, "bad_request",
                "the body must be a JSON object with a 'type' field%s%s",
-               body || !c->rq->body ? "" : ": ", body || !c->rq->body ? "" : jerr.text);
+               body || !c->rq->body ? "" : ": ",
+               body || !c->rq->body ? "" : jerr.text);
   } else if (!type) {
     api_errorf(c->rs, 400, "bad_parameter",
                "field 'type' is required: databaseExplorerQuery, tableSchema "

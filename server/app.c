@@ -32,7 +32,7 @@ struct app {
   json_t *warnings; /* the first APP_MAX_WARNINGS warning messages */
   struct app_pool_ref *current;
   struct app_pool_ref *retired; /* replaced pools still in use */
-  app_listener listener; /* guarded by listener_mu */
+  app_listener listener;        /* guarded by listener_mu */
   void *listener_ud;
 };
 
@@ -105,11 +105,11 @@ void app_set_progress(struct app *a, const struct app_progress *p) {
   pthread_mutex_unlock(&a->mu);
   if (!send)
     return;
-  json_t *msg = json_pack(
-      "{s:s, s:I, s:I, s:I, s:I, s:I}", "type", "progress", "files_done",
-      (json_int_t)p->files_done, "files_total", (json_int_t)p->files_total,
-      "events", (json_int_t)p->events, "bytes", (json_int_t)p->bytes,
-      "bytes_total", (json_int_t)p->bytes_total);
+  json_t *msg = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "type", "progress",
+                          "files_done", (json_int_t)p->files_done,
+                          "files_total", (json_int_t)p->files_total, "events",
+                          (json_int_t)p->events, "bytes", (json_int_t)p->bytes,
+                          "bytes_total", (json_int_t)p->bytes_total);
   json_t *file = json_stringn(p->file, strnlen(p->file, sizeof p->file));
   json_object_set_new(msg, "file", file ? file : json_string("(not UTF-8)"));
   app_tell(a, APP_EV_PROGRESS, msg);

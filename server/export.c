@@ -70,10 +70,9 @@ static char *export_summary_text(json_t *s) {
   static const char *const top[] = {"instances", "processes",
                                     "system_profile_time_ns",
                                     "total_device_runtime_ns"};
-  static const char *const dp[] = {"id",          "lnc",
-                                   "duration_ns", "calls",
-                                   "mfu_percent", "hfu_percent",
-                                   "mbu_percent", "instruction_count"};
+  static const char *const dp[] = {
+      "id",          "lnc",         "duration_ns", "calls",
+      "mfu_percent", "hfu_percent", "mbu_percent", "instruction_count"};
   struct sbuf b = {0};
   json_t *p, *v;
   size_t i;
@@ -134,8 +133,9 @@ static void export_meta(struct sbuf *b, bool *first, const char *what,
   if (!*first)
     sbuf_addc(b, ',');
   *first = false;
-  sbuf_printf(b, "\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,"
-                 "\"args\":{\"name\":",
+  sbuf_printf(b,
+              "\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,"
+              "\"args\":{\"name\":",
               what, (long long)pid, (long long)tid);
   sbuf_add_json_str(b, name, strlen(name));
   sbuf_adds(b, "}}");
@@ -152,7 +152,8 @@ static void export_perfetto_head(struct export *x, struct sbuf *b) {
   for (size_t i = 0; i < n; i++) {
     size_t j;
     for (j = 0; j < i; j++)
-      if (r[j].pid == r[i].pid && strcmp(r[j].instance_id, r[i].instance_id) == 0)
+      if (r[j].pid == r[i].pid &&
+          strcmp(r[j].instance_id, r[i].instance_id) == 0)
         break;
     x->procs[i] = j < i ? x->procs[j] : next++;
     struct sbuf name = {0};
@@ -187,7 +188,8 @@ static void export_perfetto_event(struct export *x, struct sbuf *b,
   export_us(b, ev->dur);
   if (ev->flows) {
     size_t len = strcspn(ev->flows, ",");
-    bool in = strcmp(src, "framework") != 0, out = strcmp(src, "neuron_hw") != 0;
+    bool in = strcmp(src, "framework") != 0,
+         out = strcmp(src, "neuron_hw") != 0;
     sbuf_adds(b, ",\"bind_id\":\"");
     sbuf_add(b, ev->flows, len);
     sbuf_addc(b, '"');

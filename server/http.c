@@ -70,8 +70,8 @@ static enum MHD_Result http_error(struct MHD_Connection *conn, int status,
                                   const char *code, const char *detail) {
   struct api_response rs = {0};
   api_error(&rs, status, code, detail);
-  struct MHD_Response *r = MHD_create_response_from_buffer(
-      rs.len, rs.body, MHD_RESPMEM_MUST_FREE);
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(rs.len, rs.body, MHD_RESPMEM_MUST_FREE);
   rs.body = NULL;
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
   return http_queue(conn, status, r);
@@ -112,20 +112,18 @@ static void http_stream_free(void *cls) {
 static enum MHD_Result http_api(struct http *h, struct MHD_Connection *conn,
                                 const char *url, const char *method,
                                 struct http_req *rq) {
-  struct api_request q = {method, url, http_arg, conn, rq->body.s,
-                          rq->body.len};
+  struct api_request q = {method, url,        http_arg,
+                          conn,   rq->body.s, rq->body.len};
   struct api_response rs;
   struct MHD_Response *r;
   api_handle(h->app, &q, &rs);
   if (rs.stream.next) {
     struct http_stream *s = xcalloc(1, sizeof *s);
     s->rs = rs;
-    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
-                                          http_stream_read, s,
-                                          http_stream_free);
+    r = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, 64 * 1024, http_stream_read, s, http_stream_free);
   } else {
-    r = MHD_create_response_from_buffer(rs.len, rs.body,
-                                        MHD_RESPMEM_MUST_FREE);
+    r = MHD_create_response_from_buffer(rs.len, rs.body, MHD_RESPMEM_MUST_FREE);
     rs.body = NULL;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs.content_type);

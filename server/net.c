@@ -31,6 +31,7 @@
 #define NET_MAX_PENDING 1024
 #define NET_PEEK_TIMEOUT_NS (10 * 1000000000LL) /* silent clients: closed */
 #define NET_PARTIAL_RETRY_NS (5 * 1000000LL)    /* request line cut short */
+#define NET_ACCEPT_PAUSE_NS (100 * 1000000LL)   /* out of descriptors */
 
 struct net_pending {
   int fd;
@@ -52,6 +53,7 @@ struct net {
   bool running;
   struct net_pending pend[NET_MAX_PENDING];
   int n_pend;
+  int64_t accept_paused_until; /* out of descriptors: accept later */
 };
 
 bool net_host_allowed(const char *host, const char *bind) {
@@ -83,7 +85,8 @@ bool net_host_allowed(const char *host, const char *bind) {
       strcmp(name, "[::1]") == 0)
     return true;
   /* the literal --bind address, when it names one interface */
-  if (!bind || !*bind || strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0)
+  if (!bind || !*bind || strcmp(bind, "0.0.0.0") == 0 ||
+      strcmp(bind, "::") == 0)
     return false;
   if (strchr(bind, ':')) /* IPv6 literal: compare inside the brackets */
     return name[0] == '[' && strlen(bind) == n - 2 &&
@@ -100,8 +103,7 @@ static void net_set_port(struct sockaddr *sa, int port) {
     ((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
 }
 
-static int net_listen(struct net *n, const char *host, int port,
-                      char **cause) {
+static int net_listen(struct net *n, const char *host, int port, char **cause) {
   struct addrinfo hints = {0}, *res = NULL;
   char service[16];
   int err = 0;
@@ -116,8 +118,8 @@ static int net_listen(struct net *n, const char *host, int port,
   }
   for (struct addrinfo *ai = res; ai && n->n_lfd < NET_MAX_LISTENERS;
        ai = ai->ai_next) {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-                    ai->ai_protocol);
+    int fd =
+        socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     int one = 1;
     if (fd < 0) {
       err = errno;
@@ -167,9 +169,8 @@ static enum net_kind net_classify(int fd) {
   if (got == 0)
     return NET_GONE;
   if (got < 0)
-    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
-               ? NET_WAIT
-               : NET_GONE;
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? NET_WAIT
+                                                                     : NET_GONE;
   size_t n = (size_t)got, cmp = n < 7 ? n : 7;
   if (memcmp(b, ws, cmp) != 0)
     return NET_HTTP;
@@ -199,9 +200,14 @@ static void net_accept(struct net *n, int lfd) {
     p->sl = sizeof p->sa;
     int fd = accept4(lfd, (struct sockaddr *)&p->sa, &p->sl, SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-          errno != ECONNABORTED)
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+          errno == ENOMEM) {
+        log_warn("accept: %s; pausing new connections", strerror(errno));
+        n->accept_paused_until = util_now_ns() + NET_ACCEPT_PAUSE_NS;
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+                 errno != ECONNABORTED) {
         log_warn("accept: %s", strerror(errno));
+      }
       return;
     }
     p->fd = fd;
@@ -217,10 +223,13 @@ static void *net_thread(void *arg) {
   for (;;) {
     int64_t now = util_now_ns(), wake_at = INT64_MAX;
     int np = 0;
+    bool accepting =
+        n->n_pend < NET_MAX_PENDING && n->accept_paused_until <= now;
+    if (!accepting && n->accept_paused_until > now)
+      wake_at = n->accept_paused_until;
     pfd[np++] = (struct pollfd){n->wake[0], POLLIN, 0};
     for (int i = 0; i < n->n_lfd; i++)
-      pfd[np++] = (struct pollfd){
-          n->lfd[i], n->n_pend < NET_MAX_PENDING ? POLLIN : 0, 0};
+      pfd[np++] = (struct pollfd){n->lfd[i], accepting ? POLLIN : 0, 0};
     for (int i = 0; i < n->n_pend; i++) {
       struct net_pending *p = &n->pend[i];
       bool waiting = p->retry_at > now;

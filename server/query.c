@@ -212,8 +212,9 @@ json_t *query_args(const char *s) {
       const char *end = q + digits;
       size_t n = strcspn(end, ",]} \t\r\n");
       bool integer = n == 0;
-      if (integer && (digits > 16 ||
-                      (digits == 16 && strncmp(q, "9007199254740992", 16) > 0))) {
+      if (integer &&
+          (digits > 16 ||
+           (digits == 16 && strncmp(q, "9007199254740992", 16) > 0))) {
         sbuf_addc(&b, '"');
         sbuf_add(&b, p, (size_t)(end - p));
         sbuf_addc(&b, '"');
@@ -241,8 +242,7 @@ int query_parse_key(const char *key, int64_t *track, int64_t *lane,
   const char *p = key;
   for (int i = 0; i < 3; i++) {
     size_t n = strcspn(p, ":");
-    if ((i < 2 && p[n] != ':') || (i == 2 && p[n] != '\0') || n == 0 ||
-        n > 20)
+    if ((i < 2 && p[n] != ':') || (i == 2 && p[n] != '\0') || n == 0 || n > 20)
       return -EINVAL;
     char buf[24];
     memcpy(buf, p, n);
@@ -276,8 +276,8 @@ static void query_ids_add(struct query_ids *s, int64_t id) {
   if (id <= 0)
     return;
   if ((s->n + 1) * 2 > s->cap) {
-    struct query_ids t = {xcalloc(s->cap ? s->cap * 2 : 64, sizeof(int64_t)),
-                          0, s->cap ? s->cap * 2 : 64};
+    struct query_ids t = {xcalloc(s->cap ? s->cap * 2 : 64, sizeof(int64_t)), 0,
+                          s->cap ? s->cap * 2 : 64};
     for (size_t i = 0; i < s->cap; i++)
       if (s->v[i])
         query_ids_add(&t, s->v[i]);
@@ -336,10 +336,10 @@ static void query_copy(char *dst, size_t n, const unsigned char *s) {
 /* Reads one track; -ENOENT (naming `param`) when it does not exist. */
 static int query_track_get(sqlite3 *db, int64_t id, const char *param,
                            struct query_track *t, struct query_err *e) {
-  sqlite3_stmt *s = query_stmt(
-      db,
-      "SELECT kind, domain, source, lanes, lod_min_level FROM track WHERE id=?1",
-      e);
+  sqlite3_stmt *s = query_stmt(db,
+                               "SELECT kind, domain, source, lanes, "
+                               "lod_min_level FROM track WHERE id=?1",
+                               e);
   if (!s)
     return -EIO;
   sqlite3_bind_int64(s, 1, id);
@@ -399,8 +399,8 @@ static void query_lane_free(struct query_lane *l) {
   free(l->count);
 }
 
-static void query_add_column(struct sbuf *b, const char *key,
-                             const int64_t *v, size_t n, int64_t base) {
+static void query_add_column(struct sbuf *b, const char *key, const int64_t *v,
+                             size_t n, int64_t base) {
   sbuf_printf(b, ",\"%s\":[", key);
   for (size_t i = 0; i < n; i++) {
     if (i)
@@ -561,12 +561,16 @@ static int query_window_check(const struct query_window *w,
   if (w->end <= w->start)
     return query_fail(e, -EINVAL, 400, "bad_parameter",
                       "parameter 'end' must be greater than 'start'");
+  if (w->start < 0 && w->end > INT64_MAX + w->start)
+    return query_fail(e, -EINVAL, 400, "bad_parameter",
+                      "parameters 'start'/'end': the window is wider than "
+                      "2^63-1 ns");
   return 0;
 }
 
+/* (end - start) / px, at least 1 (the window is checked: no overflow). */
 static int64_t query_resolution(const struct query_window *w) {
-  uint64_t span = (uint64_t)w->end - (uint64_t)w->start;
-  int64_t r = (int64_t)(span / (uint64_t)(w->px > 0 ? w->px : 1));
+  int64_t r = (w->end - w->start) / (w->px > 0 ? w->px : 1);
   return r > 0 ? r : 1;
 }
 
@@ -658,8 +662,8 @@ static void query_points_free(struct query_points *p) {
   free(p->last);
 }
 
-static void query_add_doubles(struct sbuf *b, const char *key,
-                              const double *v, size_t n) {
+static void query_add_doubles(struct sbuf *b, const char *key, const double *v,
+                              size_t n) {
   sbuf_printf(b, ",\"%s\":[", key);
   for (size_t i = 0; i < n; i++) {
     if (i)
@@ -836,8 +840,8 @@ static int query_counter_track(sqlite3 *db, const struct query_track *t,
   return 0;
 }
 
-int query_counters(sqlite3 *db, const struct query_window *w,
-                   struct sbuf *out, struct query_err *e) {
+int query_counters(sqlite3 *db, const struct query_window *w, struct sbuf *out,
+                   struct query_err *e) {
   int rc = query_window_check(w, e);
   if (rc < 0)
     return rc;
@@ -1063,8 +1067,8 @@ static int query_profile_exists(sqlite3 *db, int64_t id, struct query_err *e) {
     return 0;
   if (rc != SQLITE_DONE)
     return query_db_fail(e, db);
-  return query_fail(e, -ENOENT, 404, "not_found", "no device profile with id %lld",
-                    (long long)id);
+  return query_fail(e, -ENOENT, 404, "not_found",
+                    "no device profile with id %lld", (long long)id);
 }
 
 int query_device_tracks(sqlite3 *db, int64_t profile, json_t **out,
@@ -1086,8 +1090,8 @@ int query_device_tracks(sqlite3 *db, int64_t profile, json_t **out,
 /* small aggregate helpers */
 
 /* Runs a one-row query; *out gets column 0 as int64 (def when NULL). */
-static int query_scalar(sqlite3 *db, const char *sql, int64_t def,
-                        int64_t *out, struct query_err *e) {
+static int query_scalar(sqlite3 *db, const char *sql, int64_t def, int64_t *out,
+                        struct query_err *e) {
   sqlite3_stmt *s = query_stmt(db, sql, e);
   if (!s)
     return -EIO;
@@ -1132,8 +1136,8 @@ int query_profile(sqlite3 *db, json_t **out, struct query_err *e) {
                          "SELECT max(last_ts) FROM track WHERE domain = "
                          "'system'",
                          0, &end, e)) < 0 ||
-      (rc = query_scalar(db, "SELECT count(*) FROM Warning", 0, &warnings,
-                         e)) < 0 ||
+      (rc = query_scalar(db, "SELECT count(*) FROM Warning", 0, &warnings, e)) <
+          0 ||
       (rc = query_scalar(db,
                          "SELECT sum(event_count) FROM track WHERE kind = "
                          "'slices'",
@@ -1157,8 +1161,8 @@ int query_profile(sqlite3 *db, json_t **out, struct query_err *e) {
                            "SELECT instance_id, pid, name, dir FROM process "
                            "ORDER BY instance_id, pid",
                            &processes, e)) < 0 ||
-      (rc = query_all_rows(db, "SELECT * FROM SystemProfileMetadata",
-                           &metadata, e)) < 0) {
+      (rc = query_all_rows(db, "SELECT * FROM SystemProfileMetadata", &metadata,
+                           e)) < 0) {
     json_decref(names);
     json_decref(processes);
     return rc;
@@ -1177,7 +1181,7 @@ int query_profile(sqlite3 *db, json_t **out, struct query_err *e) {
 struct query_event {
   int64_t track, lane, ts, id, dur, profile; /* profile: device tracks */
   char *name, *grp;
-  json_t *args; /* object, or NULL */
+  json_t *args;        /* object, or NULL */
   struct query_rows t; /* the event's track, one row */
 };
 
@@ -1237,10 +1241,10 @@ static int query_event_load(sqlite3 *db, const char *key,
   }
   sqlite3_reset(s);
   if (rc != SQLITE_ROW)
-    return rc == SQLITE_DONE ? query_fail(e, -ENOENT, 404, "not_found",
-                                          "event %s names an unknown track",
-                                          key)
-                             : query_db_fail(e, db);
+    return rc == SQLITE_DONE
+               ? query_fail(e, -ENOENT, 404, "not_found",
+                            "event %s names an unknown track", key)
+               : query_db_fail(e, db);
   return 0;
 }
 
@@ -1299,8 +1303,9 @@ static int query_flow_links(sqlite3 *db, int64_t flow, struct query_link *links,
     return -EIO;
   sqlite3_bind_int64(s, 1, flow);
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    int64_t track = sqlite3_column_int64(s, 0), lane = sqlite3_column_int64(s, 1),
-            ts = sqlite3_column_int64(s, 2), id = sqlite3_column_int64(s, 3);
+    int64_t track = sqlite3_column_int64(s, 0),
+            lane = sqlite3_column_int64(s, 1), ts = sqlite3_column_int64(s, 2),
+            id = sqlite3_column_int64(s, 3);
     size_t i;
     for (i = 0; i < *n; i++)
       if (links[i].track == track && links[i].lane == lane &&
@@ -1332,13 +1337,12 @@ static int query_flow_links(sqlite3 *db, int64_t flow, struct query_link *links,
 
 static json_t *query_link_json(const struct query_link *l) {
   char *key = query_key(l->track, l->lane, l->ts);
-  json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "key", key,
-                        "id", query_id(l->id), "name",
-                        query_json_text(l->name ? l->name : ""),
-                        "trace_event_source", query_json_text(l->source),
-                        "flow_id", l->flows.s ? l->flows.s : "", "start_ts",
-                        query_id(l->ts), "duration_ns", query_id(l->dur),
-                        "track", query_id(l->track));
+  json_t *o = json_pack(
+      "{s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "key", key, "id",
+      query_id(l->id), "name", query_json_text(l->name ? l->name : ""),
+      "trace_event_source", query_json_text(l->source), "flow_id",
+      l->flows.s ? l->flows.s : "", "start_ts", query_id(l->ts), "duration_ns",
+      query_id(l->dur), "track", query_id(l->track));
   free(key);
   return o;
 }
@@ -1405,7 +1409,8 @@ static int query_event_flows(sqlite3 *db, const struct query_event *ev,
 /* The current DeviceProfileList row (QUERY_DP_COLS) as the API object. */
 static json_t *query_dp_object(sqlite3_stmt *s) {
   json_t *o = json_object();
-  int64_t first = sqlite3_column_int64(s, 12), last = sqlite3_column_int64(s, 13);
+  int64_t first = sqlite3_column_int64(s, 12),
+          last = sqlite3_column_int64(s, 13);
   json_object_set_new(o, "id", query_col_id(s, 0));
   json_object_set_new(o, "name", query_col_text(s, 1));
   json_object_set_new(o, "instance_id", query_col_text(s, 2));
@@ -1443,7 +1448,7 @@ static const char *query_attr(const struct query_event *ev, const char *key,
 }
 
 struct query_target {
-  json_t *profile; /* the DeviceProfileList object */
+  json_t *profile;                     /* the DeviceProfileList object */
   int64_t start, end, execution_index; /* -1: none */
 };
 
@@ -1570,18 +1575,18 @@ int query_event(sqlite3 *db, const char *key, json_t **out,
     json_object_set_new(o, "group", query_json_text(ev.grp));
   if (ev.profile >= 0)
     json_object_set_new(o, "device_profile_id", query_id(ev.profile));
-  json_object_set_new(o, "attributes", ev.args ? json_incref(ev.args)
-                                               : json_object());
+  json_object_set_new(o, "attributes",
+                      ev.args ? json_incref(ev.args) : json_object());
   free(k);
   rc = query_event_flows(db, &ev, o, e);
   if (rc == 0) {
     struct query_target tg;
     int d = query_drill(db, &ev, &tg, e);
     if (d == 0) {
-      json_object_set_new(
-          o, "device_profile",
-          json_pack("{s:O, s:O}", "id", json_object_get(tg.profile, "id"),
-                    "name", json_object_get(tg.profile, "name")));
+      json_object_set_new(o, "device_profile",
+                          json_pack("{s:O, s:O}", "id",
+                                    json_object_get(tg.profile, "id"), "name",
+                                    json_object_get(tg.profile, "name")));
       json_decref(tg.profile);
     } else if (d == -ENOENT) {
       json_object_set_new(o, "device_profile", json_null());
@@ -1608,11 +1613,10 @@ int query_event_device_profile(sqlite3 *db, const char *key, json_t **out,
   query_event_free(&ev);
   if (rc < 0)
     return rc;
-  *out = json_pack("{s:o, s:o, s:o, s:o}", "device_profile", tg.profile,
-                   "start", query_id(tg.start), "end", query_id(tg.end),
-                   "execution_index",
-                   tg.execution_index < 0 ? json_null()
-                                          : json_integer(tg.execution_index));
+  *out = json_pack(
+      "{s:o, s:o, s:o, s:o}", "device_profile", tg.profile, "start",
+      query_id(tg.start), "end", query_id(tg.end), "execution_index",
+      tg.execution_index < 0 ? json_null() : json_integer(tg.execution_index));
   return 0;
 }
 
@@ -1620,8 +1624,7 @@ int query_event_device_profile(sqlite3 *db, const char *key, json_t **out,
 /* GET /device-profiles */
 
 int query_device_profiles(sqlite3 *db, const char *filter, int64_t page,
-                          int64_t per_page, json_t **out,
-                          struct query_err *e) {
+                          int64_t per_page, json_t **out, struct query_err *e) {
   const char *f = filter ? filter : "";
   sqlite3_stmt *s = query_stmt(db,
                                "SELECT count(*) FROM DeviceProfileList WHERE "
@@ -1826,17 +1829,16 @@ static int query_engines(sqlite3 *db, int64_t profile, int64_t duration,
       json_t *prev = json_object_get(engines, k);
       if (prev) { /* two pcores: add up */
         active += atoll(json_string_value(json_object_get(prev, "active_ns")));
-        json_object_set_new(
-            prev, "instruction_count",
-            json_integer(json_integer_value(
-                             json_object_get(prev, "instruction_count")) +
-                         r->event_count));
+        json_object_set_new(prev, "instruction_count",
+                            json_integer(json_integer_value(json_object_get(
+                                             prev, "instruction_count")) +
+                                         r->event_count));
         json_object_set_new(prev, "active_ns", query_id(active));
       } else {
-        json_object_set_new(
-            engines, k,
-            json_pack("{s:o, s:I}", "active_ns", query_id(active),
-                      "instruction_count", (json_int_t)r->event_count));
+        json_object_set_new(engines, k,
+                            json_pack("{s:o, s:I}", "active_ns",
+                                      query_id(active), "instruction_count",
+                                      (json_int_t)r->event_count));
       }
     }
     query_rows_free(&q);
@@ -1854,9 +1856,9 @@ static int query_engines(sqlite3 *db, int64_t profile, int64_t duration,
   json_object_foreach(copy, k, v) {
     int64_t a = atoll(json_string_value(json_object_get(v, "active_ns")));
     json_object_set_new(v, "active_percent",
-                        duration > 0 ? json_real(100.0 * (double)a /
-                                                 (double)duration)
-                                     : json_null());
+                        duration > 0
+                            ? json_real(100.0 * (double)a / (double)duration)
+                            : json_null());
   }
   json_decref(engines);
   *out = copy;
@@ -1869,7 +1871,8 @@ static int query_dp_summary(sqlite3 *db, sqlite3_stmt *s, json_t **out,
   int64_t id = sqlite3_column_int64(s, 0);
   int64_t duration = sqlite3_column_int64(s, 13) - sqlite3_column_int64(s, 12);
   double secs = (double)duration / 1e9;
-  double flops = sqlite3_column_double(s, 16), bytes = sqlite3_column_double(s, 17);
+  double flops = sqlite3_column_double(s, 16),
+         bytes = sqlite3_column_double(s, 17);
   json_t *engines;
   int rc = query_engines(db, id, duration, &engines, e);
   if (rc < 0)
@@ -2032,7 +2035,7 @@ int query_summary(sqlite3 *db, json_t **out, struct query_err *e) {
 /* The tracks holding names that match, with those names. */
 struct query_match {
   int64_t track, lanes, count;
-  bool covered; /* the window holds the whole track */
+  bool covered;      /* the window holds the whole track */
   struct sbuf names; /* JSON array of str ids */
 };
 
@@ -2277,7 +2280,8 @@ static size_t query_totals_slot(struct query_totals *t, int64_t name) {
   return i;
 }
 
-static void query_totals_add(struct query_totals *t, const struct query_spans *s) {
+static void query_totals_add(struct query_totals *t,
+                             const struct query_spans *s) {
   for (size_t i = 0; i < s->n; i++) {
     size_t k = query_totals_slot(t, s->v[i].name ? s->v[i].name : -1);
     t->count[k]++;
@@ -2340,7 +2344,8 @@ static void query_range_nest(struct query_spans *parents,
     const struct query_span *c = &children->v[i];
     while (p + 1 < parents->n && parents->v[p + 1].cs <= c->cs)
       p++;
-    if (p < parents->n && parents->v[p].cs <= c->cs && c->ce <= parents->v[p].ce)
+    if (p < parents->n && parents->v[p].cs <= c->cs &&
+        c->ce <= parents->v[p].ce)
       parents->v[p].self -= c->ce - c->cs;
   }
 }
@@ -2350,8 +2355,8 @@ static int query_range_cmp(const void *pa, const void *pb) {
   return a[0] != b[0] ? (a[0] > b[0] ? -1 : 1) : (a[1] > b[1]) - (a[1] < b[1]);
 }
 
-int query_range_summary(sqlite3 *db, const struct query_window *w,
-                        json_t **out, struct query_err *e) {
+int query_range_summary(sqlite3 *db, const struct query_window *w, json_t **out,
+                        struct query_err *e) {
   int rc = query_window_check(w, e);
   struct query_spans a = {0}, b = {0};
   struct query_totals t = {0};
@@ -2397,11 +2402,11 @@ int query_range_summary(sqlite3 *db, const struct query_window *w,
       if (sqlite3_step(s) == SQLITE_ROW)
         name = query_col_text(s, 0);
       sqlite3_reset(s);
-      json_array_append_new(
-          rows, json_pack("{s:o, s:I, s:o, s:o}", "name",
-                          name ? name : json_string(""), "count",
-                          (json_int_t)t.count[i], "total_ns",
-                          query_id(t.total[i]), "self_ns", query_id(t.self[i])));
+      json_array_append_new(rows, json_pack("{s:o, s:I, s:o, s:o}", "name",
+                                            name ? name : json_string(""),
+                                            "count", (json_int_t)t.count[i],
+                                            "total_ns", query_id(t.total[i]),
+                                            "self_ns", query_id(t.self[i])));
     }
     free(order);
     if (!s) {
@@ -2601,10 +2606,9 @@ int query_table_schema(sqlite3 *db, json_t **out, struct query_err *e) {
                                             query_col_text(c, 0), "type",
                                             query_col_text(c, 1)));
     sqlite3_reset(c);
-    json_array_append_new(tables,
-                          json_pack("{s:o, s:o, s:o}", "name",
-                                    query_col_text(s, 0), "type",
-                                    query_col_text(s, 1), "columns", cols));
+    json_array_append_new(
+        tables, json_pack("{s:o, s:o, s:o}", "name", query_col_text(s, 0),
+                          "type", query_col_text(s, 1), "columns", cols));
   }
   sqlite3_reset(s);
   if (rc != SQLITE_DONE) {
@@ -2622,9 +2626,9 @@ struct query_export {
   sqlite3 *db;
   struct query_rows t; /* system slice tracks */
   int64_t start, end;
-  size_t track;        /* current track index */
-  int64_t lane;        /* current lane */
-  sqlite3_stmt *s;     /* rows of (track, lane), or NULL */
+  size_t track;    /* current track index */
+  int64_t lane;    /* current lane */
+  sqlite3_stmt *s; /* rows of (track, lane), or NULL */
 };
 
 int query_export_open(sqlite3 *db, int64_t start, int64_t end,

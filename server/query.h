@@ -27,8 +27,8 @@
 #include <stdint.h>
 
 struct query_err {
-  int status;      /* HTTP status */
-  char code[32];   /* "bad_parameter", "not_found" ... */
+  int status;    /* HTTP status */
+  char code[32]; /* "bad_parameter", "not_found" ... */
   char detail[512];
 };
 
@@ -58,8 +58,8 @@ int query_level(int64_t r);
 int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
                  struct query_err *e);
 /* GET /counters: appends the answer object to out. */
-int query_counters(sqlite3 *db, const struct query_window *w,
-                   struct sbuf *out, struct query_err *e);
+int query_counters(sqlite3 *db, const struct query_window *w, struct sbuf *out,
+                   struct query_err *e);
 
 /* GET /tracks: the system tracks grouped in mode m. */
 int query_tracks(sqlite3 *db, enum tracks_mode m, json_t **out,
@@ -90,11 +90,11 @@ int query_device_profile(sqlite3 *db, int64_t id, json_t **out,
 
 /* GET /search. */
 struct query_search {
-  const char *q;            /* 1..256 bytes */
-  int64_t start, end;       /* window; INT64_MIN / INT64_MAX when absent */
-  int64_t page, per_page;   /* page >= 1, per_page 1..500 */
-  const char *domain;       /* "system" | "device" */
-  int64_t profile;          /* device profile id, or -1 for all */
+  const char *q;          /* 1..256 bytes */
+  int64_t start, end;     /* window; INT64_MIN / INT64_MAX when absent */
+  int64_t page, per_page; /* page >= 1, per_page 1..500 */
+  const char *domain;     /* "system" | "device" */
+  int64_t profile;        /* device profile id, or -1 for all */
 };
 int query_search(sqlite3 *db, const struct query_search *s, json_t **out,
                  struct query_err *e);
@@ -103,8 +103,8 @@ int query_search(sqlite3 *db, const struct query_search *s, json_t **out,
 int query_summary(sqlite3 *db, json_t **out, struct query_err *e);
 
 /* GET /range-summary (w->px unused). */
-int query_range_summary(sqlite3 *db, const struct query_window *w,
-                        json_t **out, struct query_err *e);
+int query_range_summary(sqlite3 *db, const struct query_window *w, json_t **out,
+                        struct query_err *e);
 
 /* POST /db/{name}/_search, type databaseExplorerQuery: runs one read-only
  * SELECT on a fresh SQLITE_OPEN_READONLY connection to the store file at

@@ -25,11 +25,11 @@ struct store_pool {
 /* Opens one reader with the settings every reader gets. */
 static int store_pool_open_one(const char *path, sqlite3 **out, char **cause) {
   sqlite3 *db = NULL;
-  int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                           NULL);
+  int rc = sqlite3_open_v2(path, &db,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
   if (rc != SQLITE_OK) {
-    *cause = xasprintf("%s: %s", path,
-                       db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    *cause =
+        xasprintf("%s: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
     sqlite3_close(db);
     return -EIO;
   }

@@ -149,16 +149,18 @@ char *tracks_name(const struct tracks_row *r, enum tracks_mode m) {
 /* Sort rank: event tracks, then the extra tracks in the documented order;
  * device tracks: engines (in the vendor's order), DMA, CC, counters. */
 static int tracks_rank(const struct tracks_row *r) {
-  static const char *const sys[] = {
-      "neuron_hbm_usage",         "host_to_device_transfers",
-      "device_to_host_transfers", "host_to_device_bandwidth",
-      "device_to_host_bandwidth", "host_mem",
-      "host_cpu_util"};
+  static const char *const sys[] = {"neuron_hbm_usage",
+                                    "host_to_device_transfers",
+                                    "device_to_host_transfers",
+                                    "host_to_device_bandwidth",
+                                    "device_to_host_bandwidth",
+                                    "host_mem",
+                                    "host_cpu_util"};
   static const int sys_rank[] = {1, 2, 2, 3, 3, 4, 5};
   static const char *const engines[] = {"Tensor", "TensorMatrix", "Vector",
                                         "Scalar", "GpSimd",       "Sync"};
-  static const char *const dev[] = {"dma",  "cc",  "sbuf",     "psum",
-                                    "dma_throughput", "mfu", "semaphore"};
+  static const char *const dev[] = {
+      "dma", "cc", "sbuf", "psum", "dma_throughput", "mfu", "semaphore"};
   if (tracks_is(r->domain, "device")) {
     if (tracks_is(r->source, "engine")) {
       for (int i = 0; i < 6; i++)
@@ -302,7 +304,8 @@ static json_t *tracks_display(const struct tracks_item *it, size_t n,
       json_object_set(t, "series", r0->series);
     else
       json_object_set_new(t, "series", json_array());
-    json_object_set_new(t, "unit", tracks_json_string(r0->unit ? r0->unit : ""));
+    json_object_set_new(t, "unit",
+                        tracks_json_string(r0->unit ? r0->unit : ""));
   }
   if (tracks_is(r0->source, "host_mem") ||
       tracks_is(r0->source, "host_cpu_util"))
@@ -311,7 +314,8 @@ static json_t *tracks_display(const struct tracks_item *it, size_t n,
   return t;
 }
 
-json_t *tracks_group(const struct tracks_row *rows, size_t n, enum tracks_mode m) {
+json_t *tracks_group(const struct tracks_row *rows, size_t n,
+                     enum tracks_mode m) {
   struct tracks_item *it = xcalloc(n ? n : 1, sizeof *it);
   json_t *out = json_array();
   for (size_t i = 0; i < n; i++) {

@@ -33,8 +33,8 @@ struct tracks_row {
   const char *domain; /* "system" | "device" */
   const char *source;
   const char *instance_id;
-  const char *cpu_id; /* NULL when none */
-  const char *label;  /* NULL when none */
+  const char *cpu_id;                                       /* NULL when none */
+  const char *label;                                        /* NULL when none */
   int64_t pid, tid, nc, pcore, worker, stream, device, hbm; /* TRACKS_NONE */
   int64_t lanes, event_count;
   json_t *series;   /* counters: array of series names (borrowed), or NULL */
@@ -58,6 +58,7 @@ char *tracks_name(const struct tracks_row *r, enum tracks_mode m);
  * two "hidden_by_default").  Rows with equal names and kind merge; their
  * lanes add up.  Returns a new JSON array of track
  * objects as documented for GET /api/v1/tracks. */
-json_t *tracks_group(const struct tracks_row *rows, size_t n, enum tracks_mode m);
+json_t *tracks_group(const struct tracks_row *rows, size_t n,
+                     enum tracks_mode m);
 
 #endif

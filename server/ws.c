@@ -41,8 +41,8 @@ struct ws {
 
 /* Per connection. */
 struct ws_pss {
-  uint64_t next;  /* next ring seq to send */
-  json_t *hello;  /* messages to send first, or NULL */
+  uint64_t next; /* next ring seq to send */
+  json_t *hello; /* messages to send first, or NULL */
   size_t hello_i;
 };
 
@@ -103,8 +103,8 @@ static int ws_write_one(struct ws *w, struct lws *wsi, struct ws_pss *pss) {
   size_t len = 0;
   bool more;
   if (pss->hello) {
-    char *t = json_dumps(json_array_get(pss->hello, pss->hello_i++),
-                         JSON_COMPACT);
+    char *t =
+        json_dumps(json_array_get(pss->hello, pss->hello_i++), JSON_COMPACT);
     len = t ? strlen(t) : 0;
     buf = xmalloc(LWS_PRE + len);
     memcpy(buf + LWS_PRE, t ? t : "", len);
@@ -159,7 +159,8 @@ static void ws_adopt_pending(struct ws *w) {
   do {
     pthread_mutex_lock(&w->mu);
     n = w->n_pending < 64 ? w->n_pending : 64;
-    memcpy(fds, w->pending + (w->n_pending - n), n * sizeof *fds);
+    for (size_t i = 0; i < n; i++)
+      fds[i] = w->pending[w->n_pending - n + i];
     w->n_pending -= n;
     pthread_mutex_unlock(&w->mu);
     for (size_t i = 0; i < n; i++)

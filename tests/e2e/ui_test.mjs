@@ -406,10 +406,11 @@ test('new data under --dir shows ingest progress and refreshes the page live', a
     new MutationObserver(() => { if (!document.getElementById('progress').hidden) window.__progressSeen = true; })
       .observe(document.getElementById('progress'), { attributes: true });
   });
+  await page.evaluate(() => document.querySelector('.banner[data-id=live] .close')?.click());
   const dir = path.join(tmp, 'profile', manifest.processes[0].dir);
   const f = fs.readdirSync(dir).find((x) => x.endsWith('.json')) || fs.readdirSync(dir)[0];
-  const now = new Date();
-  fs.utimesSync(path.join(dir, f), now, now);
+  // Rewrite it unchanged: the watcher reacts to a file closed after writing.
+  fs.writeFileSync(path.join(dir, f), fs.readFileSync(path.join(dir, f)));
   await page.waitForFunction(() => /Profile updated/.test(document.querySelector('.banner[data-id=live]')?.textContent || ''), null, { timeout: 60000 });
   eq(await page.evaluate(() => window.__progressSeen), true, 'the progress bar was shown');
   eq(await page.evaluate(() => document.getElementById('progress').hidden), true, 'and hidden again');
@@ -441,7 +442,7 @@ async function main() {
 async function cleanup() {
   try { await browser?.close(); } catch { /* already gone */ }
   await stopServer();
-  if (failed) console.log(`# server log and profile kept in ${tmp}`);
+  if (failed && fs.existsSync(path.join(tmp, 'server.log'))) console.log(`# server log and profile kept in ${tmp}`);
   else fs.rmSync(tmp, { recursive: true, force: true });
 }
 

@@ -764,6 +764,8 @@ def check_http(c, port):
            ("/api/v1/slices?tracks=%s&start=0&end=5&px=10" % ",".join(["1"] * 201),
             "'tracks'"),
            ("/api/v1/counters?tracks=1&start=0&end=5", "'px'"),
+           ("/api/v1/slices?tracks=1&start=-9223372036854775808"
+            "&end=9223372036854775807&px=10", "'start'/'end'"),
            ("/api/v1/tracks?grouping=worker", "'grouping'"),
            ("/api/v1/search?q=", "'q'"),
            ("/api/v1/search?q=" + "a" * 257, "'q'"),

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../fuzz/fuzz_fmt.h"
 #include "fmt_chrome.h"
 #include "util.h"
 
@@ -875,16 +876,55 @@ static void test_probe(void **state) {
   sbuf_free(&b);
 }
 
+/* Replays the hand-made files and every tests/data/regress/chrome-* input
+ * through the fuzz target (its invariants: valid UTF-8, args that parse,
+ * messages that pack). */
+static void test_regress_inputs(void **state) {
+  const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
+  char *data = xasprintf("%s/tests/data/chrome", src);
+  char *regress = xasprintf("%s/tests/data/regress", src);
+  DIR *d = opendir(data);
+  struct dirent *e;
+  int n = 0;
+  assert_non_null(d);
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char *path = xasprintf("%s/%s", data, e->d_name);
+    size_t len;
+    char *bytes = slurp(path, &len);
+    LLVMFuzzerTestOneInput((const uint8_t *)bytes, len);
+    free(bytes);
+    free(path);
+    n++;
+  }
+  closedir(d);
+  int m = fuzz_fmt_replay(regress, "chrome-");
+  assert_true(n >= 2);
+  assert_true(m >= 0);
+  printf("# %d data files and %d regression inputs replayed\n", n, m);
+  free(data);
+  free(regress);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_shared_traces), cmocka_unit_test(test_basic),
-      cmocka_unit_test(test_tolerance),     cmocka_unit_test(test_truncated),
-      cmocka_unit_test(test_object),        cmocka_unit_test(test_object_tail),
-      cmocka_unit_test(test_async),         cmocka_unit_test(test_flows),
-      cmocka_unit_test(test_utf8),          cmocka_unit_test(test_gzip),
-      cmocka_unit_test(test_large),         cmocka_unit_test(test_huge_event),
-      cmocka_unit_test(test_errors),        cmocka_unit_test(test_stop),
+      cmocka_unit_test(test_shared_traces),
+      cmocka_unit_test(test_basic),
+      cmocka_unit_test(test_tolerance),
+      cmocka_unit_test(test_truncated),
+      cmocka_unit_test(test_object),
+      cmocka_unit_test(test_object_tail),
+      cmocka_unit_test(test_async),
+      cmocka_unit_test(test_flows),
+      cmocka_unit_test(test_utf8),
+      cmocka_unit_test(test_gzip),
+      cmocka_unit_test(test_large),
+      cmocka_unit_test(test_huge_event),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_stop),
       cmocka_unit_test(test_probe),
+      cmocka_unit_test(test_regress_inputs),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

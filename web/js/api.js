@@ -15,7 +15,7 @@ const errorListeners = new Set();
 /** fn(ApiError) is called for every failed request (not for aborted ones). */
 export function onApiError(fn) { errorListeners.add(fn); }
 
-export function apiUrl(path, params) {
+function apiUrl(path, params) {
   const u = new URL(`/api/v1/${path}`, location.origin);
   for (const [k, v] of Object.entries(params || {})) {
     if (v !== undefined && v !== null && v !== '') u.searchParams.set(k, String(v));

@@ -17,9 +17,12 @@ export function fmtDur(ns) {
   return `${v} ns`;
 }
 
-/** A time axis label: `ns` from the origin, with a precision fitted to `step`. */
-export function fmtAxis(ns, step) {
-  const a = Math.max(Math.abs(step), 1);
+/**
+ * A time axis label: `ns` from the origin, with a precision fitted to
+ * `step`, in the unit of `ref` (the largest time shown) so labels agree.
+ */
+export function fmtAxis(ns, step, ref = ns) {
+  const a = Math.max(Math.abs(ref), Math.abs(step), 1);
   for (const [div, unit] of DUR_UNITS) {
     if (a >= div || div === 1) {
       const digits = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / div) - 1e-9)));
@@ -45,7 +48,7 @@ export function fmtBytes(b) {
   return `${i ? v.toFixed(2) : Math.round(v)} ${BYTE_UNITS[i]}`;
 }
 
-export function fmtRate(bps) {
+function fmtRate(bps) {
   const v = Number(bps);
   if (!Number.isFinite(v)) return '—';
   if (v >= 1e9) return `${(v / 1e9).toFixed(2)} GB/s`;

@@ -96,10 +96,11 @@ const app = {
   },
 
   /** New data landed: reload the profile and refresh the view in place. */
-  async reload(events) {
+  async reload(events, onlyIfChanged = false) {
     let p;
     try { p = await get('profile'); } catch { return; }
     const old = this.profile;
+    if (onlyIfChanged && old && ['start', 'end', 'event_count', 'device_profiles'].every((k) => old[k] === p[k])) return;
     this.profile = p;
     forgetEvents();
     if (!this.view) return;
@@ -129,6 +130,8 @@ async function start() {
     return;
   }
   if (loaded) return;
+  if (p.state === 'failed') { showLoading(null, 'The profile could not be loaded (see the server log).'); return; }
+  if (p.state !== 'ready' || !p.start) { showLoading(p.progress); return; }
   loaded = true;
   app.profile = p;
   progress(null);
@@ -158,7 +161,7 @@ const live = connectLive({
   onMessage(m) {
     switch (m.type) {
       case 'hello':
-        if (m.state === 'ready') { if (!loaded) start(); else if (phase === 'lost') app.reload(); }
+        if (m.state === 'ready') { if (!loaded) start(); else if (phase === 'lost') app.reload(undefined, true); }
         if (m.state === 'failed') banner('ingest', 'The profile could not be loaded (see the server log).');
         phase = m.state;
         if (m.state === 'loading' && !loaded) showLoading(null);

@@ -10,7 +10,7 @@ const ORDER = ['name', 'opcode', 'start_ts', 'end_ts', 'duration_ns', 'trace_eve
   'framework_stream_id', 'track'];
 
 /** Events that can open a device profile (hardware events). */
-export const HW_EVENTS = new Set(['nc_exec_running', 'cc_running', 'cc_exec_barrier', 'numerical_err', 'nc_model_switch', 'nrt_model_switch', 'hw_notify']);
+const HW_EVENTS = new Set(['nc_exec_running', 'cc_running', 'cc_exec_barrier', 'numerical_err', 'nc_model_switch', 'nrt_model_switch', 'hw_notify']);
 
 /**
  * Renders event `ev` (GET /events/{key}) into `el`.  relOf(abs) gives rel ns

@@ -86,10 +86,13 @@ export class SliceBatch {
       for (let j = 0; j < a.length; j += 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], SLICE_H);
     }
     if (anyMerged && hatch) {
+      // Pattern fills are slow in software raster: one path, wide boxes only.
       ctx.fillStyle = hatch;
+      ctx.beginPath();
       for (const a of this.merged.values()) {
-        for (let j = 0; j < a.length; j += 3) if (a[j + 2] >= 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], SLICE_H);
+        for (let j = 0; j < a.length; j += 3) if (a[j + 2] >= 6) ctx.rect(a[j], a[j + 1], a[j + 2], SLICE_H);
       }
+      ctx.fill();
     }
     const lb = this.labels;
     if (!lb.length) return;
@@ -238,9 +241,10 @@ export function drawAxis(ctx, t0, nsPerPx, width, h, theme) {
   ctx.fillStyle = theme.fg;
   ctx.font = '11px system-ui, sans-serif';
   ctx.textBaseline = 'alphabetic';
+  const ref = Math.max(Math.abs(t0), Math.abs(t1));
   for (let t = Math.ceil(t0 / step) * step; t < t1; t += step) {
     const x = (t - t0) / nsPerPx;
-    ctx.fillText(fmtAxis(t, step), x + 3, h - 17);
+    ctx.fillText(fmtAxis(t, step, ref), x + 3, h - 17);
   }
   ctx.fillStyle = theme.border;
   ctx.fillRect(0, h - 1, width, 1);

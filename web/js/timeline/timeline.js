@@ -262,7 +262,7 @@ export class Timeline {
     ctx.restore();
 
     // Track labels.
-    this.drawLabels(ctx, this.pinRows, AXIS_H, AXIS_H, this.pinH);
+    this.drawLabels(ctx, this.pinRows, AXIS_H, AXIS_H, this.pinH, true);
     this.drawLabels(ctx, body, this.bodyTop - st, this.bodyTop, H - this.bodyTop);
     if (this.pinH) {
       ctx.fillStyle = th.border;
@@ -379,7 +379,8 @@ export class Timeline {
     return c;
   }
 
-  drawLabels(ctx, rows, offY, clipTop, clipH) {
+  /** Track names; `full`: the whole path (pinned rows), cut on the left. */
+  drawLabels(ctx, rows, offY, clipTop, clipH, full = false) {
     if (!rows.length || clipH <= 0) return;
     const th = this.theme, L = this.labelW;
     ctx.save();
@@ -411,9 +412,9 @@ export class Timeline {
       ctx.font = t ? '12px system-ui, sans-serif' : '600 12px system-ui, sans-serif';
       const pinned = t && this.pins.has(t.name);
       const room = L - lx - (t ? 26 : 8);
-      let label = n.label;
+      let label = full ? n.path : n.label;
       if (row.group && this.tree.isCollapsed(n) && row.count > 1) label += `  (${row.count})`;
-      ctx.fillText(fit(ctx, label, room), lx, mid);
+      ctx.fillText(full ? fitLeft(ctx, label, room) : fit(ctx, label, room), lx, mid);
       if (t && (pinned || hoverRow === n)) pin(ctx, L - 16, mid, pinned ? th.accent : th.dim, pinned);
       ctx.fillStyle = th.grid;
       ctx.fillRect(0, top + row.h - 1, L, 1);
@@ -480,7 +481,7 @@ export class Timeline {
     ctx.fillStyle = th.hit;
     for (const m of this.marks) {
       const x = X(m.ts);
-      if (x >= 0 && x <= tw) ctx.fillRect(x, AXIS_H - 5, Math.max(2, (m.dur || 0) / nspp), 4);
+      if (x >= -2 && x <= tw) ctx.fillRect(Math.max(x, 0), AXIS_H - 5, Math.min(Math.max(2, (m.dur || 0) / nspp), tw - x), 4);
     }
     const d = this.drag;
     if (d && d.mode === 'axis' && d.moved) {
@@ -761,6 +762,17 @@ function fitSlow(ctx, s, room) {
     if (ctx.measureText(s.slice(0, m) + '…').width <= room) lo = m; else hi = m - 1;
   }
   return s.slice(0, lo) + '…';
+}
+
+/** `s` with its start cut ("…/NC:0/neuron_hbm_usage") to fit `room` px. */
+function fitLeft(ctx, s, room) {
+  if (room <= 10 || ctx.measureText(s).width <= room) return room <= 10 ? '' : s;
+  let lo = 0, hi = s.length;
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    if (ctx.measureText('…' + s.slice(m)).width <= room) hi = m; else lo = m + 1;
+  }
+  return '…' + s.slice(lo);
 }
 
 /** A small push-pin glyph centred at (x, y). */

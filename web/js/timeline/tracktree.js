@@ -8,7 +8,7 @@ export const LANE_H = 18;
 export const GROUP_H = 22;
 
 /** Height of the row of a display track. */
-export function trackHeight(t) {
+function trackHeight(t) {
   if (t.kind === 'counter') return t.source === 'neuron_hbm_usage' ? 60 : 38;
   return Math.max(GROUP_H, (t.lanes || 1) * LANE_H + 4);
 }

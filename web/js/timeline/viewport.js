@@ -3,7 +3,7 @@
 // they stay exact far below 2^53; absolute times only exist as BigInt or
 // digit strings at the API boundary.
 
-export const MIN_WINDOW_NS = 20;
+const MIN_WINDOW_NS = 20;
 
 export class Viewport {
   /** origin: BigInt absolute ns of relative 0; extent: [min, max] in rel ns. */

@@ -114,7 +114,10 @@ export class SummaryView {
     }
     const step = tickStep(dur / pw, 120);
     ctx.textBaseline = 'alphabetic';
-    for (let t = 0; t <= dur; t += step) ctx.fillText(fmtDur(t), L + (t / dur) * pw - 10, H - 4);
+    for (let t = 0; t <= dur; t += step) {
+      const s = fmtDur(t), x = Math.max(0, L + (t / dur) * pw - 10);
+      if (x + ctx.measureText(s).width <= W) ctx.fillText(s, x, H - 4);
+    }
     for (const l of layers) {
       const n = l.ts.length;
       if (!n) continue;

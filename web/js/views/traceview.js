@@ -11,7 +11,7 @@ import { showTip, hideTip, tipHtml } from '../panels/tooltip.js';
 import { seriesColor } from '../timeline/colors.js';
 
 /** "<track>:<lane>:<ts>" -> { base, lane, abs } (abs: digit string). */
-export function parseKey(key) {
+function parseKey(key) {
   const m = /^(\d+):(\d+):(\d+)$/.exec(key || '');
   return m ? { base: m[1], lane: +m[2], abs: m[3] } : null;
 }
@@ -19,7 +19,7 @@ export function parseKey(key) {
 const details = new Map(); // key -> Promise of GET /events/{key}
 
 /** GET /events/{key}, cached. */
-export function fetchEvent(key, quiet = false) {
+function fetchEvent(key, quiet = false) {
   let p = details.get(key);
   if (!p) {
     p = get(`events/${encodeURIComponent(key)}`, null, { quiet });

@@ -1,0 +1,360 @@
+/* test_query.c -- window queries on a hand-made store: the straddling
+ * slice, the raw limit falling back to the finest LOD level, the LOD row
+ * before the first bucket, counters with the sample before the window;
+ * plus search, range summary, the SQL guard and the small parsers. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* cmocka.h needs the headers above */
+#include <cmocka.h>
+
+#include "lod.h"
+#include "query.h"
+#include "store.h"
+
+/* Track A: one lane, "long" [0, 1500) then 100 "short" slices of 50 ns
+ * every 100 ns from 2000; finest LOD level 2 (1024 ns buckets).
+ * Track B: a counter, sample i (value i) at i * 1000 ns, LOD from level 2. */
+#define SHORT_N 100
+static char store_path[64];
+static struct store_pool *pool;
+static int64_t track_a, track_b;
+
+static int setup(void **state) {
+  struct store_writer *w;
+  char *cause = NULL;
+  snprintf(store_path, sizeof store_path, "/tmp/nex-test-query-%d.db",
+           (int)getpid());
+  assert_int_equal(store_writer_open(store_path, &w, &cause), 0);
+  struct store_track a = {.kind = "slices",
+                          .domain = "system",
+                          .source = "neuron_rt",
+                          .instance_id = "i-1",
+                          .pid = 7,
+                          .has_pid = 1,
+                          .tid = 8,
+                          .has_tid = 1,
+                          .nc_idx = 0,
+                          .pcore_idx = -1,
+                          .worker_gid = -1,
+                          .stream_id = -1,
+                          .device_idx = -1,
+                          .hbm_idx = -1};
+  track_a = store_writer_track(w, &a);
+  int64_t n_long = store_writer_intern(w, "long");
+  int64_t n_short = store_writer_intern(w, "short");
+  struct lod *l = lod_new(track_a, 2);
+  store_writer_slice(w, track_a, 0, 0, 1, 1500, n_long, 0, NULL, 0);
+  lod_slice(l, w, 0, 0, 1500, 1, n_long, 0);
+  for (int i = 0; i < SHORT_N; i++) {
+    store_writer_slice(w, track_a, 0, 2000 + 100 * i, 100 + i, 50, n_short, 0,
+                       NULL, 0);
+    lod_slice(l, w, 0, 2000 + 100 * i, 50, 100 + i, n_short, 0);
+  }
+  lod_flush(l, w);
+  lod_free(l);
+  store_writer_name_stat(w, n_long, track_a, 1, 1500);
+  store_writer_name_stat(w, n_short, track_a, SHORT_N, 50 * SHORT_N);
+  struct store_track_stats sa = {
+      1, 1500, SHORT_N + 1, 0, 2000 + 100 * (SHORT_N - 1) + 50, 2};
+  store_writer_track_stats(w, track_a, &sa);
+
+  struct store_track b = a;
+  b.kind = "counter";
+  b.source = "host_mem";
+  track_b = store_writer_track(w, &b);
+  struct lod_counter *c = lod_counter_new(track_b, 2);
+  for (int i = 0; i < 100; i++) {
+    store_writer_counter(w, track_b, 0, i * 1000, 0, i);
+    lod_counter_sample(c, w, 0, i * 1000, i);
+  }
+  lod_counter_flush(c, w);
+  lod_counter_free(c);
+  struct store_track_stats sb = {0, 0, 100, 0, 99000, 2};
+  store_writer_track_stats(w, track_b, &sb);
+  assert_int_equal(store_writer_finish(w, &cause), 0);
+  assert_int_equal(store_pool_open(store_path, 2, &pool, &cause), 0);
+  return 0;
+}
+
+static int teardown(void **state) {
+  store_pool_close(pool);
+  unlink(store_path);
+  return 0;
+}
+
+/* Runs a window query and parses the answer. */
+static json_t *window(int64_t track, int64_t start, int64_t end, int px,
+                      int counters) {
+  struct query_window w = {&track, 1, start, end, px};
+  struct query_err e;
+  struct sbuf b = {0};
+  sqlite3 *db = store_pool_get(pool);
+  int rc =
+      counters ? query_counters(db, &w, &b, &e) : query_slices(db, &w, &b, &e);
+  store_pool_put(pool, db);
+  assert_int_equal(rc, 0);
+  json_error_t err;
+  json_t *j = json_loads(b.s, 0, &err);
+  assert_non_null(j);
+  sbuf_free(&b);
+  return j;
+}
+
+static json_t *lane0(json_t *j) {
+  return json_array_get(
+      json_object_get(json_array_get(json_object_get(j, "tracks"), 0), "lanes"),
+      0);
+}
+
+static int level_of(json_t *j) {
+  return (int)json_integer_value(json_object_get(
+      json_array_get(json_object_get(j, "tracks"), 0), "level"));
+}
+
+static int64_t at(json_t *lane, const char *col, size_t i) {
+  return json_integer_value(json_array_get(json_object_get(lane, col), i));
+}
+
+static int64_t sum(json_t *lane, const char *col) {
+  int64_t s = 0;
+  for (size_t i = 0; i < json_array_size(json_object_get(lane, col)); i++)
+    s += at(lane, col, i);
+  return s;
+}
+
+static size_t rows(json_t *lane) {
+  return json_array_size(json_object_get(lane, "ts"));
+}
+
+static void test_raw_straddle(void **state) {
+  json_t *j = window(track_a, 1100, 2450, 100, 0);
+  json_t *l = lane0(j);
+  assert_int_equal(level_of(j), -1);
+  assert_int_equal(rows(l), 6);
+  assert_int_equal(at(l, "ts", 0), -1100); /* "long" straddles the start */
+  assert_int_equal(at(l, "dur", 0), 1500);
+  assert_int_equal(at(l, "ts", 1), 900);
+  assert_int_equal(at(l, "ts", 5), 1300);
+  char key[24];
+  snprintf(key, sizeof key, "%lld", (long long)at(l, "name", 0));
+  assert_string_equal(
+      json_string_value(json_object_get(json_object_get(j, "names"), key)),
+      "long");
+  json_decref(j);
+}
+
+static void test_raw_skips_ended(void **state) {
+  json_t *j = window(track_a, 1600, 2050, 100, 0);
+  assert_int_equal(rows(lane0(j)), 1);
+  assert_int_equal(at(lane0(j), "ts", 0), 400);
+  json_decref(j);
+}
+
+static void test_lod_level(void **state) {
+  json_t *j = window(track_a, 0, 12 * 1024, 12, 0);
+  assert_int_equal(json_integer_value(json_object_get(j, "resolution_ns")),
+                   1024);
+  assert_int_equal(level_of(j), 2);
+  assert_int_equal(sum(lane0(j), "count"), SHORT_N + 1);
+  assert_true(rows(lane0(j)) <= 4 * 12 + 2);
+  json_decref(j);
+}
+
+static void test_raw_limit_falls_back(void **state) {
+  /* r = 1000 ns: level 1 is finer than the stored levels; 100 events in
+   * the window exceed 4 * px = 40 raw rows: the answer comes from level 2 */
+  json_t *j = window(track_a, 1999, 11999, 10, 0);
+  assert_int_equal(level_of(j), 2);
+  assert_int_equal(sum(lane0(j), "count"), SHORT_N);
+  json_decref(j);
+  j = window(track_a, 1999, 11999, 100, 0); /* 400 rows allowed: raw */
+  assert_int_equal(level_of(j), -1);
+  assert_int_equal(rows(lane0(j)), SHORT_N);
+  json_decref(j);
+}
+
+static void test_lod_before_row(void **state) {
+  json_t *j = window(track_a, 1100, 1100 + 12 * 1024, 12, 0);
+  json_t *l = lane0(j);
+  assert_int_equal(level_of(j), 2);
+  assert_int_equal(at(l, "ts", 0), -1100); /* bucket 0 reaches into it */
+  assert_int_equal(at(l, "dur", 0), 1500);
+  assert_int_equal(at(l, "count", 0), 1);
+  assert_int_equal(sum(l, "count"), SHORT_N + 1);
+  json_decref(j);
+}
+
+static json_t *series0(json_t *j) {
+  return json_array_get(
+      json_object_get(json_array_get(json_object_get(j, "tracks"), 0),
+                      "series"),
+      0);
+}
+
+static void test_counter_raw(void **state) {
+  json_t *j = window(track_b, 1500, 4500, 100, 1);
+  json_t *s = series0(j);
+  assert_int_equal(json_integer_value(json_object_get(s, "level")), -1);
+  assert_int_equal(rows(s), 4); /* the sample before, then 2000, 3000, 4000 */
+  assert_int_equal(at(s, "ts", 0), -500);
+  assert_int_equal(at(s, "last", 0), 1);
+  assert_int_equal(at(s, "ts", 3), 2500);
+  assert_int_equal(at(s, "max", 3), 4);
+  assert_string_equal(json_string_value(json_object_get(s, "name")),
+                      "used_bytes");
+  json_decref(j);
+}
+
+static void test_counter_lod(void **state) {
+  json_t *j = window(track_b, 0, 100000, 10, 1);
+  json_t *s = series0(j);
+  assert_int_equal(json_integer_value(json_object_get(s, "level")), 3);
+  assert_int_equal(sum(s, "count"), 100);
+  assert_true(rows(s) <= 4 * 10 + 2);
+  json_decref(j);
+}
+
+static void test_level(void **state) {
+  assert_int_equal(query_level(1), -1);
+  assert_int_equal(query_level(63), -1);
+  assert_int_equal(query_level(64), 0);
+  assert_int_equal(query_level(255), 0);
+  assert_int_equal(query_level(256), 1);
+  assert_int_equal(query_level(1024), 2);
+  assert_int_equal(query_level(INT64_MAX), LOD_MAX_LEVEL);
+}
+
+static void test_args(void **state) {
+  json_t *a = query_args("{\"a\":12345678901234567890,\"b\":9007199254740993,"
+                         "\"c\":9007199254740992,\"d\":-5,\"e\":1.5e3,"
+                         "\"f\":[\"x\\\"1\",123456789012345678],\"g\":null}");
+  assert_non_null(a);
+  assert_string_equal(json_string_value(json_object_get(a, "a")),
+                      "12345678901234567890");
+  assert_string_equal(json_string_value(json_object_get(a, "b")),
+                      "9007199254740993");
+  assert_int_equal(json_integer_value(json_object_get(a, "c")),
+                   9007199254740992LL);
+  assert_int_equal(json_integer_value(json_object_get(a, "d")), -5);
+  assert_true(json_real_value(json_object_get(a, "e")) == 1500.0);
+  assert_string_equal(
+      json_string_value(json_array_get(json_object_get(a, "f"), 0)), "x\"1");
+  assert_string_equal(
+      json_string_value(json_array_get(json_object_get(a, "f"), 1)),
+      "123456789012345678");
+  json_decref(a);
+  assert_null(query_args("[1,2]"));
+  assert_null(query_args("{broken"));
+  assert_null(query_args(NULL));
+}
+
+static void test_key(void **state) {
+  int64_t t, l, ts;
+  assert_int_equal(query_parse_key("3:0:1766072157039689700", &t, &l, &ts), 0);
+  assert_int_equal(t, 3);
+  assert_int_equal(l, 0);
+  assert_int_equal(ts, 1766072157039689700LL);
+  assert_int_equal(query_parse_key("3:0:-5", &t, &l, &ts), 0);
+  assert_int_equal(ts, -5);
+  assert_int_equal(query_parse_key("3:0", &t, &l, &ts), -EINVAL);
+  assert_int_equal(query_parse_key("3:0:1:2", &t, &l, &ts), -EINVAL);
+  assert_int_equal(query_parse_key("a:0:1", &t, &l, &ts), -EINVAL);
+  assert_int_equal(query_parse_key("::", &t, &l, &ts), -EINVAL);
+  assert_int_equal(query_parse_key("1:1:99999999999999999999", &t, &l, &ts),
+                   -EINVAL);
+}
+
+static void test_search(void **state) {
+  struct query_search s = {"SHO", INT64_MIN, INT64_MAX, 2, 10, "system", -1};
+  struct query_err e;
+  json_t *out;
+  sqlite3 *db = store_pool_get(pool);
+  assert_int_equal(query_search(db, &s, &out, &e), 0);
+  assert_int_equal(json_integer_value(json_object_get(out, "total")), SHORT_N);
+  json_t *items = json_object_get(out, "items");
+  assert_int_equal(json_array_size(items), 10);
+  assert_string_equal(
+      json_string_value(json_object_get(json_array_get(items, 0), "start_ts")),
+      "3000");
+  json_decref(out);
+  s.start = 2000;
+  s.end = 2500; /* a window: counted, not taken from name_stat */
+  s.page = 1;
+  assert_int_equal(query_search(db, &s, &out, &e), 0);
+  assert_int_equal(json_integer_value(json_object_get(out, "total")), 5);
+  json_decref(out);
+  store_pool_put(pool, db);
+}
+
+static void test_range_summary(void **state) {
+  struct query_window w = {&track_a, 1, 0, 1000000, 0};
+  struct query_err e;
+  json_t *out;
+  sqlite3 *db = store_pool_get(pool);
+  assert_int_equal(query_range_summary(db, &w, &out, &e), 0);
+  json_t *rows_ = json_object_get(out, "rows");
+  assert_int_equal(json_array_size(rows_), 2);
+  json_t *r0 = json_array_get(rows_, 0); /* biggest total first */
+  assert_string_equal(json_string_value(json_object_get(r0, "name")), "short");
+  assert_int_equal(json_integer_value(json_object_get(r0, "count")), SHORT_N);
+  assert_string_equal(json_string_value(json_object_get(r0, "total_ns")),
+                      "5000");
+  json_decref(out);
+  w.start = 1000; /* clipped to the window */
+  w.end = 2025;
+  assert_int_equal(query_range_summary(db, &w, &out, &e), 0);
+  r0 = json_array_get(json_object_get(out, "rows"), 0);
+  assert_string_equal(json_string_value(json_object_get(r0, "name")), "long");
+  assert_string_equal(json_string_value(json_object_get(r0, "total_ns")),
+                      "500");
+  json_decref(out);
+  store_pool_put(pool, db);
+}
+
+static void test_sql_guard(void **state) {
+  struct query_err e;
+  json_t *out;
+  assert_int_equal(
+      query_sql(store_path, "SELECT count(*) FROM slice", &out, &e), 0);
+  assert_int_equal(json_integer_value(json_array_get(
+                       json_array_get(json_object_get(out, "rows"), 0), 0)),
+                   SHORT_N + 1);
+  json_decref(out);
+  assert_int_equal(query_sql(store_path, "DELETE FROM slice", &out, &e),
+                   -EPERM);
+  assert_int_equal(e.status, 403);
+  assert_int_equal(
+      query_sql(store_path, "ATTACH DATABASE ':memory:' AS x", &out, &e),
+      -EPERM);
+  assert_int_equal(
+      query_sql(store_path, "SELECT 1; DROP TABLE slice", &out, &e), -EINVAL);
+  assert_int_equal(query_sql(store_path, "  -- nothing\n", &out, &e), -EINVAL);
+  assert_non_null(strstr(e.detail, "'query'"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_raw_straddle),
+      cmocka_unit_test(test_raw_skips_ended),
+      cmocka_unit_test(test_lod_level),
+      cmocka_unit_test(test_raw_limit_falls_back),
+      cmocka_unit_test(test_lod_before_row),
+      cmocka_unit_test(test_counter_raw),
+      cmocka_unit_test(test_counter_lod),
+      cmocka_unit_test(test_level),
+      cmocka_unit_test(test_args),
+      cmocka_unit_test(test_key),
+      cmocka_unit_test(test_search),
+      cmocka_unit_test(test_range_summary),
+      cmocka_unit_test(test_sql_guard),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
