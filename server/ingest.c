@@ -366,7 +366,8 @@ void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
       t->last_ts = ts;
     t->count++;
   }
-  g->st->events++;
+  if (series == 0) /* one sample, however many series */
+    g->st->events++;
   if (t->level == -2) {
     t->cbuf[t->ncbuf++] = (struct csample){ts, series, v};
     if (t->ncbuf == INGEST_WINDOW)
@@ -1298,7 +1299,7 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
              (unsigned long long)util_hash(b.s, b.len));
     sbuf_free(&b);
   }
-  if (!o->force && store_is_current(o->db_path, fp)) {
+  if (!o->force && store_is_current(o->db_path, fp, &st->events, &st->warnings)) {
     st->reused = 1;
     st->seconds = (double)(util_now_ns() - t0) / 1e9;
     discover_free(d);

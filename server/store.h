@@ -116,5 +116,7 @@ int store_writer_finish(struct store_writer *w, char **cause);
 void store_writer_abort(struct store_writer *w);
 
 /* Returns 1 if `path` is a complete store whose store_info has key
- * "fingerprint" equal to `fingerprint`, else 0. */
-int store_is_current(const char *path, const char *fingerprint);
+ * "fingerprint" equal to `fingerprint` (and then sets *events to the sum of
+ * its tracks' event counts and *warnings to its Warning rows), else 0. */
+int store_is_current(const char *path, const char *fingerprint,
+                     uint64_t *events, uint64_t *warnings);
