@@ -298,7 +298,8 @@ int discover_run(const char *dir, struct discover_result **out, char **cause) {
   struct discover_result *r = xcalloc(1, sizeof *r);
   struct discover_walk w = {.res = r};
   discover_walk_dir(&w, fd, "", 0);
-  qsort(w.files, (size_t)w.n, sizeof *w.files, discover_cmp_file);
+  if (w.n > 1)
+    qsort(w.files, (size_t)w.n, sizeof *w.files, discover_cmp_file);
 
   uint64_t h = util_hash("nex-discover-1", 14);
   for (int i = 0; i < w.n; i++) {
@@ -374,7 +375,8 @@ int discover_run(const char *dir, struct discover_result **out, char **cause) {
     }
   }
   discover_pair(r);
-  qsort(r->procs, (size_t)r->n_procs, sizeof *r->procs, discover_cmp_proc);
+  if (r->n_procs > 1)
+    qsort(r->procs, (size_t)r->n_procs, sizeof *r->procs, discover_cmp_proc);
   for (int i = 0; i < w.n; i++)
     free(w.files[i].rel);
   free(w.files);

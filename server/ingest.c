@@ -756,7 +756,8 @@ static void ingest_ntrace(struct ing *g, const char *rel) {
   g->nsync = 0;
   ingest_pb_each(g, rel, FMT_PB_MAGIC_NTRACE, &nex__ntrace_record__descriptor,
                  false, ingest_sync_record);
-  qsort(g->syncs, g->nsync, sizeof *g->syncs, ingest_sync_cmp);
+  if (g->nsync > 1)
+    qsort(g->syncs, g->nsync, sizeof *g->syncs, ingest_sync_cmp);
   g->clock_missing = 0;
   ingest_pb_each(g, rel, FMT_PB_MAGIC_NTRACE, &nex__ntrace_record__descriptor,
                  true, ingest_ntrace_record);
