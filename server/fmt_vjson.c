@@ -172,7 +172,8 @@ struct vj {
   struct fmt_vjson_stats *st;
   struct arena arena;
   struct sbuf key, text, scratch, instance, process;
-  const char *event_type; /* key of a nested {"<type>": [...]} list */
+  const char *event_type;         /* key of a nested {"<type>": [...]} list */
+  struct jtok_span end_ts, group; /* of the system event being mapped */
   Nex__Attribute **attrs;
   size_t nattrs, capattrs;
   uint64_t *rep; /* elements of a repeated field, 8 bytes each */
@@ -450,16 +451,6 @@ static void vj_defaults(const ProtobufCMessageDescriptor *d, void *msg) {
   }
 }
 
-/* Sets the origin's instance and process from record object obj. */
-static void vj_origin(struct vj *r, const struct jtok_span *obj,
-                      struct fmt_vjson_origin *o) {
-  struct jtok_span v;
-  if (jtok_find(obj, "instance_id", &v))
-    o->instance_id = jtok_text(&r->instance, &v, &r->scratch);
-  if (jtok_find(obj, "process_id", &v))
-    o->process_id = jtok_text(&r->process, &v, &r->scratch);
-}
-
 /* Builds a message of the section's type from the record object `obj`,
  * in the arena; sets the origin's instance and process. */
 static void *vj_map(struct vj *r, const struct section *sec,
@@ -478,10 +469,18 @@ static void *vj_map(struct vj *r, const struct section *sec,
                            JTOK_STR, 0};
     vj_attr(r, "event_type", &et);
   }
-  vj_origin(r, obj, o);
+  r->end_ts.kind = r->group.kind = JTOK_NONE;
   while (jtok_member(&p, end, &k, &v) == JTOK_OK) {
     const char *key = jtok_text(&r->key, &k, &r->scratch);
     const char *field = key;
+    if (!strcmp(key, "instance_id"))
+      o->instance_id = jtok_text(&r->instance, &v, &r->scratch);
+    else if (!strcmp(key, "process_id"))
+      o->process_id = jtok_text(&r->process, &v, &r->scratch);
+    else if (!strcmp(key, "end_ts"))
+      r->end_ts = v;
+    else if (!strcmp(key, "group"))
+      r->group = v;
     const struct alias *a = sec->aliases;
     while (a->json && strcmp(a->json, key))
       a++;
@@ -515,17 +514,15 @@ static void *vj_map(struct vj *r, const struct section *sec,
  * from end_ts, the source from the framework markers (type 99999, group
  * "framework-<tid>", a Framework_Event list) and the NeuronCore from the
  * legacy group "nrt-nc-<nnn>". */
-static void vj_event_fix(struct vj *r, Nex__SystemEvent *e,
-                         const struct jtok_span *obj) {
-  struct jtok_span v;
+static void vj_event_fix(struct vj *r, Nex__SystemEvent *e) {
   const char *t;
   int64_t end;
-  if (!e->duration && jtok_find(obj, "end_ts", &v) && (t = num_text(r, &v)) &&
-      !to_i64(t, &end) && end > e->timestamp)
+  if (!e->duration && (t = num_text(r, &r->end_ts)) && !to_i64(t, &end) &&
+      end > e->timestamp)
     e->duration = end - e->timestamp;
   const char *group = NULL;
-  if (jtok_find(obj, "group", &v) && v.kind == JTOK_STR)
-    group = jtok_text(&r->text, &v, &r->scratch);
+  if (r->group.kind == JTOK_STR)
+    group = jtok_text(&r->text, &r->group, &r->scratch);
   if (e->source == NEX__TRACE_EVENT_SOURCE__SOURCE_UNSPECIFIED &&
       (e->type == 99999 || (group && !strncmp(group, "framework", 9)) ||
        (r->event_type && strstr(r->event_type, "Framework"))))
@@ -582,7 +579,11 @@ static int vj_record(struct vj *r, const struct section *sec, const char *name,
       vj_skip(r, off, "%s: entry without device_profile_name: skipped", name);
       return 0;
     }
-    vj_origin(r, v, &o);
+    struct jtok_span id;
+    if (jtok_find(v, "instance_id", &id))
+      o.instance_id = jtok_text(&r->instance, &id, &r->scratch);
+    if (jtok_find(v, "process_id", &id))
+      o.process_id = jtok_text(&r->process, &id, &r->scratch);
     r->st->records++;
     return cb && cb->device_profile
                ? cb->device_profile(ud, &o, (int)i,
@@ -597,7 +598,7 @@ static int vj_record(struct vj *r, const struct section *sec, const char *name,
     Nex__NtraceRecord rec;
     nex__ntrace_record__init(&rec);
     if (sec->what == S_EVENT) {
-      vj_event_fix(r, msg, v);
+      vj_event_fix(r, msg);
       rec.record_case = NEX__NTRACE_RECORD__RECORD_EVENT;
       rec.event = msg;
     } else {

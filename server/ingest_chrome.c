@@ -150,7 +150,7 @@ static int ingest_chrome_meta(void *ud, const struct fmt_chrome_meta *m) {
 
 static void ingest_chrome_warning(void *ud, uint64_t offset, const char *msg) {
   struct ingest_chrome *c = ud;
-  c->g->st->skipped++;
+  /* not every warning skips an event: the reader's count says how many */
   ingest_warn(c->g, "Corrupt Data", c->rel, offset, "%s", msg);
 }
 
@@ -190,6 +190,7 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
   struct fmt_chrome_stats cs = {0};
   char *cause = NULL;
   int rc = fmt_chrome_read(path, &cb, &cs, &cause);
+  g->st->skipped += cs.skipped;
   if (rc < 0) {
     g->st->skipped++;
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,14 +400,27 @@ static int json_number(const uchar *s, size_t n) {
   return i == n;
 }
 
+/* 1 if the JSON number s[0..n) fits a double (parsers refuse 1e999). */
+static int number_finite(const uchar *s, size_t n) {
+  char buf[512];
+  if (n >= sizeof buf)
+    return 0;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  return isfinite(strtod(buf, NULL));
+}
+
 /* Checks a JSON scalar inside an object or array: a number or true, false,
- * null; NaN and [-]Infinity (written by Python) pass with JTOK_F_NONFINITE and
- * become null when the text is copied. */
+ * null; NaN, [-]Infinity (written by Python) and numbers beyond a double
+ * pass with JTOK_F_NONFINITE and become null when the text is copied. */
 static int scalar_check(const struct jtok_span *v, unsigned *fl) {
   static const char *const lit[] = {"true", "false", "null"};
   static const char *const nonfinite[] = {"NaN", "Infinity", "-Infinity"};
-  if (v->kind == JTOK_NUM && json_number(v->p, v->n))
+  if (v->kind == JTOK_NUM && json_number(v->p, v->n)) {
+    if (!number_finite(v->p, v->n))
+      *fl |= JTOK_F_NONFINITE;
     return 0;
+  }
   for (int i = 0; i < 3; i++) {
     if (v->n == strlen(lit[i]) && !memcmp(v->p, lit[i], v->n))
       return 0;
@@ -693,8 +707,8 @@ void jtok_decode(struct sbuf *b, const struct jtok_span *sp) {
   sbuf_add(b, (const char *)run, (size_t)(p - run));
 }
 
-/* Length of the NaN, Infinity or -Infinity token at p (outside strings),
- * 0 if there is none. */
+/* Length of the NaN, Infinity or -Infinity token, or of the number beyond
+ * a double, that starts at p (outside strings); 0 if there is none. */
 static size_t nonfinite_len(const uchar *p, const uchar *end) {
   static const char *const tok[] = {"NaN", "Infinity", "-Infinity"};
   for (int i = 0; i < 3; i++) {
@@ -702,6 +716,13 @@ static size_t nonfinite_len(const uchar *p, const uchar *end) {
     if ((size_t)(end - p) >= n && !memcmp(p, tok[i], n) &&
         (p + n == end || scalar_stop[p[n]]))
       return n;
+  }
+  if (*p == '-' || is_digit(*p)) {
+    const uchar *q = p;
+    while (q < end && !scalar_stop[*q])
+      q++;
+    if (json_number(p, (size_t)(q - p)) && !number_finite(p, (size_t)(q - p)))
+      return (size_t)(q - p);
   }
   return 0;
 }
@@ -718,7 +739,11 @@ static void raw_add(struct sbuf *b, const struct jtok_span *sp,
     return;
   }
   while (p < end) {
-    size_t lit = (sp->fl & JTOK_F_NONFINITE) ? nonfinite_len(p, end) : 0;
+    /* tokens start the span or follow [ , : or a blank */
+    int start = p == sp->p || p[-1] == '[' || p[-1] == ',' || p[-1] == ':' ||
+                jtok_blank(p[-1]);
+    size_t lit =
+        start && (sp->fl & JTOK_F_NONFINITE) ? nonfinite_len(p, end) : 0;
     if (lit) {
       sbuf_add(b, (const char *)run, (size_t)(p - run));
       sbuf_adds(b, "null");
@@ -899,7 +924,8 @@ int jtok_true(const struct jtok_span *sp) {
 }
 
 int jtok_number(const struct jtok_span *v) {
-  return v->kind == JTOK_NUM && json_number(v->p, v->n);
+  return v->kind == JTOK_NUM && json_number(v->p, v->n) &&
+         number_finite(v->p, v->n);
 }
 
 /* Skips blanks, refilling.  Returns 0 at a non-blank byte, -1 at the end. */

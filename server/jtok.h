@@ -101,7 +101,8 @@ enum {
   JTOK_F_BADUTF = 2,     /* invalid UTF-8 */
   JTOK_F_QUOTE = 4,      /* unescaped quotes inside a string */
   JTOK_F_CTRL = 8,       /* raw control characters inside a string */
-  JTOK_F_NONFINITE = 16, /* NaN or [-]Infinity inside an object or array */
+  JTOK_F_NONFINITE = 16, /* NaN, [-]Infinity or a number beyond a double
+                            inside an object or array */
   JTOK_F_BADESC = 32     /* an unknown escape, a bad \u, a lone surrogate or
                             \u0000 (that JSON parsers refuse) */
 };
@@ -141,7 +142,7 @@ int jtok_find(const struct jtok_span *obj, const char *name,
               struct jtok_span *val);
 
 /* 1 if v is the string s (compared raw), resp. the literal true, resp. a
- * number in JSON syntax. */
+ * number in JSON syntax that fits a double. */
 int jtok_is(const struct jtok_span *v, const char *s);
 int jtok_true(const struct jtok_span *v);
 int jtok_number(const struct jtok_span *v);
@@ -153,8 +154,9 @@ int jtok_number(const struct jtok_span *v);
 void jtok_decode(struct sbuf *b, const struct jtok_span *v);
 
 /* Appends the text of v: decoded if a string, else its raw JSON text --
- * made valid UTF-8, strings re-escaped, NaN/Infinity written null, when
- * its flags ask for it.  `scratch` is working space. */
+ * made valid UTF-8, strings re-escaped, NaN/Infinity and numbers beyond a
+ * double written null, when its flags ask for it.  `scratch` is working
+ * space. */
 void jtok_add(struct sbuf *b, const struct jtok_span *v, struct sbuf *scratch);
 
 /* Appends v as valid JSON text: objects and arrays as jtok_add does,

@@ -367,10 +367,18 @@ static int query_track_get(sqlite3 *db, int64_t id, const char *param,
 /* ------------------------------------------------------------------ */
 /* GET /slices */
 
-/* The rows of one lane, before they are written column by column. */
+/* (end - start) / px, at least 1 (the window is checked: no overflow). */
+static int64_t query_resolution(const struct query_window *w) {
+  int64_t r = (w->end - w->start) / (w->px > 0 ? w->px : 1);
+  return r > 0 ? r : 1;
+}
+
+/* The rows of one lane, before they are written column by column.
+ * longest: the longest event's duration in the last row (LOD merging). */
 struct query_lane {
   int64_t *ts, *dur, *name, *grp, *count;
   size_t n, cap;
+  int64_t longest;
 };
 
 static void query_lane_push(struct query_lane *l, int64_t ts, int64_t dur,
@@ -464,22 +472,49 @@ static int query_lane_raw(sqlite3 *db, int64_t track, int64_t lane,
 }
 
 #define QUERY_SQL_LOD_LANE                                                     \
-  "SELECT ts, end_ts, name, coalesce(grp, 0), count FROM slice_lod WHERE "     \
+  "SELECT ts, end_ts, name, coalesce(grp, 0), count, dur FROM slice_lod "      \
+  "WHERE "                                                                     \
   "track=?1 AND level=?2 AND lane=?3 AND bucket>=?4 AND bucket<=?5 "           \
   "ORDER BY bucket"
 #define QUERY_SQL_LOD_BEFORE                                                   \
-  "SELECT ts, end_ts, name, coalesce(grp, 0), count FROM slice_lod WHERE "     \
+  "SELECT ts, end_ts, name, coalesce(grp, 0), count, dur FROM slice_lod "      \
+  "WHERE "                                                                     \
   "track=?1 AND level=?2 AND lane=?3 AND bucket<?4 ORDER BY bucket DESC "      \
   "LIMIT 1"
 
-/* Appends the current LOD row of s to l if it reaches into the window. */
-static void query_lod_row(sqlite3_stmt *s, int64_t start,
+/* The pixel column of ts (floor division: columns left of the window are
+ * negative). */
+static int64_t query_pixel(int64_t ts, int64_t start, int64_t r) {
+  int64_t d = ts - start;
+  return d >= 0 ? d / r : -((-d + r - 1) / r);
+}
+
+/* Appends the current LOD row of s (ts, end_ts, name, grp, count, dur) to
+ * l if it reaches into the window.  A row starting in the same pixel
+ * column as the previous one merges into it (the level's buckets are 1/4
+ * to 1 pixel wide): at most about one row per pixel, named after the
+ * longest event. */
+static void query_lod_row(sqlite3_stmt *s, int64_t start, int64_t r,
                           struct query_lane *l) {
   int64_t ts = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
+  int64_t longest = sqlite3_column_int64(s, 5);
   if (ts < start && end <= start)
     return;
+  size_t k = l->n - 1;
+  if (l->n && query_pixel(l->ts[k], start, r) == query_pixel(ts, start, r)) {
+    if (end > l->ts[k] + l->dur[k])
+      l->dur[k] = end - l->ts[k];
+    l->count[k] += sqlite3_column_int64(s, 4);
+    if (longest > l->longest) {
+      l->longest = longest;
+      l->name[k] = sqlite3_column_int64(s, 2);
+      l->grp[k] = sqlite3_column_int64(s, 3);
+    }
+    return;
+  }
   query_lane_push(l, ts, end - ts, sqlite3_column_int64(s, 2),
                   sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4));
+  l->longest = longest;
 }
 
 /* Reads one lane from LOD level `level`. */
@@ -488,6 +523,7 @@ static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
                           struct query_err *e) {
   int shift = LOD_SHIFT(level), rc;
   int64_t b0 = w->start >> shift, b1 = (w->end - 1) >> shift;
+  int64_t r = query_resolution(w);
   sqlite3_stmt *s = query_stmt(db, QUERY_SQL_LOD_BEFORE, e);
   if (!s)
     return -EIO;
@@ -498,7 +534,7 @@ static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
   sqlite3_bind_int64(s, 4, b0);
   rc = sqlite3_step(s);
   if (rc == SQLITE_ROW)
-    query_lod_row(s, w->start, l);
+    query_lod_row(s, w->start, r, l);
   sqlite3_reset(s);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     return query_db_fail(e, db);
@@ -510,7 +546,7 @@ static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
   sqlite3_bind_int64(s, 4, b0);
   sqlite3_bind_int64(s, 5, b1);
   while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-    query_lod_row(s, w->start, l);
+    query_lod_row(s, w->start, r, l);
   sqlite3_reset(s);
   return rc == SQLITE_DONE ? 0 : query_db_fail(e, db);
 }
@@ -566,12 +602,6 @@ static int query_window_check(const struct query_window *w,
                       "parameters 'start'/'end': the window is wider than "
                       "2^63-1 ns");
   return 0;
-}
-
-/* (end - start) / px, at least 1 (the window is checked: no overflow). */
-static int64_t query_resolution(const struct query_window *w) {
-  int64_t r = (w->end - w->start) / (w->px > 0 ? w->px : 1);
-  return r > 0 ? r : 1;
 }
 
 /* Starts an answer: base, start, end, px, resolution_ns. */
@@ -2429,6 +2459,12 @@ int query_range_summary(sqlite3 *db, const struct query_window *w, json_t **out,
 /* ------------------------------------------------------------------ */
 /* POST /db/{name}/_search: the SQL endpoint */
 
+/* Bounds on what one answer of the SQL endpoint may hold, besides
+ * QUERY_SQL_MAX_ROWS: any one value (SQLITE_LIMIT_LENGTH), and all the text
+ * and blob bytes of the rows (then "truncated"). */
+#define QUERY_SQL_MAX_VALUE (16 * 1024 * 1024)
+#define QUERY_SQL_MAX_BYTES ((size_t)64 * 1024 * 1024)
+
 struct query_guard {
   int64_t deadline_ns;
   bool timed_out;
@@ -2538,6 +2574,7 @@ int query_sql(const char *path, const char *sql, json_t **out,
   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, QUERY_SQL_MAX_VALUE);
   sqlite3_busy_timeout(db, 2000);
   sqlite3_exec(db, "PRAGMA mmap_size=2147418112", NULL, NULL, NULL);
   sqlite3_set_authorizer(db, query_sql_authorize, &g);
@@ -2559,16 +2596,22 @@ int query_sql(const char *path, const char *sql, json_t **out,
     int ncol = sqlite3_column_count(s), step;
     json_t *cols = json_array(), *rows = json_array();
     bool truncated = false;
+    size_t bytes = 0;
     for (int i = 0; i < ncol; i++)
       json_array_append_new(cols, query_json_text(sqlite3_column_name(s, i)));
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-      if (json_array_size(rows) == QUERY_SQL_MAX_ROWS) {
+      if (json_array_size(rows) == QUERY_SQL_MAX_ROWS ||
+          bytes > QUERY_SQL_MAX_BYTES) {
         truncated = true;
         break;
       }
       json_t *row = json_array();
-      for (int i = 0; i < ncol; i++)
+      for (int i = 0; i < ncol; i++) {
+        int type = sqlite3_column_type(s, i);
         json_array_append_new(row, query_col_any(s, i));
+        if (type == SQLITE_TEXT || type == SQLITE_BLOB)
+          bytes += (size_t)sqlite3_column_bytes(s, i);
+      }
       json_array_append_new(rows, row);
     }
     if (step != SQLITE_ROW && step != SQLITE_DONE) {

@@ -65,6 +65,7 @@ struct store_writer {
   pthread_cond_t cv_work, cv_space, cv_idle;
   struct store_rows *head, *tail, *spare;
   int queued, busy, stop;
+  int hold;    /* store_writer_query() is stepping: the writer thread waits */
   char *error; /* first SQLite error: the store is abandoned at finish */
 };
 
@@ -232,7 +233,7 @@ static void *store_writer_thread(void *arg) {
   struct store_writer *w = arg;
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    while (!w->head && !w->stop)
+    while ((!w->head || w->hold) && !w->stop)
       pthread_cond_wait(&w->cv_work, &w->mu);
     if (!w->head)
       break;
@@ -263,7 +264,7 @@ static void store_batch_send(struct store_writer *w, struct store_batch *b) {
     return;
   b->cur = NULL;
   pthread_mutex_lock(&w->mu);
-  while (w->queued >= STORE_QUEUE_MAX)
+  while (w->queued >= STORE_QUEUE_MAX && !w->hold) /* held: grows */
     pthread_cond_wait(&w->cv_space, &w->mu);
   if (w->tail)
     w->tail->next = r;
@@ -574,6 +575,12 @@ int store_writer_query(struct store_writer *w,
   va_start(ap, types);
   store_bind_va(st, types, ap);
   va_end(ap);
+  /* `row` may add rows (a derived counter per slice read): they queue up
+   * until the statement is done, for the connection must not be used by
+   * the writer thread meanwhile. */
+  pthread_mutex_lock(&w->mu);
+  w->hold = 1;
+  pthread_mutex_unlock(&w->mu);
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
     if (row(ud, st))
@@ -581,6 +588,10 @@ int store_writer_query(struct store_writer *w,
   if (!store_ok(rc))
     store_error(w, sql);
   sqlite3_finalize(st);
+  pthread_mutex_lock(&w->mu);
+  w->hold = 0;
+  pthread_cond_signal(&w->cv_work);
+  pthread_mutex_unlock(&w->mu);
   return store_ok(rc) ? 0 : -EIO;
 }
 

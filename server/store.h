@@ -101,7 +101,9 @@ int64_t store_writer_exec(struct store_writer *w, const char *sql,
                           const char *types, ...);
 
 /* Runs a read query inside the writer's transaction: calls `row` for every
- * result row (stop early by returning non-zero).  Types as above for the
+ * result row (stop early by returning non-zero).  `row` may add rows
+ * (store_writer_slice, _counter, ...; written after the query) but must not
+ * call store_writer_exec, _query or _track_stats.  Types as above for the
  * parameters.  Returns 0 or a negative errno-style code. */
 int store_writer_query(struct store_writer *w,
                        int (*row)(void *ud, sqlite3_stmt *st), void *ud,

@@ -50,7 +50,8 @@ int fuzz_fmt_replay(const char *dir, const char *prefix) {
   struct dirent *e;
   int n = 0;
   while ((e = readdir(d))) {
-    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+    if (e->d_name[0] == '.' ||
+        strncmp(e->d_name, prefix, strlen(prefix)) != 0)
       continue;
     fuzz_fmt_replay_one(dir, e->d_name);
     n++;

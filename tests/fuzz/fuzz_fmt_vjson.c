@@ -69,7 +69,8 @@ static int fuzz_fmt_vjson_other(void *ud, const struct fmt_vjson_origin *o,
     json_decref(v);
     if (a[i]->is_number) { /* then the value is JSON text */
       json_error_t err;
-      json_t *j = json_loads(a[i]->value, JSON_DECODE_ANY, &err);
+      json_t *j = json_loads(a[i]->value,
+                             JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, &err);
       if (!j || !json_is_number(j))
         abort();
       json_decref(j);

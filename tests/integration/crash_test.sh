@@ -53,7 +53,6 @@ tmp_over() { [ "$(size_of "$DB.tmp")" -gt "$1" ]; }
 # The reference: an uninterrupted ingest.
 "$SERVER" --dir "$P" --db "$T_TMP/ref.db" --ingest-only --quiet
 is "$?" 0 "an uninterrupted ingest exits 0"
-check_store "$T_TMP/ref.db"
 REF_SIZE=$(size_of "$T_TMP/ref.db")
 REF_DIGEST=$(digest "$T_TMP/ref.db")
 
@@ -70,7 +69,8 @@ for at in 0 $MB $((16 * MB)) $((48 * MB)) $((REF_SIZE / 2)) \
   waited=$?
   kill -9 $pid 2>/dev/null
   wait $pid 2>/dev/null
-  what="killed once $DB.tmp passed $((at / MB)) MiB"
+  what="killed when crash.db.tmp passed $((at / MB)) MiB"
+  [ "$at" = 0 ] && what="killed as soon as crash.db.tmp appeared"
   is "$waited" 0 "$what: the ingest was still running"
   [ ! -e "$DB" ]
   ok $? "$what: no store under its final name"
@@ -81,6 +81,7 @@ done
 is "$?" 0 "the restart after six kills exits 0"
 [ ! -e "$DB.tmp" ]
 ok $? "the restart replaced the stale temporary file"
+check_store "$DB"
 is "$(digest "$DB")" "$REF_DIGEST" "the restart's store has every row of the uninterrupted one"
 is "$(sqlite3 "$DB" "SELECT value FROM store_info WHERE key='state'")" complete \
   "the store says it is complete"
@@ -121,7 +122,7 @@ is "$(digest "$DB")" "$REF_DIGEST" "serving: the store equals the uninterrupted 
 rm -f "$T_TMP"/*.db
 
 # ---------------------------------------------------------------- locations
-# A small profile for the rest.
+# A small profile (a 4.8 MB store) for the rest.
 S="$T_TMP/small"
 "$SYNTH" --out "$S" --seed 3 --steps 40 2>/dev/null
 snapshot() { (cd "$S" && find . -printf '%p %s %T@ %m\n' | sort); }
@@ -150,7 +151,7 @@ ok $? "--db naming a directory: nothing created"
 (
   trap '' XFSZ
   ulimit -f 1024
-  exec "$SERVER" --dir "$P" --db "$T_TMP/big.db" --ingest-only --quiet
+  exec "$SERVER" --dir "$S" --db "$T_TMP/big.db" --ingest-only --quiet
 ) 2>"$T_TMP/err"
 is "$?" 3 "a 1 MiB file-size limit: exit 3"
 is "$(wc -l < "$T_TMP/err")" 1 "a 1 MiB file-size limit: one line on stderr"
@@ -166,21 +167,21 @@ if unshare -rm true 2>/dev/null; then
   mkdir "$T_TMP/ro" "$T_TMP/full"
   cat > "$T_TMP/ns.sh" <<'EOF'
 set -u
-# the profile read-only, an empty read-only folder, a 4 MiB disk
+# the profile read-only, an empty read-only folder, a 1 MiB disk
 mount --bind "$S" "$S" && mount -o remount,bind,ro "$S" &&
   mount -t tmpfs -o size=64k tmpfs "$T/ro" && mount -o remount,ro "$T/ro" &&
-  mount -t tmpfs -o size=4m tmpfs "$T/full" || exit 99
+  mount -t tmpfs -o size=1m tmpfs "$T/full" || exit 99
 touch "$S/probe" 2>/dev/null && exit 98
 "$SERVER" --dir "$S" --db "$T/rodir.db" --ingest-only --quiet
 echo "rodir $?"
 "$SERVER" --dir "$S" --db "$T/ro/s.db" --ingest-only --quiet 2>"$T/ro.err"
 echo "rodb $?"
-"$SERVER" --dir "$P" --db "$T/full/s.db" --ingest-only --quiet 2>"$T/full.err"
+"$SERVER" --dir "$S" --db "$T/full/s.db" --ingest-only --quiet 2>"$T/full.err"
 echo "full $? $(ls -A "$T/full" | wc -l) $(ls -A "$T/ro" | wc -l)"
 EOF
-  T="$T_TMP" S="$S" P="$P" SERVER="$SERVER" unshare -rm bash "$T_TMP/ns.sh" >"$T_TMP/ns.out" 2>&1
+  T="$T_TMP" S="$S" SERVER="$SERVER" unshare -rm bash "$T_TMP/ns.sh" >"$T_TMP/ns.out" 2>&1
   rc=$?
-  is "$rc" 0 "a private mount namespace with a read-only --dir and a 4 MiB tmpfs"
+  is "$rc" 0 "a private mount namespace with a read-only --dir and a 1 MiB tmpfs"
   sed 's/^/#   /' "$T_TMP/ns.out"
   grep -qx "rodir 0" "$T_TMP/ns.out"
   ok $? "a read-only --dir ingests (exit 0) with --db elsewhere"

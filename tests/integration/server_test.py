@@ -425,9 +425,10 @@ def check_windows(c, db):
         level = -1
         while level < 20 and r_ns >= 64 << (2 * (level + 1)):
             level += 1
-        check(total == count and rows <= 4 * px + 2,
-              "device window at %d px: every event counted once, at most 4 rows "
-              "per pixel (level %d)" % (px, tr["level"]),
+        bound = px + 2 if tr["level"] >= 0 else 4 * px
+        check(total == count and rows <= bound,
+              "device window at %d px: every event counted once, at most one "
+              "LOD row per pixel or 4 raw rows (level %d)" % (px, tr["level"]),
               "total %d of %d, %d rows" % (total, count, rows))
         if level >= lod_min:
             check(tr["level"] == level, "at %d px the level is the largest with "
@@ -689,8 +690,13 @@ def check_sql(c, m, db):
     check(st == 200 and d["files"][0]["size"] > 0, "listDbFiles names the store", d)
     st, d = sql(c, {"type": "bogus"})
     check(st == 400 and "'type'" in d["detail"], "an unknown type is a 400 naming 'type'")
-    st, _, data = c.req("POST", "/api/v1/db/system/_search", body=b"x" * (1024 * 1024 + 1))
-    check(st == 413, "a body over 1 MiB is refused (413)", st)
+    # The server answers from the Content-Length header and closes at once,
+    # so send the headers only: a client still sending the body could see
+    # the connection reset before it reads the answer.
+    ans = raw_request(c.port, b"POST /api/v1/db/system/_search HTTP/1.1\r\n"
+                      b"Host: localhost\r\nContent-Length: 1048577\r\n\r\n")
+    check(ans.startswith(b"HTTP/1.1 413"), "a body over 1 MiB is refused (413)",
+          ans[:40])
 
 
 def check_export(c, m, db):
