@@ -10,7 +10,8 @@ enum export_format {
   EXPORT_PERFETTO,
   EXPORT_SUMMARY_TEXT,
   EXPORT_SUMMARY_JSON,
-  EXPORT_CSV
+  EXPORT_CSV,
+  EXPORT_JSON
 };
 
 #define EXPORT_PIECE (64 * 1024)
@@ -35,6 +36,7 @@ static const struct {
                              "summary.json"},
     [EXPORT_CSV] = {"csv", "text/csv; charset=utf-8",
                     "SystemProfileEvents.csv"},
+    [EXPORT_JSON] = {"json", "application/json", "system_profile.json"},
 };
 
 const char *export_content_type(const struct export *x) {
@@ -208,6 +210,52 @@ static void export_perfetto_event(struct export *x, struct sbuf *b,
   sbuf_adds(b, "}}");
 }
 
+/* ---- json: the vendor's system_profile.json shape ---- */
+
+static void export_json_int(struct sbuf *b, const char *key, int64_t v) {
+  if (v == TRACKS_NONE)
+    return;
+  sbuf_printf(b, ",\"%s\":", key);
+  query_add_i64(b, v);
+}
+
+/* One trace_events element: the SystemProfileEvents columns under the
+ * export's field names (timestamp, duration), then the event's other
+ * attributes; flow_id stays the list of strings it is in the store. */
+static void export_json_event(struct export *x, struct sbuf *b,
+                              const struct query_export_event *ev) {
+  const struct tracks_row *t = ev->track;
+  if (!x->first)
+    sbuf_addc(b, ',');
+  x->first = false;
+  sbuf_adds(b, "\n{\"id\":");
+  query_add_i64_str(b, ev->id);
+  sbuf_adds(b, ",\"name\":");
+  sbuf_add_json_str(b, ev->name, strlen(ev->name));
+  sbuf_adds(b, ",\"timestamp\":");
+  query_add_i64(b, ev->ts);
+  sbuf_adds(b, ",\"duration\":");
+  query_add_i64(b, ev->dur);
+  sbuf_adds(b, ",\"trace_event_source\":");
+  sbuf_add_json_str(b, t->source, strlen(t->source));
+  sbuf_adds(b, ",\"instance_id\":");
+  sbuf_add_json_str(b, t->instance_id, strlen(t->instance_id));
+  sbuf_adds(b, ",\"process_id\":\"");
+  query_add_i64(b, t->pid);
+  sbuf_addc(b, '"');
+  export_json_int(b, "thread_id", t->tid);
+  export_json_int(b, "nc_idx", t->nc);
+  export_json_int(b, "pcore_idx", t->pcore);
+  export_json_int(b, "worker_gid", t->worker);
+  export_json_int(b, "framework_stream_id", t->stream);
+  size_t al = ev->args ? strlen(ev->args) : 0;
+  if (al > 2 && ev->args[0] == '{' && ev->args[al - 1] == '}') {
+    sbuf_addc(b, ',');
+    sbuf_add(b, ev->args + 1, al - 2);
+  }
+  sbuf_addc(b, '}');
+}
+
 /* ---- csv ---- */
 
 static void export_csv_field(struct sbuf *b, const char *s, bool last) {
@@ -260,13 +308,13 @@ static void export_csv_event(struct sbuf *b,
 int export_open(sqlite3 *db, const char *format, int64_t start, int64_t end,
                 struct export **out, struct query_err *e) {
   int f;
-  for (f = 0; f <= EXPORT_CSV; f++)
+  for (f = 0; f <= EXPORT_JSON; f++)
     if (format && strcmp(format, export_formats[f].name) == 0)
       break;
-  if (f > EXPORT_CSV)
+  if (f > EXPORT_JSON)
     return query_fail(e, -EINVAL, 400, "bad_parameter",
-                      "parameter 'format' must be perfetto, summary-text, "
-                      "summary-json or csv");
+                      "parameter 'format' must be perfetto, json, "
+                      "summary-text, summary-json or csv");
   struct export *x = xcalloc(1, sizeof *x);
   int rc = 0;
   x->fmt = (enum export_format)f;
@@ -303,6 +351,8 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
   if (x->stage == 0) {
     if (x->fmt == EXPORT_PERFETTO)
       export_perfetto_head(x, out);
+    else if (x->fmt == EXPORT_JSON)
+      sbuf_adds(out, "{\"trace_events\":[");
     else
       sbuf_adds(out, "id,name,start_ts,end_ts,duration_ns,trace_event_source,"
                      "instance_id,process_id,thread_id,nc_idx,pcore_idx,"
@@ -316,11 +366,13 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
     if (rc < 0)
       return rc;
     if (rc == 0) {
-      if (x->fmt == EXPORT_PERFETTO)
+      if (x->fmt == EXPORT_PERFETTO || x->fmt == EXPORT_JSON)
         sbuf_adds(out, "\n]}\n");
       x->stage = 2;
     } else if (x->fmt == EXPORT_PERFETTO) {
       export_perfetto_event(x, out, &ev);
+    } else if (x->fmt == EXPORT_JSON) {
+      export_json_event(x, out, &ev);
     } else {
       export_csv_event(out, &ev);
     }

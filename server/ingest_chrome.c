@@ -6,6 +6,7 @@
 #include "ingest_priv.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +82,17 @@ static int ingest_chrome_slice(void *ud, const struct fmt_chrome_slice *s) {
     ingest_args_i64(g, "instant", 1);
   if (s->incomplete)
     ingest_args_i64(g, "incomplete", 1);
-  if (s->args_json && *s->args_json) {
+  /* the event's args are its attributes, beside cat (as the vendor's
+   * extra_attributes_json has them): an object's members are spliced in */
+  const char *a = s->args_json ? s->args_json : "";
+  size_t al = strlen(a);
+  bool object = al >= 2 && a[0] == '{' && a[al - 1] == '}';
+  size_t in = object ? strspn(a + 1, " \t\r\n") + 1 : 0;
+  if (object && in < al - 1) {
+    if (g->args.len > 1)
+      sbuf_addc(&g->args, ',');
+    sbuf_add(&g->args, a + 1, al - 2);
+  } else if (al > 0 && !object) {
     ingest_args_key(g, "args");
     sbuf_adds(&g->args, s->args_json);
   }

@@ -37,14 +37,32 @@ sqlite3 "$T_TMP/a.db" "$q" > "$T_TMP/a.events"
 sqlite3 "$T_TMP/b.db" "$q" > "$T_TMP/b.events"
 cmp -s "$T_TMP/a.events" "$T_TMP/b.events"
 ok $? "round trip: the same $(wc -l < "$T_TMP/a.events") events with the same start and duration (ns)"
-q="SELECT f.flow_id || ' ' || group_concat(e.name || '@' || e.start_ts, ',') FROM
+flowq="SELECT f.flow_id || ' ' || group_concat(e.name || '@' || e.start_ts, ',') FROM
    (SELECT f.flow_id, f.track, f.lane, f.ts FROM flow f ORDER BY f.flow_id, f.ts) f
    JOIN SystemProfileEvents e ON e.track = f.track AND e.lane = f.lane AND e.start_ts = f.ts
    GROUP BY f.flow_id ORDER BY 1"
-sqlite3 "$T_TMP/a.db" "$q" > "$T_TMP/a.flows"
-sqlite3 "$T_TMP/b.db" "$q" > "$T_TMP/b.flows"
+sqlite3 "$T_TMP/a.db" "$flowq" > "$T_TMP/a.flows"
+sqlite3 "$T_TMP/b.db" "$flowq" > "$T_TMP/b.flows"
 cmp -s "$T_TMP/a.flows" "$T_TMP/b.flows"
 ok $? "round trip: the same $(wc -l < "$T_TMP/a.flows") flows linking the same events"
+
+# Our JSON (the vendor's system_profile.json shape) round-trips too.
+mkdir "$T_TMP/js"
+"$SERVER" --dir "$P" --db "$T_TMP/a.db" --quiet --output-format json \
+  --output-file "$T_TMP/js/system_profile.json"
+is "$?" 0 "--output-format json exits 0"
+"$SERVER" --dir "$T_TMP/js" --db "$T_TMP/c.db" --ingest-only --quiet
+is "$?" 0 "the json export ingests without a warning"
+q="SELECT name || ' ' || start_ts || ' ' || duration_ns || ' ' || trace_event_source || ' ' ||
+   instance_id || ' ' || process_id || ' ' || coalesce(thread_id, '') || ' ' ||
+   coalesce(nc_idx, '') || ' ' || coalesce(worker_gid, '') FROM SystemProfileEvents ORDER BY 1"
+sqlite3 "$T_TMP/a.db" "$q" > "$T_TMP/a.full"
+sqlite3 "$T_TMP/c.db" "$q" > "$T_TMP/c.full"
+cmp -s "$T_TMP/a.full" "$T_TMP/c.full"
+ok $? "json round trip: the same events with source, instance, process, thread, NC and worker"
+sqlite3 "$T_TMP/c.db" "$flowq" > "$T_TMP/c.flows"
+cmp -s "$T_TMP/a.flows" "$T_TMP/c.flows"
+ok $? "json round trip: the same flows"
 
 "$SERVER" --dir "$P" --db "$T_TMP/a.db" --quiet --output-format summary-json \
   --output-file "$T_TMP/s.json"
