@@ -70,8 +70,9 @@ static void main_usage(FILE *f) {
       "  --ignore-device-profile   skip device traces (NTFF)\n"
       "  --ignore-system-profile   skip system traces\n"
       "  --output-format FMT  ingest, then write perfetto (Chrome-trace JSON\n"
-      "                     that Perfetto opens), csv, summary-text or\n"
-      "                     summary-json and exit\n"
+      "                     that Perfetto opens), json (the vendor's\n"
+      "                     system_profile.json shape), csv, summary-text\n"
+      "                     or summary-json, and exit\n"
       "  --output-file F    where --output-format writes (default stdout)\n"
       "  --quiet            no progress output\n"
       "  --version, --help\n",
