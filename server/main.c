@@ -21,6 +21,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +277,8 @@ struct main_ingest {
   char *db_path;
   int rc;
   uint64_t skipped;
+  struct watch *watch; /* started by the ingest thread once it is done */
+  atomic_int done;     /* the first ingest and the watcher's start are over */
 };
 
 static void main_on_progress(void *ud, const struct app_progress *p) {
@@ -320,18 +323,26 @@ static int main_ingest_once(struct main_ingest *mi) {
   return 0;
 }
 
-static void *main_ingest_thread(void *arg) {
-  struct main_ingest *mi = arg;
-  mi->rc = main_ingest_once(mi);
-  return NULL;
-}
-
 /* Called by the watcher (its own thread) when files under --dir changed:
  * re-ingests; the old store keeps answering until the new one is ready. */
 static void main_on_change(void *ud, const char *const *files, int n) {
   struct main_ingest *mi = ud;
   app_notify_new_data(mi->app, files, n);
   main_ingest_once(mi);
+}
+
+/* The first ingest, then the watcher for new data. */
+static void *main_ingest_thread(void *arg) {
+  struct main_ingest *mi = arg;
+  mi->rc = main_ingest_once(mi);
+  char *cause = NULL;
+  if (!mi->o->no_watch &&
+      watch_start(mi->o->dir, main_on_change, mi, &mi->watch, &cause) < 0) {
+    log_warn("not watching %s for new data: %s", mi->o->dir, cause);
+    free(cause);
+  }
+  atomic_store(&mi->done, 1);
+  return NULL;
 }
 
 static char *main_web_root(const char *opt) {
@@ -348,6 +359,15 @@ static char *main_web_root(const char *opt) {
 }
 
 static int main_serve(struct main_opts *o, char *db_path) {
+  /* SIGINT/SIGTERM are taken with sigwait(); every thread started from
+   * here on inherits the mask.  (A command-line ingest keeps the default
+   * handlers: Ctrl-C stops it, and its temporary store is left to be
+   * replaced by the next run.) */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
   char *web = main_web_root(o->web_root);
   struct app *app = app_new(o->dir, web);
   struct net *net = NULL;
@@ -365,27 +385,22 @@ static int main_serve(struct main_opts *o, char *db_path) {
              o->dir, strcmp(o->bind, "127.0.0.1") == 0 ? "localhost" : o->bind,
              net_port(net), net_port(net), net_port(net));
   o->ingest.ud = app;
-  struct main_ingest mi = {o, app, db_path, 0, 0};
+  struct main_ingest mi = {.o = o, .app = app, .db_path = db_path};
   pthread_t th;
   if (pthread_create(&th, NULL, main_ingest_thread, &mi) != 0)
     fatal("cannot start the ingest thread");
-
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_join(th, NULL);
-  struct watch *w = NULL;
-  if (!o->no_watch &&
-      watch_start(o->dir, main_on_change, &mi, &w, &cause) < 0) {
-    log_warn("not watching %s for new data: %s", o->dir, cause);
-    free(cause);
-  }
   int sig;
   sigwait(&set, &sig);
+  if (!atomic_load(&mi.done)) {
+    /* The ingest cannot be interrupted cleanly; its temporary store is
+     * replaced by the next run, and no half-written store is ever used. */
+    log_info("interrupted during the ingest (%s)", strsignal(sig));
+    exit(EXIT_OK);
+  }
   if (!o->quiet)
     log_info("shutting down (%s)", strsignal(sig));
-  watch_stop(w);
+  pthread_join(th, NULL);
+  watch_stop(mi.watch);
   net_stop(net);
   app_free(app);
   free(web);
@@ -400,13 +415,6 @@ int main(int argc, char **argv) {
     filter_free(o.filter);
     return EXIT_USAGE;
   }
-  /* SIGINT/SIGTERM are taken with sigwait(); every thread inherits the
-   * mask. */
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
 
   o.ingest.dir = o.dir;
@@ -424,7 +432,7 @@ int main(int argc, char **argv) {
   }
   int status;
   if (o.ingest_only || o.out_format) {
-    struct main_ingest mi = {&o, NULL, db, 0, 0};
+    struct main_ingest mi = {.o = &o, .db_path = db};
     if (main_ingest_once(&mi) < 0)
       status = EXIT_INGEST;
     else if (o.out_format)

@@ -259,7 +259,9 @@ int query_parse_key(const char *key, int64_t *track, int64_t *lane,
 
 int query_level(int64_t r) {
   int level = -1;
-  while (level < LOD_MAX_LEVEL && r >= (int64_t)1 << LOD_SHIFT(level + 1))
+  /* 2r: buckets of half a pixel to two pixels, about one row a pixel */
+  while (level < LOD_MAX_LEVEL &&
+         r >= (int64_t)1 << (LOD_SHIFT(level + 1) - 1))
     level++;
   return level;
 }
@@ -293,31 +295,39 @@ static void query_ids_add(struct query_ids *s, int64_t id) {
   }
 }
 
-/* Appends {"<id>":"<string>",...} for every id of the set. */
+/* Appends {"<id>":"<string>",...} for every id of the set, or gives each
+ * to the sink when there is one. */
 static int query_ids_names(sqlite3 *db, const struct query_ids *s,
-                           struct sbuf *out, struct query_err *e) {
+                           struct sbuf *out, const struct query_sink *sk,
+                           struct query_err *e) {
   sqlite3_stmt *st = query_stmt(db, "SELECT s FROM str WHERE id=?1", e);
   bool first = true;
   if (!st)
     return -EIO;
-  sbuf_addc(out, '{');
+  if (!sk)
+    sbuf_addc(out, '{');
   for (size_t i = 0; i < s->cap; i++) {
     if (!s->v[i])
       continue;
     sqlite3_bind_int64(st, 1, s->v[i]);
     if (sqlite3_step(st) == SQLITE_ROW) {
       const char *t = (const char *)sqlite3_column_text(st, 0);
-      if (!first)
-        sbuf_addc(out, ',');
-      first = false;
-      sbuf_addc(out, '"');
-      query_add_i64(out, s->v[i]);
-      sbuf_adds(out, "\":");
-      sbuf_add_json_str(out, t ? t : "", t ? strlen(t) : 0);
+      if (sk) {
+        sk->name(sk->ud, s->v[i], t ? t : "");
+      } else {
+        if (!first)
+          sbuf_addc(out, ',');
+        first = false;
+        sbuf_addc(out, '"');
+        query_add_i64(out, s->v[i]);
+        sbuf_adds(out, "\":");
+        sbuf_add_json_str(out, t ? t : "", t ? strlen(t) : 0);
+      }
     }
     sqlite3_reset(st);
   }
-  sbuf_addc(out, '}');
+  if (!sk)
+    sbuf_addc(out, '}');
   return 0;
 }
 
@@ -368,7 +378,7 @@ static int query_track_get(sqlite3 *db, int64_t id, const char *param,
 /* GET /slices */
 
 /* (end - start) / px, at least 1 (the window is checked: no overflow). */
-static int64_t query_resolution(const struct query_window *w) {
+int64_t query_resolution(const struct query_window *w) {
   int64_t r = (w->end - w->start) / (w->px > 0 ? w->px : 1);
   return r > 0 ? r : 1;
 }
@@ -418,6 +428,15 @@ static void query_add_column(struct sbuf *b, const char *key, const int64_t *v,
   sbuf_addc(b, ']');
 }
 
+/* Records the names a lane's rows use. */
+static void query_lane_names(const struct query_lane *l,
+                             struct query_ids *names) {
+  for (size_t i = 0; i < l->n; i++) {
+    query_ids_add(names, l->name[i]);
+    query_ids_add(names, l->grp[i]);
+  }
+}
+
 /* Writes one lane object and records its names. */
 static void query_lane_write(struct sbuf *b, int64_t lane,
                              const struct query_lane *l, int64_t base,
@@ -432,10 +451,7 @@ static void query_lane_write(struct sbuf *b, int64_t lane,
   if (truncated)
     sbuf_adds(b, ",\"truncated\":true");
   sbuf_addc(b, '}');
-  for (size_t i = 0; i < l->n; i++) {
-    query_ids_add(names, l->name[i]);
-    query_ids_add(names, l->grp[i]);
-  }
+  query_lane_names(l, names);
 }
 
 #define QUERY_SQL_RAW_LANE                                                     \
@@ -551,21 +567,27 @@ static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
   return rc == SQLITE_DONE ? 0 : query_db_fail(e, db);
 }
 
-/* Writes {"track":..,"level":..,"lanes":[..]} for one slice track. */
+/* Writes {"track":..,"level":..,"lanes":[..]} for one slice track, or
+ * gives the rows to the sink sk when there is one (b unused). */
 static int query_slice_track(sqlite3 *db, const struct query_track *t,
                              const struct query_window *w, int level,
                              struct query_lane *l, struct sbuf *b,
+                             const struct query_sink *sk,
                              struct query_ids *names, struct query_err *e) {
   bool raw = level < 0 || t->lod_min < 0 || level < t->lod_min;
-  size_t mark = b->len;
+  size_t mark = sk ? 0 : b->len;
   int rc;
-  for (;;) {
+  for (bool restart = false;; restart = true) {
     int used = raw ? -1 : (level > t->lod_min ? level : (int)t->lod_min);
     bool again = false;
-    b->len = mark;
-    sbuf_adds(b, "{\"track\":");
-    query_add_i64_str(b, t->id);
-    sbuf_printf(b, ",\"level\":%d,\"lanes\":[", used);
+    if (sk) {
+      sk->track(sk->ud, t->id, used, t->source, restart);
+    } else {
+      b->len = mark;
+      sbuf_adds(b, "{\"track\":");
+      query_add_i64_str(b, t->id);
+      sbuf_printf(b, ",\"level\":%d,\"lanes\":[", used);
+    }
     for (int64_t lane = 0; lane < t->lanes; lane++) {
       rc = raw ? query_lane_raw(db, t->id, lane, w, l, e)
                : query_lane_lod(db, t->id, lane, used, w, l, e);
@@ -576,6 +598,12 @@ static int query_slice_track(sqlite3 *db, const struct query_track *t,
         again = true;
         break;
       }
+      if (sk) {
+        sk->lane(sk->ud, lane, l->ts, l->dur, l->name, l->grp, l->count, l->n,
+                 rc == 1);
+        query_lane_names(l, names);
+        continue;
+      }
       if (lane)
         sbuf_addc(b, ',');
       query_lane_write(b, lane, l, w->start, rc == 1, names);
@@ -583,7 +611,8 @@ static int query_slice_track(sqlite3 *db, const struct query_track *t,
     if (!again)
       break;
   }
-  sbuf_adds(b, "]}");
+  if (!sk)
+    sbuf_adds(b, "]}");
   return 0;
 }
 
@@ -617,8 +646,10 @@ static void query_window_head(struct sbuf *out, const struct query_window *w,
   query_add_i64(out, r);
 }
 
-int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
-                 struct query_err *e) {
+/* query_slices() (sk NULL) and query_slices_rows() (out NULL). */
+static int query_slices_do(sqlite3 *db, const struct query_window *w,
+                           struct sbuf *out, const struct query_sink *sk,
+                           struct query_err *e) {
   int rc = query_window_check(w, e);
   if (rc < 0)
     return rc;
@@ -639,14 +670,16 @@ int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
     if (rc == 0) {
       if (i)
         sbuf_addc(&tb, ',');
-      rc = query_slice_track(db, &t, w, level, &lane, &tb, &names, e);
+      rc = query_slice_track(db, &t, w, level, &lane, &tb, sk, &names, e);
     }
   }
   sbuf_addc(&tb, ']');
-  if (rc == 0) {
+  if (rc == 0 && sk) {
+    rc = query_ids_names(db, &names, NULL, sk, e);
+  } else if (rc == 0) {
     query_window_head(out, w, r);
     sbuf_adds(out, ",\"names\":");
-    rc = query_ids_names(db, &names, out, e);
+    rc = query_ids_names(db, &names, out, NULL, e);
     sbuf_adds(out, ",\"tracks\":");
     sbuf_add(out, tb.s, tb.len);
     sbuf_addc(out, '}');
@@ -655,6 +688,16 @@ int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
   free(names.v);
   sbuf_free(&tb);
   return rc;
+}
+
+int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
+                 struct query_err *e) {
+  return query_slices_do(db, w, out, NULL, e);
+}
+
+int query_slices_rows(sqlite3 *db, const struct query_window *w,
+                      const struct query_sink *sk, struct query_err *e) {
+  return query_slices_do(db, w, NULL, sk, e);
 }
 
 /* ------------------------------------------------------------------ */
@@ -824,10 +867,12 @@ static int query_series_of(sqlite3 *db, const char *source,
   return n;
 }
 
-/* Writes one counter track with every series. */
+/* Writes one counter track with every series, or gives the series to the
+ * sink sk when there is one (b unused). */
 static int query_counter_track(sqlite3 *db, const struct query_track *t,
                                const struct query_window *w, int level,
                                struct query_points *p, struct sbuf *b,
+                               const struct query_sink *sk,
                                struct query_err *e) {
   struct query_series ser[64];
   int n = query_series_of(db, t->source, ser, 64, e), rc = 0;
@@ -835,11 +880,15 @@ static int query_counter_track(sqlite3 *db, const struct query_track *t,
     return n;
   bool raw = level < 0 || t->lod_min < 0 || level < t->lod_min;
   int used = raw ? -1 : level;
-  sbuf_adds(b, "{\"track\":");
-  query_add_i64_str(b, t->id);
-  sbuf_adds(b, ",\"source\":");
-  sbuf_add_json_str(b, t->source, strlen(t->source));
-  sbuf_adds(b, ",\"series\":[");
+  if (sk) {
+    sk->track(sk->ud, t->id, used, t->source, false);
+  } else {
+    sbuf_adds(b, "{\"track\":");
+    query_add_i64_str(b, t->id);
+    sbuf_adds(b, ",\"source\":");
+    sbuf_add_json_str(b, t->source, strlen(t->source));
+    sbuf_adds(b, ",\"series\":[");
+  }
   for (int i = 0; i < n; i++) {
     int lvl = used;
     rc = lvl < 0 ? query_counter_raw(db, t->id, ser[i].series, w, p, e)
@@ -850,6 +899,11 @@ static int query_counter_track(sqlite3 *db, const struct query_track *t,
     }
     if (rc < 0)
       return rc;
+    if (sk) {
+      sk->series(sk->ud, ser[i].series, lvl, ser[i].name, ser[i].unit, p->ts,
+                 p->min, p->max, p->last, p->count, p->n, rc == 1);
+      continue;
+    }
     if (i)
       sbuf_addc(b, ',');
     sbuf_printf(b, "{\"series\":%lld,\"level\":%d,\"name\":",
@@ -866,12 +920,15 @@ static int query_counter_track(sqlite3 *db, const struct query_track *t,
       sbuf_adds(b, ",\"truncated\":true");
     sbuf_addc(b, '}');
   }
-  sbuf_adds(b, "]}");
+  if (!sk)
+    sbuf_adds(b, "]}");
   return 0;
 }
 
-int query_counters(sqlite3 *db, const struct query_window *w, struct sbuf *out,
-                   struct query_err *e) {
+/* query_counters() (sk NULL) and query_counters_rows() (out NULL). */
+static int query_counters_do(sqlite3 *db, const struct query_window *w,
+                             struct sbuf *out, const struct query_sink *sk,
+                             struct query_err *e) {
   int rc = query_window_check(w, e);
   if (rc < 0)
     return rc;
@@ -891,11 +948,11 @@ int query_counters(sqlite3 *db, const struct query_window *w, struct sbuf *out,
     if (rc == 0) {
       if (i)
         sbuf_addc(&tb, ',');
-      rc = query_counter_track(db, &t, w, level, &p, &tb, e);
+      rc = query_counter_track(db, &t, w, level, &p, &tb, sk, e);
     }
   }
   sbuf_addc(&tb, ']');
-  if (rc == 0) {
+  if (rc == 0 && !sk) {
     query_window_head(out, w, r);
     sbuf_adds(out, ",\"tracks\":");
     sbuf_add(out, tb.s, tb.len);
@@ -904,6 +961,16 @@ int query_counters(sqlite3 *db, const struct query_window *w, struct sbuf *out,
   query_points_free(&p);
   sbuf_free(&tb);
   return rc;
+}
+
+int query_counters(sqlite3 *db, const struct query_window *w, struct sbuf *out,
+                   struct query_err *e) {
+  return query_counters_do(db, w, out, NULL, e);
+}
+
+int query_counters_rows(sqlite3 *db, const struct query_window *w,
+                        const struct query_sink *sk, struct query_err *e) {
+  return query_counters_do(db, w, NULL, sk, e);
 }
 
 /* ------------------------------------------------------------------ */

@@ -23,6 +23,7 @@
 
 #include <jansson.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,8 +51,12 @@ struct query_window {
 };
 
 /* The LOD level for a resolution of r ns per pixel: the largest L with
- * 64 * 4^L <= r (at most LOD_MAX_LEVEL), or -1 when r < 64. */
+ * 64 * 4^L <= 2r (at most LOD_MAX_LEVEL), i.e. buckets of half a pixel to
+ * two pixels; -1 when r < 32. */
 int query_level(int64_t r);
+/* The resolution of a window: (end - start) / px ns per pixel, at least 1
+ * (the "resolution_ns" of an answer). */
+int64_t query_resolution(const struct query_window *w);
 
 /* GET /slices: appends the answer object to out.  Per lane at most about
  * four rows per pixel, whatever the number of events. */
@@ -60,6 +65,36 @@ int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
 /* GET /counters: appends the answer object to out. */
 int query_counters(sqlite3 *db, const struct query_window *w, struct sbuf *out,
                    struct query_err *e);
+
+/* The same window answers as rows instead of JSON (the WebSocket's binary
+ * frames, wsbin.c): query_slices_rows() and query_counters_rows() call the
+ * sink in answer order.  Arrays are borrowed for the call; times are
+ * absolute ns.  Same checks, errors and rows as query_slices() and
+ * query_counters(). */
+struct query_sink {
+  void *ud;
+  /* A track starts, answered at `level` (counters: the level asked for).  A
+   * slice track that falls back to its finest LOD level starts again
+   * (`restart` set): the lanes given since its previous call are void. */
+  void (*track)(void *ud, int64_t track, int level, const char *source,
+                bool restart);
+  /* One lane of the current slice track, lanes in order. */
+  void (*lane)(void *ud, int64_t lane, const int64_t *ts, const int64_t *dur,
+               const int64_t *name, const int64_t *grp, const int64_t *count,
+               size_t n, bool truncated);
+  /* One series of the current counter track. */
+  void (*series)(void *ud, int64_t series, int level, const char *name,
+                 const char *unit, const int64_t *ts, const double *min,
+                 const double *max, const double *last, const int64_t *count,
+                 size_t n, bool truncated);
+  /* Slices only, after the tracks: the text of each string id the rows use
+   * (name and grp), once per id. */
+  void (*name)(void *ud, int64_t id, const char *text);
+};
+int query_slices_rows(sqlite3 *db, const struct query_window *w,
+                      const struct query_sink *sk, struct query_err *e);
+int query_counters_rows(sqlite3 *db, const struct query_window *w,
+                        const struct query_sink *sk, struct query_err *e);
 
 /* GET /tracks: the system tracks grouped in mode m. */
 int query_tracks(sqlite3 *db, enum tracks_mode m, json_t **out,

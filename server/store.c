@@ -666,6 +666,18 @@ int store_writer_finish(struct store_writer *w, char **cause) {
     *cause =
         xasprintf("cannot rename %s to %s: %s", tmp, path, strerror(errno));
   }
+  if (rc == 0) { /* make the rename itself durable */
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+      *(slash == dir ? slash + 1 : slash) = '\0';
+    int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+      fsync(dfd);
+      close(dfd);
+    }
+    free(dir);
+  }
   if (rc)
     unlink(tmp);
   free(tmp);

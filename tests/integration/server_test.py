@@ -423,16 +423,16 @@ def check_windows(c, db):
         rows = max(len(l["ts"]) for l in tr["lanes"])
         r_ns = span // px
         level = -1
-        while level < 20 and r_ns >= 64 << (2 * (level + 1)):
+        while level < 20 and 2 * r_ns >= 64 << (2 * (level + 1)):
             level += 1
-        bound = px + 2 if tr["level"] >= 0 else 4 * px
+        bound = 2 * px + 2 if tr["level"] >= 0 else 4 * px
         check(total == count and rows <= bound,
               "device window at %d px: every event counted once, at most one "
-              "LOD row per pixel or 4 raw rows (level %d)" % (px, tr["level"]),
+              "LOD row per half pixel or 4 raw rows (level %d)" % (px, tr["level"]),
               "total %d of %d, %d rows" % (total, count, rows))
         if level >= lod_min:
             check(tr["level"] == level, "at %d px the level is the largest with "
-                  "64*4^L <= resolution" % px, (tr["level"], level))
+                  "64*4^L <= 2 * resolution" % px, (tr["level"], level))
         elif count > 4 * px:
             check(tr["level"] == lod_min, "at %d px a lane over 4*px raw events "
                   "answers from the finest LOD level" % px, (tr["level"], lod_min))

@@ -216,19 +216,22 @@ static void test_counter_raw(void **state) {
 static void test_counter_lod(void **state) {
   json_t *j = window(track_b, 0, 100000, 10, 1);
   json_t *s = series0(j);
-  assert_int_equal(json_integer_value(json_object_get(s, "level")), 3);
+  assert_int_equal(json_integer_value(json_object_get(s, "level")),
+                   query_level(10000));
   assert_int_equal(sum(s, "count"), 100);
   assert_true(rows(s) <= 4 * 10 + 2);
   json_decref(j);
 }
 
 static void test_level(void **state) {
+  /* the bucket nearest a pixel: between half a pixel and two */
   assert_int_equal(query_level(1), -1);
-  assert_int_equal(query_level(63), -1);
-  assert_int_equal(query_level(64), 0);
-  assert_int_equal(query_level(255), 0);
-  assert_int_equal(query_level(256), 1);
-  assert_int_equal(query_level(1024), 2);
+  assert_int_equal(query_level(31), -1);
+  assert_int_equal(query_level(32), 0);
+  assert_int_equal(query_level(127), 0);
+  assert_int_equal(query_level(128), 1);
+  assert_int_equal(query_level(511), 1);
+  assert_int_equal(query_level(512), 2);
   assert_int_equal(query_level(INT64_MAX), LOD_MAX_LEVEL);
 }
 
