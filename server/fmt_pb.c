@@ -249,9 +249,8 @@ static ProtobufCMessage *fmt_pb_unpack(struct fmt_pb *r,
   }
 }
 
-int fmt_pb_next(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
-                ProtobufCMessage **msg, uint64_t *offset) {
-  *msg = NULL;
+int fmt_pb_next_raw(struct fmt_pb *r, const uint8_t **data, size_t *len,
+                    uint64_t *offset) {
   if (r->broken) {
     *offset = r->broken_at;
     return -EPIPE;
@@ -262,14 +261,92 @@ int fmt_pb_next(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
   if (r->arena.cap > FMT_PB_ARENA_RETAIN)
     fmt_pb_arena_resize(&r->arena, FMT_PB_ARENA_INITIAL);
   fmt_pb_drop_consumed(r);
-  uint64_t start = r->pos, len;
-  int n = fmt_pb_varint(r, &len);
-  if (n <= 0 || len > FMT_PB_MAX_RECORD || len > r->size - r->pos - (uint64_t)n)
+  uint64_t start = r->pos, n64;
+  int n = fmt_pb_varint(r, &n64);
+  if (n <= 0 || n64 > FMT_PB_MAX_RECORD ||
+      n64 > r->size - r->pos - (uint64_t)n)
     return fmt_pb_fail(r, start, offset);
-  const uint8_t *data = r->map + r->pos + n;
-  r->pos += (uint64_t)n + len;
-  *msg = fmt_pb_unpack(r, d, data, (size_t)len);
+  *data = r->map + r->pos + n;
+  *len = (size_t)n64;
+  r->pos += (uint64_t)n + n64;
+  return 1;
+}
+
+ProtobufCMessage *fmt_pb_decode(struct fmt_pb *r,
+                                const ProtobufCMessageDescriptor *d,
+                                const uint8_t *data, size_t len) {
+  return fmt_pb_unpack(r, d, data, len);
+}
+
+int fmt_pb_next(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
+                ProtobufCMessage **msg, uint64_t *offset) {
+  const uint8_t *data;
+  size_t len;
+  *msg = NULL;
+  int rc = fmt_pb_next_raw(r, &data, &len, offset);
+  if (rc <= 0)
+    return rc;
+  *msg = fmt_pb_unpack(r, d, data, len);
   return *msg ? 1 : -EBADMSG;
+}
+
+/* Reads a varint from p (at most end); returns its length or 0. */
+static size_t fmt_pb_wire_varint(const uint8_t *p, const uint8_t *end,
+                                 uint64_t *v) {
+  uint64_t x = 0;
+  for (size_t i = 0; i < FMT_PB_VARINT_MAX && p + i < end; i++) {
+    x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+    if (!(p[i] & 0x80)) {
+      *v = x;
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+int fmt_pb_field(const uint8_t *data, size_t len, uint32_t field,
+                 const uint8_t **sub, size_t *sublen) {
+  const uint8_t *p = data, *end = data + len;
+  while (p < end) {
+    uint64_t key, v;
+    size_t n = fmt_pb_wire_varint(p, end, &key);
+    if (!n)
+      return 0;
+    p += n;
+    switch (key & 7) {
+    case 0: /* varint */
+      n = fmt_pb_wire_varint(p, end, &v);
+      if (!n)
+        return 0;
+      p += n;
+      break;
+    case 1: /* 64-bit */
+      if (end - p < 8)
+        return 0;
+      p += 8;
+      break;
+    case 5: /* 32-bit */
+      if (end - p < 4)
+        return 0;
+      p += 4;
+      break;
+    case 2: /* length-delimited */
+      n = fmt_pb_wire_varint(p, end, &v);
+      if (!n || v > (uint64_t)(end - p - (ptrdiff_t)n))
+        return 0;
+      p += n;
+      if ((key >> 3) == field) {
+        *sub = p;
+        *sublen = (size_t)v;
+        return 1;
+      }
+      p += v;
+      break;
+    default:
+      return 0;
+    }
+  }
+  return 0;
 }
 
 uint64_t fmt_pb_pos(const struct fmt_pb *r) { return r->pos; }

@@ -47,6 +47,23 @@ int fmt_pb_open(const char *path, const char *magic, struct fmt_pb **out,
 int fmt_pb_next(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
                 ProtobufCMessage **msg, uint64_t *offset);
 
+/* The next record's bytes without decoding them (valid until the next
+ * call or fmt_pb_close): returns 1, 0 at the end, or -EPIPE as above.
+ * Decode them, if wanted, with fmt_pb_decode (NULL if they do not decode;
+ * the message lives in the reader's arena until the next record). */
+int fmt_pb_next_raw(struct fmt_pb *r, const uint8_t **data, size_t *len,
+                    uint64_t *offset);
+ProtobufCMessage *fmt_pb_decode(struct fmt_pb *r,
+                                const ProtobufCMessageDescriptor *d,
+                                const uint8_t *data, size_t len);
+
+/* Finds the first length-delimited field number `field` (a string, bytes
+ * or sub-message) in the serialized message data[0..len) without decoding
+ * the rest: returns 1 and sets *sub and *sublen, or 0 if absent or malformed.
+ * Lets a reader look at a record before paying for its decoding. */
+int fmt_pb_field(const uint8_t *data, size_t len, uint32_t field,
+                 const uint8_t **sub, size_t *sublen);
+
 /* Bytes consumed so far and the file size, for progress reports. */
 uint64_t fmt_pb_pos(const struct fmt_pb *r);
 uint64_t fmt_pb_size(const struct fmt_pb *r);

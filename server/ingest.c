@@ -722,20 +722,13 @@ static void ingest_pb_each(struct ing *g, const char *rel, const char *magic,
   fmt_pb_close(r);
 }
 
-static void ingest_sync_record(struct ing *g, const char *rel,
-                               ProtobufCMessage *m, uint64_t off) {
-  Nex__NtraceRecord *rec = (Nex__NtraceRecord *)m;
-  if (rec->record_case != NEX__NTRACE_RECORD__RECORD_EVENT ||
-      strcmp(rec->event->name, "timestamp_sync_point") != 0)
-    return;
+static void ingest_sync_add(struct ing *g, const Nex__SystemEvent *e) {
   if (g->nsync == g->capsync) {
     g->capsync = g->capsync ? g->capsync * 2 : 1024;
     g->syncs = xrealloc(g->syncs, sizeof *g->syncs * g->capsync);
   }
-  g->syncs[g->nsync++] =
-      (struct isync){rec->event->nc_idx, rec->event->exec_id,
-                     rec->event->cpu_timestamp_ns, rec->event->nc_timestamp_ns};
-  (void)rel, (void)off;
+  g->syncs[g->nsync++] = (struct isync){e->nc_idx, e->exec_id,
+                                        e->cpu_timestamp_ns, e->nc_timestamp_ns};
 }
 
 static void ingest_ntrace_record(struct ing *g, const char *rel,
@@ -751,11 +744,38 @@ static void ingest_ntrace_record(struct ing *g, const char *rel,
   }
 }
 
-/* ntrace.pb: pass 1 collects the sync points, pass 2 stores the events. */
-static void ingest_ntrace(struct ing *g, const char *rel) {
+/* ntrace.pb: pass 1 collects the sync points, pass 2 stores the events.
+ * Pass 1 decodes only the records whose event name (NtraceRecord.event =
+ * field 1, SystemEvent.name = field 2) is timestamp_sync_point. */
+static void ingest_read_syncs(struct ing *g, const char *rel) {
+  static const char sync[] = "timestamp_sync_point";
   g->nsync = 0;
-  ingest_pb_each(g, rel, FMT_PB_MAGIC_NTRACE, &nex__ntrace_record__descriptor,
-                 false, ingest_sync_record);
+  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  struct fmt_pb *r = NULL;
+  char *cause = NULL;
+  int rc = fmt_pb_open(path, FMT_PB_MAGIC_NTRACE, &r, &cause);
+  free(path);
+  free(cause); /* pass 2 reports it */
+  if (rc < 0)
+    return;
+  const uint8_t *data, *ev, *name;
+  size_t len, evlen, namelen;
+  uint64_t off;
+  while (fmt_pb_next_raw(r, &data, &len, &off) > 0) {
+    if (!fmt_pb_field(data, len, 1, &ev, &evlen) ||
+        !fmt_pb_field(ev, evlen, 2, &name, &namelen) ||
+        namelen != sizeof sync - 1 || memcmp(name, sync, namelen) != 0)
+      continue;
+    Nex__NtraceRecord *m = (Nex__NtraceRecord *)fmt_pb_decode(
+        r, &nex__ntrace_record__descriptor, data, len);
+    if (m && m->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
+      ingest_sync_add(g, m->event);
+  }
+  fmt_pb_close(r);
+}
+
+static void ingest_ntrace(struct ing *g, const char *rel) {
+  ingest_read_syncs(g, rel);
   if (g->nsync > 1)
     qsort(g->syncs, g->nsync, sizeof *g->syncs, ingest_sync_cmp);
   g->clock_missing = 0;
