@@ -881,6 +881,56 @@ static void test_million_records_constant_memory(void **state) {
 
 /* Replays every tests/data/regress/pb-* input through the fuzz target,
  * which aborts on any broken invariant. */
+/* fmt_pb_field finds a sub-message and a string without decoding, and
+ * fmt_pb_next_raw + fmt_pb_decode give the same record as fmt_pb_next. */
+static void test_field_peek(void **state) {
+  (void)state;
+  Nex__SystemEvent ev = NEX__SYSTEM_EVENT__INIT;
+  ev.id = 7;
+  ev.name = "timestamp_sync_point";
+  ev.timestamp = 123456789;
+  ev.exec_id = 3;
+  Nex__NtraceRecord rec = NEX__NTRACE_RECORD__INIT;
+  rec.record_case = NEX__NTRACE_RECORD__RECORD_EVENT;
+  rec.event = &ev;
+  uint8_t buf[256];
+  size_t n = nex__ntrace_record__pack(&rec, buf);
+  const uint8_t *sub, *name;
+  size_t sublen, namelen;
+  assert_int_equal(fmt_pb_field(buf, n, 1, &sub, &sublen), 1);
+  assert_int_equal(fmt_pb_field(sub, sublen, 2, &name, &namelen), 1);
+  assert_int_equal(namelen, strlen(ev.name));
+  assert_memory_equal(name, ev.name, namelen);
+  assert_int_equal(fmt_pb_field(buf, n, 2, &sub, &sublen), 0); /* absent */
+  assert_int_equal(fmt_pb_field(buf, n - 3, 1, &sub, &sublen), 0); /* cut */
+  const uint8_t bad[] = {0x0f, 0x01}; /* wire type 7 */
+  assert_int_equal(fmt_pb_field(bad, sizeof bad, 1, &sub, &sublen), 0);
+
+  char *path = tmp_path("peek.pb");
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fmt_pb_write_header(f, FMT_PB_MAGIC_NTRACE), 0);
+  assert_int_equal(fmt_pb_write_msg(f, &rec.base), 0);
+  fclose(f);
+  struct fmt_pb *r;
+  char *cause = NULL;
+  assert_int_equal(fmt_pb_open(path, FMT_PB_MAGIC_NTRACE, &r, &cause), 0);
+  const uint8_t *data;
+  size_t len;
+  uint64_t off;
+  assert_int_equal(fmt_pb_next_raw(r, &data, &len, &off), 1);
+  assert_int_equal(off, 8);
+  assert_int_equal(len, n);
+  Nex__NtraceRecord *got = (Nex__NtraceRecord *)fmt_pb_decode(
+      r, &nex__ntrace_record__descriptor, data, len);
+  assert_non_null(got);
+  assert_int_equal(got->event->exec_id, 3);
+  assert_int_equal(got->event->timestamp, 123456789);
+  assert_int_equal(fmt_pb_next_raw(r, &data, &len, &off), 0);
+  fmt_pb_close(r);
+  free(path);
+}
+
 static void test_regress_inputs(void **state) {
   const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
   char *dir = xasprintf("%s/tests/data/regress", src);
@@ -895,6 +945,7 @@ int main(int argc, char **argv) {
     return read_million(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ntrace_round_trip),
+      cmocka_unit_test(test_field_peek),
       cmocka_unit_test(test_trace_info_round_trip),
       cmocka_unit_test(test_cpu_util_round_trip),
       cmocka_unit_test(test_host_mem_round_trip),
