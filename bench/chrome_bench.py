@@ -219,6 +219,7 @@ def main():
 
     rows = {name: best(rs) for name, rs in results.items()}
     ours = rows["ingest (ours)"]
+    ours_ok = ours["rc"] == 0 and not ours["timed_out"]
     hdr = (f"{'system':<26}{'wall s':>9}{'MB/s':>9}{'M ev/s':>9}"
            f"{'peak RSS MiB':>14}{'ingest speedup':>16}  notes")
     print()
@@ -227,7 +228,7 @@ def main():
     for name, r in rows.items():
         ok = r["rc"] == 0 and not r["timed_out"]
         speed = (f"{r['secs'] / ours['secs']:.2f}x"
-                 if ok and not name.endswith("(ours)") else "")
+                 if ok and ours_ok and not name.endswith("(ours)") else "")
         if ok:
             print(f"{name:<26}{r['secs']:>9.2f}{size / r['secs'] / 1e6:>9.1f}"
                   f"{events / r['secs'] / 1e6:>9.3f}{r['rss']:>14.0f}"
@@ -242,8 +243,10 @@ def main():
     if peak_load > (os.cpu_count() or 1) * 0.75:
         print(f"note: machine busy (1-min load average up to {peak_load:.1f} "
               f"on {os.cpu_count()} cores): times are pessimistic")
-    if ours["rc"] != 0 or ours["timed_out"]:
-        print("targets: ingest did not finish; not evaluated")
+    if not ours_ok:
+        print(f"targets: FAIL: the ingest "
+              f"{'was killed after' if ours['timed_out'] else 'failed in'} "
+              f"{ours['secs']:.0f} s (< {size / ours['secs'] / 1e6:.1f} MB/s)")
         return 1
     mbps = size / ours["secs"] / 1e6
     fast = [r["secs"] for n, r in rows.items()

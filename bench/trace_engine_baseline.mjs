@@ -27,42 +27,51 @@ function loadWhole(file) {
   return Array.isArray(json) ? json : json.traceEvents;
 }
 
-// Element boundaries of the event array, found byte by byte: depth counts
-// brackets outside strings; the array is the top-level one or the value of
-// the top-level key "traceEvents".  Whole elements of each chunk are parsed
-// as one batch; an unfinished one is carried over to the next chunk.
+// The index of the quote closing the string opened at `open`, or -1 when
+// the buffer ends first.  A quote is escaped when an odd number of
+// backslashes precede it.
+function stringEnd(buf, open) {
+  for (let q = open;;) {
+    q = buf.indexOf(0x22, q + 1);
+    if (q < 0)
+      return -1;
+    let k = q - 1;
+    while (buf[k] === 0x5c)
+      k--;
+    if ((q - 1 - k) % 2 === 0)
+      return q;
+  }
+}
+
+// Element boundaries of the event array: depth counts brackets outside
+// strings (strings are skipped with indexOf); the array is the top-level one
+// or the value of the top-level key "traceEvents".  The whole elements of
+// each chunk are parsed as one batch; an unfinished element (or, before the
+// array, an unfinished string) is carried over to the next chunk and
+// scanned again from its start.
 function loadStream(file) {
   const fd = fs.openSync(file, 'r');
   const events = [];
-  let carry = Buffer.alloc(0);
-  let depth = 0, inStr = false, esc = false;
-  let arrayDepth = -1;  // depth inside the event array, once found
-  let keyStart = -1, lastKey = '';
-  let done = false;
+  let carry = Buffer.alloc(0), depth = 0;
+  let arrayDepth = -1, lastKey = '', done = false;
   while (!done) {
     const chunk = Buffer.allocUnsafe(CHUNK);
     const n = fs.readSync(fd, chunk, 0, CHUNK, null);
     if (n === 0)
       break;
     const buf = Buffer.concat([carry, chunk.subarray(0, n)]);
-    let first = carry.length ? 0 : -1;  // '{' of the first element
-    let open = first;                    // '{' of the element being read
-    let last = -1;                       // end of the last whole element
-    for (let i = carry.length; i < buf.length; i++) {
+    let first = -1, open = -1, last = -1, strOpen = -1;
+    for (let i = 0; i < buf.length; i++) {
       const c = buf[i];
-      if (inStr) {
-        if (esc)
-          esc = false;
-        else if (c === 0x5c)
-          esc = true;
-        else if (c === 0x22) {
-          inStr = false;
-          if (arrayDepth < 0 && depth === 1)
-            lastKey = buf.toString('utf8', keyStart, i);
+      if (c === 0x22) {
+        const q = stringEnd(buf, i);
+        if (q < 0) {
+          strOpen = i;
+          break;
         }
-      } else if (c === 0x22) {
-        inStr = true;
-        keyStart = i + 1;
+        if (arrayDepth < 0 && depth === 1)
+          lastKey = buf.toString('utf8', i + 1, q);
+        i = q;
       } else if (c === 0x7b || c === 0x5b) {  // { [
         if (arrayDepth < 0 && c === 0x5b &&
             (depth === 0 || (depth === 1 && lastKey === 'traceEvents')))
@@ -88,8 +97,14 @@ function loadStream(file) {
       for (const e of batch)
         events.push(e);
     }
-    carry = !done && open >= 0 && open >= last ? buf.subarray(open)
-                                               : Buffer.alloc(0);
+    if (open > last) {  // an element goes on in the next chunk
+      carry = buf.subarray(open);
+      depth = arrayDepth;
+    } else if (arrayDepth < 0 && strOpen >= 0) {  // a top-level string does
+      carry = buf.subarray(strOpen);
+    } else {
+      carry = Buffer.alloc(0);
+    }
   }
   fs.closeSync(fd);
   return events;

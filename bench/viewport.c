@@ -2,6 +2,7 @@
  *
  *   bench/viewport --port P --db STORE [--tracks 50] [--px 2000]
  *                  [--windows 20] [--clients 50] [--seconds 30]
+ *                  [--server-pid PID]
  *
  * Picks the --tracks system slice tracks with the most events from STORE
  * (opened read-only), then:
@@ -15,7 +16,9 @@
  *     capped at 30 s per window;
  *  3. load: --clients threads, each with its own connection, send random
  *     viewport requests for --seconds; throughput and p50/p99.
- * Prints plain-text tables.  Not part of make check.
+ * With --server-pid, the server's CPU time per request is shown too: a
+ * figure that other load on the machine barely changes.  Prints
+ * plain-text tables.  Not part of make check.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,7 +38,7 @@
 #define BASELINE_CAP_NS (30LL * 1000000000)
 
 static int opt_port, opt_tracks = 50, opt_px = 2000, opt_windows = 20,
-                     opt_clients = 50, opt_seconds = 30;
+                     opt_clients = 50, opt_seconds = 30, opt_pid;
 static const char *opt_db;
 static int64_t tracks[MAX_TRACKS];
 static int n_tracks;
@@ -46,6 +49,25 @@ static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* CPU time (user + system) of process pid in ms, or 0 when unknown: the
+ * server's cost per request, independent of other load on the machine. */
+static double cpu_ms(int pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = pid ? fopen(path, "r") : NULL;
+  if (!f)
+    return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')'); /* the fields after the command name */
+  unsigned long long ut = 0, st = 0;
+  if (p)
+    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+           &st);
+  return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
 }
 
 static void die(const char *what) {
@@ -258,10 +280,13 @@ int main(int argc, char **argv) {
       opt_clients = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--seconds"))
       opt_seconds = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--server-pid"))
+      opt_pid = atoi(argv[i + 1]);
   }
   if (!opt_port || !opt_db || opt_tracks < 1 || opt_tracks > MAX_TRACKS) {
     fprintf(stderr, "usage: viewport --port P --db STORE [--tracks N<=200] "
-                    "[--px N] [--windows N] [--clients N] [--seconds N]\n");
+                    "[--px N] [--windows N] [--clients N] [--seconds N] "
+                    "[--server-pid PID]\n");
     return 2;
   }
   sqlite3 *db;
@@ -315,9 +340,9 @@ int main(int argc, char **argv) {
                      -1, &lanes, NULL);
   char json_tracks[MAX_TRACKS * 24 + 2];
   snprintf(json_tracks, sizeof json_tracks, "[%s]", track_list);
-  printf("%-12s %9s %9s %9s %9s | %12s %12s | %12s %12s\n", "window", "p50 ms",
-         "p99 ms", "KiB p50", "KiB max", "naive ms", "naive rows", "lanes ms",
-         "lanes rows");
+  printf("%-12s %9s %9s %9s %9s %9s | %12s %12s | %12s %12s\n", "window",
+         "p50 ms", "p99 ms", "cpu ms", "KiB p50", "KiB max", "naive ms",
+         "naive rows", "lanes ms", "lanes rows");
   struct conn c = {0};
   conn_open(&c);
   char path[8192];
@@ -330,6 +355,7 @@ int main(int argc, char **argv) {
     if (span < 1000)
       span = 1000;
     int64_t s = prof_start, e = prof_end;
+    double cpu0 = cpu_ms(opt_pid);
     for (int i = 0; i < opt_windows; i++) {
       size_t len;
       pick_window(&rng_state, span, &s, &e);
@@ -344,6 +370,7 @@ int main(int argc, char **argv) {
       if (n_all < 4096)
         all[n_all++] = lat[i];
     }
+    double cpu = (cpu_ms(opt_pid) - cpu0) / opt_windows;
     int64_t smax = 0;
     for (int i = 0; i < opt_windows; i++)
       smax = size[i] > smax ? size[i] : smax;
@@ -365,8 +392,9 @@ int main(int argc, char **argv) {
       snprintf(label, sizeof label, "%.3f us", span / 1e3);
     snprintf(nb, sizeof nb, nrows < 0 ? ">30000" : "%.2f", tn / 1e6);
     snprintf(lb, sizeof lb, lrows < 0 ? ">30000" : "%.2f", tl / 1e6);
-    printf("%-12s %9.2f %9.2f %9.1f %9.1f | %12s %12lld | %12s %12lld\n", label,
-           pct(lat, opt_windows, 0.5) / 1e6, pct(lat, opt_windows, 0.99) / 1e6,
+    printf("%-12s %9.2f %9.2f %9.2f %9.1f %9.1f | %12s %12lld | %12s %12lld\n",
+           label, pct(lat, opt_windows, 0.5) / 1e6,
+           pct(lat, opt_windows, 0.99) / 1e6, cpu,
            pct(size, opt_windows, 0.5) / 1024.0, smax / 1024.0, nb,
            (long long)nrows, lb, (long long)lrows);
     fflush(stdout);
@@ -389,6 +417,7 @@ int main(int argc, char **argv) {
     w[i].deadline = deadline;
     pthread_create(&w[i].th, NULL, worker_run, &w[i]);
   }
+  double cpu0 = cpu_ms(opt_pid);
   int total = 0, errors = 0;
   for (int i = 0; i < opt_clients; i++) {
     pthread_join(w[i].th, NULL);
@@ -403,10 +432,11 @@ int main(int argc, char **argv) {
     free(w[i].lat);
   }
   printf("%d clients for %d s: %d requests (%.1f/s), %d errors, "
-         "p50 %.2f ms, p99 %.2f ms\n",
+         "p50 %.2f ms, p99 %.2f ms, server cpu %.2f ms/request\n",
          opt_clients, opt_seconds, total, (double)total / opt_seconds, errors,
          total ? pct(l, total, 0.5) / 1e6 : 0.0,
-         total ? pct(l, total, 0.99) / 1e6 : 0.0);
+         total ? pct(l, total, 0.99) / 1e6 : 0.0,
+         total ? (cpu_ms(opt_pid) - cpu0) / total : 0.0);
   free(l);
   free(w);
   free(lat);

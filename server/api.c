@@ -28,6 +28,7 @@ struct api_ctx {
   struct api_response *rs;
   struct store_pool *pool; /* acquired by api_db() */
   sqlite3 *db;
+  bool borrowed; /* db is the caller's (api_handle_db()) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -114,7 +115,19 @@ static bool api_db(struct api_ctx *c) {
   return true;
 }
 
+/* Endpoints that need the app's pool itself, not one connection, are not
+ * answered through api_handle_db(). */
+static bool api_own_pool(struct api_ctx *c) {
+  if (!c->borrowed)
+    return true;
+  api_errorf(c->rs, 404, "not_found", "%.200s is only available over HTTP",
+             c->rq->path);
+  return false;
+}
+
 static void api_db_release(struct api_ctx *c) {
+  if (c->borrowed)
+    return;
   if (c->db)
     store_pool_put(c->pool, c->db);
   if (c->pool)
@@ -232,6 +245,8 @@ static void api_health(struct api_ctx *c) {
 }
 
 static void api_profile(struct api_ctx *c) {
+  if (!api_own_pool(c))
+    return;
   struct app_progress p;
   enum app_phase ph = app_phase(c->app, &p);
   json_t *o =
@@ -433,6 +448,10 @@ static void api_db_search(struct api_ctx *c) {
   json_t *out = NULL;
   int rc = 0;
   char buf[80];
+  if (!api_own_pool(c)) {
+    json_decref(body);
+    return;
+  }
   if (!json_is_object(body)) {
     api_errorf(c->rs, 400, "bad_request",
                "the body must be a JSON object with a 'type' field%s%s",
@@ -503,6 +522,8 @@ static void api_export(struct api_ctx *c) {
   const char *format = c->rq->arg(c->rq->arg_ctx, "format");
   struct export *x;
   struct query_err e;
+  if (!api_own_pool(c))
+    return;
   if (!format) {
     api_errorf(c->rs, 400, "bad_parameter",
                "parameter 'format' is required: perfetto, summary-text, "
@@ -544,9 +565,10 @@ static bool api_method(struct api_ctx *c, const char *allow) {
   return ok;
 }
 
-void api_handle(struct app *a, const struct api_request *rq,
-                struct api_response *rs) {
-  struct api_ctx c = {a, rq, rs, NULL, NULL};
+/* Routes c's request to its handler. */
+static void api_route(struct api_ctx *c) {
+  const struct api_request *rq = c->rq;
+  struct api_response *rs = c->rs;
   const char *p = rq->path;
   char seg[4][256];
   int n = 0;
@@ -570,31 +592,43 @@ void api_handle(struct app *a, const struct api_request *rq,
     n = 99; /* too many segments */
 #define ROUTE(cond, allow, call)                                               \
   if (cond) {                                                                  \
-    if (api_method(&c, allow))                                                 \
+    if (api_method(c, allow))                                                  \
       call;                                                                    \
-    api_db_release(&c);                                                        \
+    api_db_release(c);                                                         \
     return;                                                                    \
   }
 #define IS(i, s) (strcmp(seg[i], s) == 0)
-  ROUTE(n == 1 && IS(0, "health"), "GET", api_health(&c));
-  ROUTE(n == 1 && IS(0, "profile"), "GET", api_profile(&c));
-  ROUTE(n == 1 && IS(0, "tracks"), "GET", api_tracks_list(&c));
-  ROUTE(n == 1 && IS(0, "slices"), "GET", api_window_query(&c, false));
-  ROUTE(n == 1 && IS(0, "counters"), "GET", api_window_query(&c, true));
-  ROUTE(n == 2 && IS(0, "events"), "GET", api_event(&c, seg[1], false));
+  ROUTE(n == 1 && IS(0, "health"), "GET", api_health(c));
+  ROUTE(n == 1 && IS(0, "profile"), "GET", api_profile(c));
+  ROUTE(n == 1 && IS(0, "tracks"), "GET", api_tracks_list(c));
+  ROUTE(n == 1 && IS(0, "slices"), "GET", api_window_query(c, false));
+  ROUTE(n == 1 && IS(0, "counters"), "GET", api_window_query(c, true));
+  ROUTE(n == 2 && IS(0, "events"), "GET", api_event(c, seg[1], false));
   ROUTE(n == 3 && IS(0, "events") && IS(2, "device-profile"), "GET",
-        api_event(&c, seg[1], true));
-  ROUTE(n == 1 && IS(0, "device-profiles"), "GET", api_device_profiles(&c));
+        api_event(c, seg[1], true));
+  ROUTE(n == 1 && IS(0, "device-profiles"), "GET", api_device_profiles(c));
   ROUTE(n == 2 && IS(0, "device-profiles"), "GET",
-        api_device_profile(&c, seg[1], false));
+        api_device_profile(c, seg[1], false));
   ROUTE(n == 3 && IS(0, "device-profiles") && IS(2, "tracks"), "GET",
-        api_device_profile(&c, seg[1], true));
-  ROUTE(n == 1 && IS(0, "search"), "GET", api_search(&c));
-  ROUTE(n == 1 && IS(0, "summary"), "GET", api_summary(&c));
-  ROUTE(n == 1 && IS(0, "range-summary"), "GET", api_range_summary(&c));
-  ROUTE(n == 3 && IS(0, "db") && IS(2, "_search"), "POST", api_db_search(&c));
-  ROUTE(n == 1 && IS(0, "export"), "GET", api_export(&c));
+        api_device_profile(c, seg[1], true));
+  ROUTE(n == 1 && IS(0, "search"), "GET", api_search(c));
+  ROUTE(n == 1 && IS(0, "summary"), "GET", api_summary(c));
+  ROUTE(n == 1 && IS(0, "range-summary"), "GET", api_range_summary(c));
+  ROUTE(n == 3 && IS(0, "db") && IS(2, "_search"), "POST", api_db_search(c));
+  ROUTE(n == 1 && IS(0, "export"), "GET", api_export(c));
 #undef ROUTE
 #undef IS
   api_errorf(rs, 404, "not_found", "no API endpoint %.200s", rq->path);
+}
+
+void api_handle(struct app *a, const struct api_request *rq,
+                struct api_response *rs) {
+  struct api_ctx c = {a, rq, rs, NULL, NULL, false};
+  api_route(&c);
+}
+
+void api_handle_db(struct app *a, sqlite3 *db, const struct api_request *rq,
+                   struct api_response *rs) {
+  struct api_ctx c = {a, rq, rs, NULL, db, true};
+  api_route(&c);
 }

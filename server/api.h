@@ -11,6 +11,7 @@
 
 #include "util.h"
 
+#include <sqlite3.h>
 #include <stddef.h>
 
 struct app;
@@ -48,6 +49,12 @@ struct api_response {
  * and a JSON {"error", "detail"} body. */
 void api_handle(struct app *a, const struct api_request *rq,
                 struct api_response *rs);
+/* The same, reading through the caller's connection `db` (a read-only
+ * store connection the caller holds and keeps; the WebSocket workers of
+ * wsq.c).  /profile, /db and /export, which need the app's pool itself,
+ * answer 404 here. */
+void api_handle_db(struct app *a, sqlite3 *db, const struct api_request *rq,
+                   struct api_response *rs);
 /* Frees the body and filename and closes the stream, if any. */
 void api_response_free(struct api_response *rs);
 

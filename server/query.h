@@ -59,7 +59,8 @@ int query_level(int64_t r);
 int64_t query_resolution(const struct query_window *w);
 
 /* GET /slices: appends the answer object to out.  Per lane at most about
- * four rows per pixel, whatever the number of events. */
+ * one LOD row per pixel (rows starting in one pixel column merge) or 4 * px
+ * raw events, whatever the number of events. */
 int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
                  struct query_err *e);
 /* GET /counters: appends the answer object to out. */

@@ -4,6 +4,7 @@
 #include "log.h"
 #include "net.h"
 #include "util.h"
+#include "wsq.h"
 
 #include <errno.h>
 #include <libwebsockets.h>
@@ -37,6 +38,8 @@ struct ws {
   struct ws_msg ring[WS_RING]; /* message seq lives at ring[seq % WS_RING] */
   uint64_t head;               /* next seq */
   uint64_t last_progress;      /* seq of the newest progress + 1, or 0 */
+  uint64_t woken_head; /* head when clients were last asked to write */
+  struct wsq *wsq;     /* queries over the socket (wsq.h) */
 };
 
 /* Per connection. */
@@ -44,6 +47,9 @@ struct ws_pss {
   uint64_t next; /* next ring seq to send */
   json_t *hello; /* messages to send first, or NULL */
   size_t hello_i;
+  struct wsq_conn *q;  /* its queries and their answers */
+  unsigned char *held; /* the last push written: permessage-deflate may
+                          read it until the next WRITEABLE */
 };
 
 static const struct lws_protocols ws_protocols[];
@@ -138,14 +144,14 @@ static int ws_write_one(struct ws *w, struct lws *wsi, struct ws_pss *pss) {
       return 0;
     }
   }
-  if (buf) {
-    int n = lws_write(wsi, buf + LWS_PRE, len, LWS_WRITE_TEXT);
-    free(buf);
-    if (n < (int)len)
-      return -1;
-  }
+  if (!buf) /* no push waits: a query answer, if any */
+    return wsq_conn_write(pss->q);
+  int n = lws_write(wsi, buf + LWS_PRE, len, LWS_WRITE_TEXT);
+  pss->held = buf;
+  if (n < (int)len)
+    return -1;
   pthread_mutex_lock(&w->mu);
-  more = pss->hello || pss->next < w->head;
+  more = pss->hello || pss->next < w->head || wsq_conn_pending(pss->q);
   pthread_mutex_unlock(&w->mu);
   if (more)
     lws_callback_on_writable(wsi);
@@ -186,20 +192,42 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
     pthread_mutex_lock(&w->mu);
     pss->next = w->head;
     pthread_mutex_unlock(&w->mu);
+    pss->q = wsq_conn_new(w->wsq, wsi);
+    /* compress big answers 64 KiB at a time, not 1 KiB (when the client
+     * negotiated permessage-deflate; no effect otherwise) */
+    lws_set_extension_option(wsi, "permessage-deflate", "tx_buf_size", "16");
     lws_callback_on_writable(wsi);
     return 0;
+  case LWS_CALLBACK_RECEIVE:
+    return wsq_conn_receive(pss->q, in, len,
+                            lws_is_final_fragment(wsi) &&
+                                !lws_remaining_packet_payload(wsi),
+                            lws_frame_is_binary(wsi));
   case LWS_CALLBACK_SERVER_WRITEABLE:
+    free(pss->held); /* lws is done with it */
+    pss->held = NULL;
     return ws_write_one(w, wsi, pss);
   case LWS_CALLBACK_CLOSED:
+    free(pss->held);
+    pss->held = NULL;
     json_decref(pss->hello);
     pss->hello = NULL;
+    wsq_conn_close(pss->q);
+    pss->q = NULL;
     return 0;
-  case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-    if (!w)
+  case LWS_CALLBACK_EVENT_WAIT_CANCELLED: {
+    if (!w || atomic_load(&w->stop))
       return 0;
     ws_adopt_pending(w);
-    lws_callback_on_writable_all_protocol(w->ctx, &ws_protocols[1]);
+    wsq_service(w->wsq);
+    pthread_mutex_lock(&w->mu);
+    bool fresh = w->head != w->woken_head; /* new pushes for everyone */
+    w->woken_head = w->head;
+    pthread_mutex_unlock(&w->mu);
+    if (fresh)
+      lws_callback_on_writable_all_protocol(w->ctx, &ws_protocols[1]);
     return 0;
+  }
   default:
     return 0;
   }
@@ -275,6 +303,10 @@ int ws_start(struct app *a, const char *bind, struct ws **out, char **cause) {
     return -EIO;
   }
   w->vh = lws_get_vhost_by_name(w->ctx, "default");
+  if (w->vh && wsq_start(a, w->ctx, &w->wsq, cause) < 0) {
+    ws_stop(w);
+    return -EAGAIN;
+  }
   if (!w->vh || pthread_create(&w->thread, NULL, ws_thread, w) != 0) {
     *cause = xstrdup("cannot start the WebSocket service thread");
     ws_stop(w);
@@ -295,8 +327,10 @@ void ws_stop(struct ws *w) {
     lws_cancel_service(w->ctx);
     pthread_join(w->thread, NULL);
   }
+  wsq_stop(w->wsq); /* no worker wakes the context after this */
   if (w->ctx)
     lws_context_destroy(w->ctx);
+  wsq_free(w->wsq);
   for (size_t i = 0; i < w->n_pending; i++)
     close(w->pending[i]);
   for (int i = 0; i < WS_RING; i++)

@@ -169,6 +169,71 @@ test('the page loads the generated profile', async () => {
   await shot('01-system-default');
 });
 
+test('window fetches go over the WebSocket, decoded as the REST answers', async () => {
+  const t = await page.evaluate(() => window.nexDebug.transport());
+  assert(t.ws > 0, `no window fetch over the socket: ${JSON.stringify(t)}`);
+  eq(t.rest, 0, 'window fetches over REST');
+  // The page's own decoder of the binary frames against REST, row by row.
+  const diff = await page.evaluate(async () => {
+    const api = await import('/js/api.js');
+    const [tr, p] = await Promise.all([api.get('tracks'), api.get('profile')]);
+    const ids = (kind) => tr.tracks.filter((x) => x.kind === kind).flatMap((x) => x.base.map((b) => b.id)).join(',');
+    const flat = (res, kind) => {
+      const base = BigInt(res.base), out = [];
+      const nm = (v) => (v ? res.names[v] ?? `?${v}` : '');
+      for (const t of res.tracks) {
+        for (const g of (kind === 'slices' ? t.lanes : t.series)) {
+          for (let i = 0; i < g.ts.length; i++) {
+            const abs = (base + BigInt(g.ts[i])).toString();
+            out.push(kind === 'slices'
+              ? [t.track, g.lane, abs, g.dur[i], nm(g.name[i]), nm(g.grp[i]), g.count[i]].join('|')
+              : [t.track, g.series, abs, g.min[i] ?? NaN, g.max[i] ?? NaN, g.last[i] ?? NaN, g.count[i]].join('|'));
+          }
+        }
+      }
+      return out;
+    };
+    const span = BigInt(p.end) - BigInt(p.start);
+    const windows = [[p.start, p.end, 1500], [(BigInt(p.start) + span / 3n).toString(), (BigInt(p.start) + span / 2n).toString(), 700]];
+    for (const kind of ['slices', 'counters']) {
+      for (const [start, end, px] of windows) {
+        const params = { tracks: ids(kind === 'slices' ? 'slices' : 'counter'), start, end, px };
+        const [ws, rest] = await Promise.all([api.windowQuery(kind, params), api.get(kind, params)]);
+        const a = flat(ws, kind), b = flat(rest, kind);
+        if (!a.length) return `${kind}: no rows`;
+        if (a.length !== b.length) return `${kind}: ${a.length} rows, REST ${b.length}`;
+        for (let i = 0; i < a.length; i++) {
+          // REST writes doubles with 15 significant digits
+          const x = a[i].split('|'), y = b[i].split('|');
+          if (x.some((v, k) => v !== y[k] && !(Math.abs(+v - +y[k]) <= 1e-13 * Math.abs(+y[k])))) return `${kind} row ${i}: ${a[i]} vs ${b[i]}`;
+        }
+      }
+    }
+    return '';
+  });
+  eq(diff, '', 'socket and REST answers');
+  assert((await page.evaluate(() => window.nexDebug.transport())).rest === 0, 'the comparison went over the socket');
+});
+
+test('window fetches fall back to REST when the socket cannot be opened', async () => {
+  const p = await browser.newPage();
+  await p.setViewportSize({ width: 1200, height: 800 });
+  // Every WebSocket goes to a path that is not one: the upgrade fails.
+  await p.addInitScript(() => {
+    const W = window.WebSocket;
+    window.WebSocket = class extends W { constructor(url, proto) { super(url.replace(/\/ws$/, '/no-ws'), proto); } };
+  });
+  const errors = [];
+  p.on('pageerror', (e) => errors.push(e.message));
+  await p.goto(`http://localhost:${port}/`);
+  await p.waitForFunction(() => window.nexDebug?.ready() && window.nexDebug.idle(), null, { timeout: 20000 });
+  const t = await p.evaluate(() => window.nexDebug.transport());
+  assert(t.rest > 0, `no window fetch over REST: ${JSON.stringify(t)}`);
+  eq(t.ws, 0, 'window fetches over the socket');
+  eq(errors, [], 'page errors');
+  await p.close();
+});
+
 for (const mode of Object.keys(MODES)) {
   test(`tracks under grouping "${mode}" have the documented names`, async () => {
     await page.selectOption('#grouping', mode);

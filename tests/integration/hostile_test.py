@@ -639,17 +639,17 @@ def check_hosts(srv):
         for path in ("/api/v1/health", "/index.html"):
             a = raw(p, ("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close"
                         "\r\n\r\n" % (path, h)).encode("utf-8"))
-            if a.status not in (400, 403):
+            if a.status != 403 or not json_error(a):
                 bad.append("Host %r %s -> %r" % (h[:40], path, a))
     for req in (b"GET /api/v1/health HTTP/1.0\r\n\r\n",
                 b"GET /api/v1/health HTTP/1.1\r\nConnection: close\r\n\r\n",
                 b"GET /api/v1/health HTTP/1.1\r\nHost: evil.com\r\nHost: "
                 b"localhost\r\nConnection: close\r\n\r\n"):
         a = raw(p, req)
-        if a.status not in (400, 403):
+        if a.status != 403 or not json_error(a):
             bad.append("%r -> %r" % (req[:60], a))
     check(not bad, "%d foreign, malformed or missing Host headers get 403 "
-          "(or 400), API and static alike" % (2 * len(hosts) + 3),
+          "with a JSON error, API and static alike" % (2 * len(hosts) + 3),
           "\n".join(bad))
     host = "localhost:%d" % p
     ok_line = upgrade(p, host, "http://" + host)
@@ -694,8 +694,11 @@ def check_sizes(srv):
               (414, 431, 400))]
     for what, req, want in cases:
         a = raw(p, req.encode())
-        check(a.status in want, "%s is refused with %s" % (
-            what, "/".join(map(str, want))), a)
+        ours = want == (431,)  # under MHD's 48 KiB: our JSON answer
+        check(a.status in want and (not ours or json_error(a)),
+              "%s is refused with %s%s" % (what, "/".join(map(str, want)),
+                                           " and a JSON error" if ours else ""),
+              a)
     post = ("POST /api/v1/db/system/_search HTTP/1.1\r\nHost: localhost\r\n"
             "Connection: close\r\nContent-Type: application/json\r\n")
     big = b"x" * (2 << 20)

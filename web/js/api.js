@@ -1,5 +1,8 @@
 // api.js -- the only module that talks to the server: REST (fetch) and the
-// WebSocket.  Every URL is derived from `location`, so any ssh -L port works.
+// WebSocket, which carries both the server's pushes and our window queries
+// (wsq.js).  Every URL is derived from `location`, so any ssh -L port works.
+
+import { QueryChannel } from './wsq.js';
 
 export class ApiError extends Error {
   constructor(status, code, detail, url) {
@@ -56,31 +59,74 @@ function report(err, quiet) {
   return err;
 }
 
+const channel = new QueryChannel();
+let liveState = 'closed'; // 'connecting' | 'open' | 'closed'
+
 /**
- * Keeps a WebSocket to /ws open, reconnecting with a growing delay.
- * handlers: onMessage(msg), onOpen(), onClose(retryInMs).
- * Returns { retryNow() }.
+ * A window of /slices or /counters (params: tracks "id,id", start, end,
+ * px), like get(kind, params).  Goes over the live WebSocket when it is
+ * open (waiting while it opens), where onCoarse(answer) first gets a
+ * coarser answer of the same window; else, or if the socket drops
+ * meanwhile, over REST.
+ */
+export async function windowQuery(kind, params, { signal, onCoarse } = {}) {
+  const rest = () => get(kind, params, { signal });
+  if (!(await channel.ready(liveState === 'connecting'))) {
+    channel.counts.rest++;
+    return rest();
+  }
+  const { status, data } = await channel.request(kind, {
+    tracks: String(params.tracks).split(','), start: String(params.start),
+    end: String(params.end), px: params.px,
+  }, { signal, onCoarse, rest });
+  if (status === 200) return data;
+  const url = `ws:${kind}`;
+  const err = new ApiError(status, data?.error || `status ${status}`, data?.detail || 'request failed', url);
+  err.body = data;
+  throw report(err, status === 503);
+}
+
+/** How window queries went: { ws, rest, coarse, cancelled } counts. */
+export function windowStats() { return { ...channel.counts }; }
+
+/**
+ * Keeps a WebSocket to /ws open, reconnecting with a growing delay; while
+ * it is open, windowQuery() uses it too.
+ * handlers: onMessage(msg) for the server's pushes, onOpen(),
+ * onClose(retryInMs).  Returns { retryNow() }.
  */
 export function connectLive(handlers) {
   let delay = 500;
   let timer = null;
   let ws = null;
+  const closed = () => {
+    ws = null;
+    liveState = 'closed';
+    channel.detach();
+    handlers.onClose?.(delay);
+    timer = setTimeout(open, delay);
+    delay = Math.min(delay * 2, 8000);
+  };
   const open = () => {
     clearTimeout(timer);
     timer = null;
-    ws = new WebSocket((location.protocol === 'https:' ? 'wss' : 'ws') + '://' + location.host + '/ws', ['nex.v1']);
-    ws.onopen = () => { delay = 500; handlers.onOpen?.(); };
+    liveState = 'connecting';
+    try {
+      ws = new WebSocket((location.protocol === 'https:' ? 'wss' : 'ws') + '://' + location.host + '/ws', ['nex.v1']);
+    } catch {
+      closed();
+      return;
+    }
+    ws.binaryType = 'arraybuffer';
+    ws.onopen = () => { delay = 500; liveState = 'open'; channel.attach(ws); handlers.onOpen?.(); };
     ws.onmessage = (ev) => {
+      if (typeof ev.data !== 'string') { channel.onBinary(ev.data); return; }
       let msg;
       try { msg = JSON.parse(ev.data); } catch { return; }
-      handlers.onMessage?.(msg);
+      if (msg.type === 'result') channel.onResult(msg);
+      else handlers.onMessage?.(msg);
     };
-    ws.onclose = () => {
-      ws = null;
-      handlers.onClose?.(delay);
-      timer = setTimeout(open, delay);
-      delay = Math.min(delay * 2, 8000);
-    };
+    ws.onclose = closed;
   };
   open();
   return {

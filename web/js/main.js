@@ -2,7 +2,7 @@
 // new data), the three views (System Trace, Summary, Device Trace), the URL
 // hash that restores them, global keys, theme, search.
 
-import { get, onApiError, connectLive } from './api.js';
+import { get, onApiError, connectLive, windowStats } from './api.js';
 import { banner, dismiss, progress } from './panels/status.js';
 import { esc, fmtInt } from './format.js';
 import { Search } from './panels/search.js';
@@ -267,6 +267,7 @@ window.nexDebug = {
     return { x: r.left + p.x + 2, y: r.top + p.y };
   },
   frames: () => app.view?.tv?.tl.frames.slice() || [],
+  transport: () => windowStats(),
   resetFrames: () => { const tl = app.view?.tv?.tl; if (tl) tl.frames.length = 0; },
 };
 

@@ -4,23 +4,26 @@
 // wide, so tile k covers rel [k*r*TILE_PX, (k+1)*r*TILE_PX).  The loader
 // wants the visible window plus half a window each side, fetches missing
 // tiles in batches of up to 200 tracks, aborts batches nobody needs any more
-// (AbortController), and keeps an LRU of finished tiles so panning and
-// zooming back reuse them.
+// (AbortController: the server cancels them), and keeps an LRU of finished
+// tiles so panning and zooming back reuse them.  A batch may first deliver
+// a coarse answer: its tiles are drawn from it (marked coarse) until the
+// final answer replaces them.
 
 import { colorIndex } from './colors.js';
 
 export const TILE_PX = 1024;
 const MAX_TRACKS = 200;
-const MAX_INFLIGHT = 6;
+const MAX_INFLIGHT = 12;
 const MAX_ENTRIES = 6000;
 const MAX_ITEMS = 4_000_000;
 const RETRY_MS = 5000;
 
 export class TileStore {
   /**
-   * origin: BigInt absolute ns of rel 0.  fetchBatch(kind, params, signal)
-   * resolves to the /slices or /counters JSON.  onData() is called whenever
-   * new tiles are cached.
+   * origin: BigInt absolute ns of rel 0.  fetchBatch(kind, params, signal,
+   * onCoarse) resolves to the /slices or /counters JSON, after giving
+   * onCoarse(answer) a coarser answer of the same window if it has one.
+   * onData() is called whenever new tiles are cached.
    */
   constructor(origin, fetchBatch, onData) {
     this.origin = origin;
@@ -113,7 +116,7 @@ export class TileStore {
         for (const t of want) {
           if (t.kind !== kind) continue;
           const key = this.key(kind, t.id, r, k);
-          if (this.entries.has(key) || this.pending.has(key)) continue;
+          if (this.entries.get(key)?.coarse === false || this.pending.has(key)) continue;
           const f = this.failed.get(key);
           if (f && now - f < RETRY_MS) continue;
           ids.push(t);
@@ -155,7 +158,12 @@ export class TileStore {
         end: (this.origin + BigInt((b.k + 1) * span)).toString(),
         px: TILE_PX,
       };
-      this.fetchBatch(b.kind, params, b.ctrl.signal).then((res) => {
+      const coarse = (res) => {
+        if (!this.inflight.has(b)) return;
+        this.store(b, res, true);
+        this.onData();
+      };
+      this.fetchBatch(b.kind, params, b.ctrl.signal, coarse).then((res) => {
         if (!this.inflight.delete(b)) return;
         this.unpend(b);
         this.store(b, res);
@@ -174,7 +182,8 @@ export class TileStore {
     }
   }
 
-  store(b, res) {
+  /** Caches the tiles of batch b's answer (`coarse`: a first, coarser one). */
+  store(b, res, coarse = false) {
     const shift = Number(BigInt(res.base) - this.origin);
     if (res.names) for (const [id, s] of Object.entries(res.names)) this.names.set(+id, s);
     const src = new Map(b.tracks.map((t) => [String(t.id), t.source]));
@@ -186,6 +195,7 @@ export class TileStore {
       entry.r = b.r;
       entry.k = b.k;
       entry.resolution = res.resolution_ns;
+      entry.coarse = coarse;
       const key = this.key(b.kind, id, b.r, b.k);
       const old = this.entries.get(key);
       if (old) this.items -= old.items;

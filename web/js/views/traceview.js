@@ -2,7 +2,7 @@
 // timeline, the drawer (Event Details + dependency chain, area selection
 // summary), hover tooltips, search hits, selection by event key.
 
-import { get } from '../api.js';
+import { get, windowQuery } from '../api.js';
 import { Timeline } from '../timeline/timeline.js';
 import { esc, fmtDur, fmtInt, fmtValue, fmtBytes, fmtPct } from '../format.js';
 import { renderDetails } from '../panels/details.js';
@@ -58,7 +58,7 @@ export class TraceView {
     this.setupDrawer();
     this.tl = new Timeline(this.wrap, {
       origin: o.origin, min: o.min, max: o.max, fmtDur,
-      fetchBatch: (kind, params, signal) => get(kind, params, { signal }),
+      fetchBatch: (kind, params, signal, onCoarse) => windowQuery(kind, params, { signal, onCoarse }),
       onSelect: (sel) => this.onSelect(sel),
       onArea: (a) => this.onArea(a),
       onHover: (h, x, y) => this.onHover(h, x, y),

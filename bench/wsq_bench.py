@@ -1,0 +1,434 @@
+#!/usr/bin/env python3
+"""wsq_bench.py -- window queries over one WebSocket against the same
+session over REST, in the same run (issue 7; bench/README.md, "WebSocket
+queries").
+
+Plays a scripted pan/zoom session of --requests window requests (the
+--tracks busiest slice tracks, --px pixels wide) against a running store,
+twice per transport:
+
+  sequential  one request at a time: the next is sent when the previous one
+              is fully answered.  Times from request to first answer (the
+              coarse frame on the socket) and to the final answer.
+  paced       gestures of 10 requests, one every --pace-ms (a drag or a
+              wheel burst); the view moved, so each request supersedes the
+              one before (socket: "replace" in group "view"; REST: like a
+              browser's AbortController, the request not yet sent is
+              dropped and the one in flight aborted).  After each gesture
+              the client waits for the answer of its last view: that wait
+              (first picture, final picture) is what the user sees.
+
+Bytes are the bytes the client read (HTTP headers and bodies; WebSocket
+frames with permessage-deflate, as browsers negotiate it, and once more
+without it).  CPU is the server's (user + system) during each run.
+
+  bench/wsq_bench.py --build BUILD --dir PROFILE --db STORE
+      [--requests 500] [--tracks 50] [--px 1920] [--pace-ms 40]
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
+from wsq_client import WsqClient  # noqa: E402
+
+
+def pct(v, p):
+    if not v:
+        return float("nan")
+    v = sorted(v)
+    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
+
+
+def cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# ------------------------------------------------------------------ session
+
+def session(t0, t1, n, seed):
+    """n windows of a pan/zoom session, in gestures of 10: zoom in or out
+    around a point, pan left or right."""
+    rng = random.Random(seed)
+    a, b = t0, t1
+    out = []
+    while len(out) < n:
+        g = rng.choice(["in", "in", "out", "left", "right"])
+        if b - a >= (t1 - t0) * 0.9:
+            g = "in"
+        if b - a < 100_000:
+            g = "out"
+        focus = rng.random()
+        for _ in range(10):
+            w = b - a
+            if g in ("in", "out"):
+                f = 0.8 if g == "in" else 1.25
+                at = a + w * focus
+                a, b = int(at - (at - a) * f), int(at + (b - at) * f)
+            else:
+                d = int(w * 0.1) * (1 if g == "right" else -1)
+                a, b = a + d, b + d
+            w = b - a
+            if a < t0:
+                a, b = t0, t0 + w
+            if b > t1:
+                a, b = max(t0, t1 - w), t1
+            out.append((a, b))
+    return out[:n]
+
+
+# ------------------------------------------------------------------ REST
+
+class RestConn:
+    """One keep-alive HTTP connection; counts the bytes it reads."""
+
+    def __init__(self, port):
+        self.port = port
+        self.sock = None
+        self.bytes = 0
+
+    def get(self, path):
+        if not self.sock:
+            self.sock = socket.create_connection(("127.0.0.1", self.port))
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.buf = b""
+        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: localhost:%d\r\n\r\n" %
+                           (path, self.port)).encode())
+        while b"\r\n\r\n" not in self.buf:
+            self._more()
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        n = 0
+        for line in head.split(b"\r\n")[1:]:
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"content-length":
+                n = int(v)
+        while len(self.buf) < n:
+            self._more()
+        body, self.buf = self.buf[:n], self.buf[n:]
+        self.bytes += len(head) + 4 + n
+        return int(head.split(b" ", 2)[1]), body
+
+    def _more(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise EOFError("closed")
+        self.buf += chunk
+
+    def abort(self):
+        if self.sock:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def reset(self):
+        if self.sock:
+            self.sock.close()
+        self.sock = None
+
+
+def slices_path(tracks, a, b, px):
+    return "/api/v1/slices?tracks=%s&start=%d&end=%d&px=%d" % (
+        ",".join(tracks), a, b, px)
+
+
+def rest_sequential(port, tracks, views, px):
+    c = RestConn(port)
+    lat = []
+    for a, b in views:
+        t = time.monotonic()
+        st, _ = c.get(slices_path(tracks, a, b, px))
+        if st != 200:
+            raise RuntimeError("REST status %d" % st)
+        lat.append(time.monotonic() - t)
+    c.reset()
+    return {"first": lat, "final": lat, "bytes": c.bytes}
+
+
+class RestPaced:
+    """Up to 6 connections, like a browser; a new view drops the request
+    not yet sent and aborts the ones in flight."""
+
+    def __init__(self, port, tracks, px, conns=6):
+        self.tracks, self.px = tracks, px
+        self.cv = threading.Condition()
+        self.want = None  # (seq, a, b, t_issued) not yet sent
+        self.inflight = {}  # RestConn -> seq
+        self.done = {}  # seq -> time answered
+        self.stop = False
+        self.conns = [RestConn(port) for _ in range(conns)]
+        self.threads = [threading.Thread(target=self.worker, args=(c,))
+                        for c in self.conns]
+        for t in self.threads:
+            t.start()
+
+    def issue(self, seq, a, b):
+        with self.cv:
+            self.want = (seq, a, b)
+            for c in self.inflight:
+                c.abort()
+            self.cv.notify_all()
+
+    def worker(self, c):
+        while True:
+            with self.cv:
+                while not self.stop and not self.want:
+                    self.cv.wait()
+                if self.stop:
+                    return
+                seq, a, b = self.want
+                self.want = None
+                self.inflight[c] = seq
+            try:
+                st, _ = c.get(slices_path(self.tracks, a, b, self.px))
+                ok = st == 200
+            except OSError:
+                ok = False
+            except EOFError:
+                ok = False
+            with self.cv:
+                del self.inflight[c]
+                if ok:
+                    self.done[seq] = time.monotonic()
+                else:
+                    c.reset()
+                self.cv.notify_all()
+
+    def wait(self, seq, timeout=120):
+        with self.cv:
+            self.cv.wait_for(lambda: seq in self.done, timeout)
+            return self.done.get(seq)
+
+    def close(self):
+        with self.cv:
+            self.stop = True
+            self.cv.notify_all()
+        for t in self.threads:
+            t.join()
+        for c in self.conns:
+            c.reset()
+        return sum(c.bytes for c in self.conns)
+
+
+def rest_paced(port, tracks, views, px, pace):
+    p = RestPaced(port, tracks, px)
+    settle_first, drawn = [], 0
+    for g in range(0, len(views), 10):
+        issued = {}
+        for i, (a, b) in enumerate(views[g:g + 10]):
+            seq = g + i
+            issued[seq] = time.monotonic()
+            p.issue(seq, a, b)
+            if i < 9:
+                time.sleep(pace)
+        last = g + len(views[g:g + 10]) - 1
+        t = p.wait(last)
+        settle_first.append(t - issued[last])
+        drawn += sum(1 for s in issued if s != last and s in p.done)
+    return {"first": settle_first, "final": settle_first,
+            "drawn": drawn, "bytes": p.close()}
+
+
+# ------------------------------------------------------------------ socket
+
+class WsSession:
+    """One socket; a reader thread timestamps every answer."""
+
+    def __init__(self, port, deflate=True):
+        self.c = WsqClient(port, deflate=deflate, timeout=300)
+        self.cv = threading.Condition()
+        self.first, self.final = {}, {}
+        self.errors = []
+        self.c.recv()  # hello
+        self.thread = threading.Thread(target=self.reader)
+        self.thread.start()
+
+    def reader(self):
+        try:
+            while True:
+                kind, m = self.c.recv()
+                now = time.monotonic()
+                with self.cv:
+                    if kind == "text":
+                        if m.get("type") == "result":
+                            self.errors.append(m)
+                            self.final[m["id"]] = now
+                        elif m.get("type") == "stats":
+                            self.final[m["id"]] = m
+                    else:
+                        self.first.setdefault(m["id"], now)
+                        if m["final"]:
+                            self.final[m["id"]] = now
+                    self.cv.notify_all()
+        except (EOFError, OSError):
+            pass
+
+    def send(self, obj):
+        self.c.send(obj)
+
+    def wait(self, rid, timeout=120):
+        with self.cv:
+            self.cv.wait_for(lambda: rid in self.final, timeout)
+            return self.final.get(rid)
+
+    def close(self):
+        self.c.close()
+        self.thread.join()
+        return self.c.wire
+
+
+def ws_request(rid, tracks, a, b, px, **kw):
+    m = {"type": "slices", "id": rid, "tracks": tracks, "start": str(a),
+         "end": str(b), "px": px}
+    m.update(kw)
+    return m
+
+
+def ws_sequential(port, tracks, views, px, deflate=True):
+    s = WsSession(port, deflate)
+    first, final = [], []
+    for i, (a, b) in enumerate(views):
+        t = time.monotonic()
+        s.send(ws_request(i, tracks, a, b, px))
+        tf = s.wait(i)
+        first.append(s.first.get(i, tf) - t)
+        final.append(tf - t)
+    if s.errors:
+        raise RuntimeError("socket errors: %s" % s.errors[:3])
+    return {"first": first, "final": final, "bytes": s.close()}
+
+
+def ws_paced(port, tracks, views, px, pace):
+    s = WsSession(port)
+    settle_first, settle_final, drawn = [], [], 0
+    for g in range(0, len(views), 10):
+        issued = {}
+        for i, (a, b) in enumerate(views[g:g + 10]):
+            rid = g + i
+            issued[rid] = time.monotonic()
+            s.send(ws_request(rid, tracks, a, b, px, group="view",
+                              replace=True))
+            if i < 9:
+                time.sleep(pace)
+        last = g + len(views[g:g + 10]) - 1
+        tf = s.wait(last)
+        settle_first.append(s.first.get(last, tf) - issued[last])
+        settle_final.append(tf - issued[last])
+        drawn += sum(1 for r in issued if r != last and r in s.first)
+    s.send({"type": "stats", "id": 10 ** 6})
+    stats = s.wait(10 ** 6)
+    if s.errors:
+        raise RuntimeError("socket errors: %s" % s.errors[:3])
+    return {"first": settle_first, "final": settle_final, "drawn": drawn,
+            "bytes": s.close(), "stats": stats}
+
+
+# ------------------------------------------------------------------ main
+
+def wait_ready(port, proc):
+    while proc.poll() is None:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", "/api/v1/health",
+                      headers={"Host": "localhost:%d" % port})
+            if json.loads(c.getresponse().read())["state"] == "ready":
+                return True
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def line(name, r, sec):
+    ms = lambda v: v * 1000  # noqa: E731
+    print("%-22s %9.1f %9.1f %9.1f %9.1f %11.1f %8.1f" % (
+        name, ms(pct(r["first"], 50)), ms(pct(r["first"], 99)),
+        ms(pct(r["final"], 50)), ms(pct(r["final"], 99)),
+        r["bytes"] / 1048576, sec))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--requests", type=int, default=500)
+    ap.add_argument("--tracks", type=int, default=50)
+    ap.add_argument("--px", type=int, default=1920)
+    ap.add_argument("--pace-ms", type=float, default=40)
+    ap.add_argument("--port", type=int, default=3981)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    server = os.path.join(a.build, "server", "neuron-explorer-server")
+    log = open(a.db + ".bench.log", "w")
+    proc = subprocess.Popen([server, "--dir", a.dir, "--db", a.db, "--port",
+                             str(a.port), "--no-watch"], stdout=log,
+                            stderr=log)
+    try:
+        if not wait_ready(a.port, proc):
+            sys.exit("the server did not become ready; see %s.bench.log" %
+                     a.db)
+        c = RestConn(a.port)
+        _, body = c.get("/api/v1/profile")
+        prof = json.loads(body)
+        _, body = c.get("/api/v1/tracks")
+        tracks = [t for t in json.loads(body)["tracks"]
+                  if t["kind"] == "slices"]
+        tracks.sort(key=lambda t: -t.get("event_count", 0))
+        ids = []
+        for t in tracks:
+            ids += [b["id"] for b in t["base"]]
+            if len(ids) >= a.tracks:
+                break
+        ids = ids[:a.tracks]
+        c.reset()
+        t0, t1 = int(prof["start"]), int(prof["end"])
+        views = session(t0, t1, a.requests, a.seed)
+        print("store %s: %d events, profile %.3f s; %d tracks, %d px, "
+              "%d requests, pace %g ms" % (
+                  a.db, prof.get("event_count", 0), (t1 - t0) / 1e9,
+                  len(ids), a.px, len(views), a.pace_ms))
+        print("%-22s %9s %9s %9s %9s %11s %8s" % (
+            "", "first p50", "first p99", "final p50", "final p99",
+            "MiB read", "cpu s"))
+        # warm the page cache the same for both: one untimed pass
+        rest_sequential(a.port, ids, views[:50], a.px)
+        runs = [("REST sequential", rest_sequential, ()),
+                ("socket sequential", ws_sequential, ()),
+                ("  without deflate", ws_sequential, (False,)),
+                ("REST paced", rest_paced, (a.pace_ms / 1000,)),
+                ("socket paced", ws_paced, (a.pace_ms / 1000,))]
+        for name, fn, extra in runs:
+            c0 = cpu_s(proc.pid)
+            r = fn(a.port, ids, views, a.px, *extra)
+            line(name, r, cpu_s(proc.pid) - c0)
+            if "drawn" in r:
+                print("%-22s intermediate views drawn while moving: %d of "
+                      "%d" % ("", r["drawn"], len(views) - len(views) // 10))
+            if "stats" in r:
+                st = r["stats"]
+                print("%-22s cancelled %d (stopped in work %d, before "
+                      "%d), cancel latency mean %.2f ms, max %.2f ms" % (
+                          "", st["cancelled"], st["interrupted"],
+                          st["skipped"], st["cancel_mean_ms"],
+                          st["cancel_max_ms"]))
+        print("paced: first/final = the wait for the last view of each "
+              "gesture (%d gestures)" % ((len(views) + 9) // 10))
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+if __name__ == "__main__":
+    main()

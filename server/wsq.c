@@ -1,0 +1,1107 @@
+/* wsq.c -- queries over the WebSocket (see wsq.h).
+ *
+ * A request becomes a job of one or two phases.  Each connection has two
+ * queues: the high one holds the coarse phase of progressive windows
+ * (px / WSQ_COARSE_DIV, from a coarser LOD level) and the small lookups
+ * (event, device-profile), the low one final phases of windows and
+ * searches.  Workers take the next high phase of the connections in turn,
+ * and a low one only when no high phase waits, so that every window's first
+ * picture comes before anyone's refinement and a busy connection delays
+ * another by at most one phase per worker.  A progressive window queues
+ * both phases at once: an idle server computes them side by side.  If the
+ * coarse rows are exact (raw events, nothing cut) they are sent as the
+ * final answer and the final phase is skipped; a coarse answer that comes
+ * after the final one is dropped.  A connection whose answers pile up
+ * unread (WSQ_MAX_QUEUED) is skipped until it drains.
+ *
+ * Every phase ends with a post; the last one of a job is "terminal" (the
+ * count and the post are made under one lock, so it is the last one to
+ * arrive).  The service thread then unlinks the job from its connection
+ * and frees it.  Jobs are only freed there, so a worker may use a job until
+ * its phase has posted.
+ */
+#include "wsq.h"
+#include "api.h"
+#include "app.h"
+#include "log.h"
+#include "query.h"
+#include "store.h"
+#include "util.h"
+#include "wsbin.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <libwebsockets.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* SQLite virtual-machine steps between two looks at the cancel flag. */
+#define WSQ_PROGRESS_OPS 1000
+#define WSQ_MAX_GROUP 64
+
+enum wsq_kind { WSQ_SLICES, WSQ_COUNTERS, WSQ_API };
+
+struct wsq_job {
+  struct wsq_conn *conn;       /* constant */
+  struct wsq_job *hnext, *lnext; /* in its connection's queues (q->mu) */
+  struct wsq_job *cnext;       /* in conn->jobs (service thread) */
+  uint32_t id;
+  char *group; /* or NULL */
+  enum wsq_kind kind;
+  bool progressive; /* a window in two phases: coarse (high), final (low) */
+  int phases;       /* phases not ended (q->mu) */
+  atomic_bool exact; /* the coarse answer was the final one */
+  bool answered;     /* service thread: its final answer was queued */
+  atomic_bool cancel;
+  _Atomic int64_t cancel_ns; /* when cancel was set */
+  /* windows */
+  int64_t *tracks;
+  size_t n_tracks;
+  int64_t start, end;
+  int px;
+  /* WSQ_API: path and query arguments (key, value pairs) */
+  char *path;
+  char **args;
+  size_t n_args;
+};
+
+/* A message: posted by a worker (job set), then waiting to be written on
+ * its connection.  Holds a frame, or a text with LWS_PRE bytes of headroom,
+ * or nothing (a terminal post of a job without an answer). */
+struct wsq_msg {
+  struct wsq_msg *next;
+  struct wsq_job *job; /* posts only */
+  bool terminal;       /* posts only */
+  bool has_id, coarse;
+  bool final; /* the last answer to a request */
+  uint32_t id;
+  char *group;
+  struct wsbin *bin;
+  unsigned char *text; /* LWS_PRE + len bytes */
+  size_t len;
+};
+
+struct wsq_conn {
+  struct wsq *q;
+  struct lws *wsi; /* NULL once closed */
+  struct wsq_job *jobs;
+  size_t n_jobs;
+  struct wsq_msg *out, *out_tail;
+  size_t out_n, out_bytes;
+  struct wsbin_names *names;
+  unsigned char *held; /* the last frame written: permessage-deflate reads
+                          it until the next WRITEABLE */
+  struct sbuf rx;
+  bool rx_skip; /* the message is too long: dropped */
+  bool paused;  /* not read: too much in work or waiting */
+  /* under q->mu */
+  struct wsq_job *hi, *hi_tail, *lo, *lo_tail; /* queued jobs */
+  struct wsq_conn *rnext; /* in q's rotation of connections with jobs */
+  bool in_rotation;
+  bool stalled; /* its answers wait unread: run none of its jobs */
+};
+
+struct wsq_worker {
+  struct wsq *q;
+  pthread_t thread;
+  struct store_pool *app_pool; /* held while `own` reads its store */
+  struct store_pool *own;      /* one connection */
+  sqlite3 *db;
+};
+
+struct wsq {
+  struct app *app;
+  struct lws_context *ctx;
+  pthread_mutex_t mu; /* queues, rotation, done, stop, counts */
+  pthread_cond_t cv;
+  struct wsq_conn *rot, *rot_tail; /* connections with queued jobs */
+  size_t queued, running;
+  struct wsq_msg *done; /* posts, newest first */
+  bool stop;
+  struct wsq_worker workers[WSQ_WORKERS];
+  int n_workers;
+  /* counters for the "stats" message */
+  _Atomic uint64_t requests, answers, coarse, errors, cancelled, interrupted,
+      skipped, discarded, superseded, frames, bytes, pauses;
+  _Atomic int64_t cancel_max_ns, cancel_sum_ns, cancel_n;
+};
+
+/* ------------------------------------------------------------------ */
+/* messages */
+
+static void wsq_msg_free(struct wsq_msg *m) {
+  if (!m)
+    return;
+  wsbin_free(m->bin);
+  free(m->text);
+  free(m->group);
+  free(m);
+}
+
+static size_t wsq_msg_size(const struct wsq_msg *m) {
+  return m->bin ? wsbin_size(m->bin) : m->len;
+}
+
+/* A buffer starting with LWS_PRE bytes of headroom, for a text. */
+static void wsq_text_begin(struct sbuf *b) {
+  static const char zero[LWS_PRE];
+  sbuf_add(b, zero, LWS_PRE);
+}
+
+static void wsq_text_end(struct wsq_msg *m, struct sbuf *b) {
+  m->text = (unsigned char *)b->s;
+  m->len = b->len - LWS_PRE;
+}
+
+static void wsq_add_id(struct sbuf *b, bool has_id, uint32_t id) {
+  sbuf_adds(b, "\"id\":");
+  if (has_id)
+    sbuf_add_u64(b, id);
+  else
+    sbuf_adds(b, "null");
+}
+
+/* {"type":"result","id":ID,"status":S,"data":DATA} */
+static struct wsq_msg *wsq_result(bool has_id, uint32_t id, int status,
+                                  const char *data, size_t len) {
+  struct wsq_msg *m = xcalloc(1, sizeof *m);
+  struct sbuf b = {0};
+  wsq_text_begin(&b);
+  sbuf_adds(&b, "{\"type\":\"result\",");
+  wsq_add_id(&b, has_id, id);
+  sbuf_printf(&b, ",\"status\":%d,\"data\":", status);
+  if (data)
+    sbuf_add(&b, data, len);
+  else
+    sbuf_adds(&b, "null");
+  sbuf_addc(&b, '}');
+  wsq_text_end(m, &b);
+  m->has_id = has_id;
+  m->id = id;
+  return m;
+}
+
+/* A result whose data is {"error": e->code, "detail": e->detail}. */
+static struct wsq_msg *wsq_error(bool has_id, uint32_t id,
+                                 const struct query_err *e) {
+  struct sbuf d = {0};
+  sbuf_adds(&d, "{\"error\":");
+  sbuf_add_json_str(&d, e->code, strlen(e->code));
+  sbuf_adds(&d, ",\"detail\":");
+  sbuf_add_json_str(&d, e->detail, strlen(e->detail));
+  sbuf_addc(&d, '}');
+  struct wsq_msg *m = wsq_result(has_id, id, e->status, d.s, d.len);
+  sbuf_free(&d);
+  return m;
+}
+
+/* ------------------------------------------------------------------ */
+/* workers */
+
+static void wsq_job_free(struct wsq_job *j) {
+  free(j->group);
+  free(j->tracks);
+  free(j->path);
+  for (size_t i = 0; i < 2 * j->n_args; i++)
+    free(j->args[i]);
+  free(j->args);
+  free(j);
+}
+
+/* Ends a phase of job j: hands its message m (or none) to the service
+ * thread; the last phase's post is terminal. */
+static void wsq_post(struct wsq *q, struct wsq_job *j, struct wsq_msg *m) {
+  if (!m)
+    m = xcalloc(1, sizeof *m);
+  m->job = j;
+  pthread_mutex_lock(&q->mu);
+  m->terminal = --j->phases == 0;
+  bool wake = q->done == NULL; /* else a wake-up is on its way */
+  m->next = q->done;
+  q->done = m;
+  pthread_mutex_unlock(&q->mu);
+  if (wake)
+    lws_cancel_service(q->ctx);
+}
+
+static int wsq_progress(void *ud) {
+  struct wsq_job *j = ud;
+  return atomic_load_explicit(&j->cancel, memory_order_relaxed);
+}
+
+/* The job was cancelled while it ran: `stopped` if its query was cut short
+ * (then the time since the cancel is recorded), else its answer is thrown
+ * away. */
+static void wsq_cancelled_in_work(struct wsq *q, struct wsq_job *j,
+                                  bool stopped) {
+  if (!stopped) {
+    atomic_fetch_add(&q->discarded, 1);
+    return;
+  }
+  atomic_fetch_add(&q->interrupted, 1);
+  int64_t t = atomic_load(&j->cancel_ns);
+  if (t <= 0)
+    return;
+  int64_t d = util_now_ns() - t, m = atomic_load(&q->cancel_max_ns);
+  while (d > m && !atomic_compare_exchange_weak(&q->cancel_max_ns, &m, d))
+    ;
+  atomic_fetch_add(&q->cancel_sum_ns, d);
+  atomic_fetch_add(&q->cancel_n, 1);
+}
+
+static void wsq_worker_close(struct wsq_worker *wk) {
+  if (wk->own) {
+    store_pool_put(wk->own, wk->db);
+    store_pool_close(wk->own);
+  }
+  if (wk->app_pool)
+    app_release_pool(wk->q->app, wk->app_pool);
+  wk->own = NULL;
+  wk->db = NULL;
+  wk->app_pool = NULL;
+}
+
+/* The worker's connection to the current store (reopened when a new store
+ * was published), or NULL with e filled. */
+static sqlite3 *wsq_worker_db(struct wsq_worker *wk, struct query_err *e) {
+  struct app *a = wk->q->app;
+  struct store_pool *p = app_acquire_pool(a);
+  char *cause = NULL;
+  if (!p) {
+    bool failed = app_phase(a, NULL) == APP_FAILED;
+    query_fail(e, -EAGAIN, 503, failed ? "failed" : "loading", "%s",
+               failed ? "the profile could not be loaded; see the server log"
+                      : "the profile is still loading; retry when the "
+                        "WebSocket says ready");
+    return NULL;
+  }
+  if (p == wk->app_pool) {
+    app_release_pool(a, p); /* we hold it already */
+    return wk->db;
+  }
+  wsq_worker_close(wk);
+  if (store_pool_open(store_pool_path(p), 1, &wk->own, &cause) < 0) {
+    query_fail(e, -EIO, 500, "store_error", "%s", cause);
+    log_warn("ws queries: %s", cause);
+    free(cause);
+    app_release_pool(a, p);
+    return NULL;
+  }
+  wk->app_pool = p;
+  wk->db = store_pool_get(wk->own);
+  return wk->db;
+}
+
+/* One phase of a window job: the coarse or the final answer. */
+static void wsq_run_window(struct wsq_worker *wk, struct wsq_job *j,
+                           sqlite3 *db, bool coarse) {
+  struct wsq *q = wk->q;
+  struct query_window w = {j->tracks, j->n_tracks, j->start, j->end, j->px};
+  struct query_err e = {0};
+  if (coarse)
+    w.px = j->px / WSQ_COARSE_DIV;
+  struct wsbin *b =
+      wsbin_new(j->kind == WSQ_SLICES ? WSBIN_SLICES : WSBIN_COUNTERS);
+  int rc = j->kind == WSQ_SLICES
+               ? query_slices_rows(db, &w, wsbin_sink(b), &e)
+               : query_counters_rows(db, &w, wsbin_sink(b), &e);
+  if (atomic_load(&j->cancel)) {
+    wsq_cancelled_in_work(q, j, rc < 0);
+    wsbin_free(b);
+    wsq_post(q, j, NULL);
+    return;
+  }
+  if (rc == 0 && coarse && wsbin_exact(b)) {
+    coarse = false; /* these rows are the final answer */
+    w.px = j->px;
+    atomic_store(&j->exact, true);
+  }
+  if (rc == 0)
+    rc = wsbin_finish(b, j->id, coarse ? WSBIN_COARSE : WSBIN_FINAL, &w, &e);
+  if (rc < 0) {
+    wsbin_free(b);
+    if (e.status >= 500)
+      log_warn("ws query: %s", e.detail);
+    wsq_post(q, j, wsq_error(true, j->id, &e));
+    return;
+  }
+  struct wsq_msg *m = xcalloc(1, sizeof *m);
+  m->bin = b;
+  m->coarse = coarse;
+  wsq_post(q, j, m);
+}
+
+static const char *wsq_arg(void *ctx, const char *key) {
+  const struct wsq_job *j = ctx;
+  for (size_t i = 0; i < j->n_args; i++)
+    if (strcmp(j->args[2 * i], key) == 0)
+      return j->args[2 * i + 1];
+  return NULL;
+}
+
+static void wsq_run_api(struct wsq_worker *wk, struct wsq_job *j,
+                        sqlite3 *db) {
+  struct api_request rq = {"GET", j->path, wsq_arg, j, NULL, 0};
+  struct api_response rs;
+  api_handle_db(wk->q->app, db, &rq, &rs);
+  if (atomic_load(&j->cancel)) {
+    wsq_cancelled_in_work(wk->q, j, rs.status >= 500);
+    wsq_post(wk->q, j, NULL);
+  } else {
+    wsq_post(wk->q, j, wsq_result(true, j->id, rs.status, rs.body, rs.len));
+  }
+  api_response_free(&rs);
+}
+
+/* Runs one phase of job j (`high`: taken from the high queue). */
+static void wsq_run(struct wsq_worker *wk, struct wsq_job *j, bool high) {
+  struct query_err e = {0};
+  bool coarse = j->progressive && high;
+  if (atomic_load(&j->cancel)) {
+    atomic_fetch_add(&wk->q->skipped, 1);
+    wsq_post(wk->q, j, NULL);
+    return;
+  }
+  if (j->progressive && !high && atomic_load(&j->exact)) {
+    wsq_post(wk->q, j, NULL); /* the coarse phase answered it */
+    return;
+  }
+  sqlite3 *db = wsq_worker_db(wk, &e);
+  if (!db) {
+    wsq_post(wk->q, j, coarse ? NULL : wsq_error(true, j->id, &e));
+    return;
+  }
+  sqlite3_progress_handler(db, WSQ_PROGRESS_OPS, wsq_progress, j);
+  if (j->kind == WSQ_API)
+    wsq_run_api(wk, j, db);
+  else
+    wsq_run_window(wk, j, db, coarse);
+  sqlite3_progress_handler(db, 0, NULL, NULL);
+}
+
+/* The two queues of a connection link jobs through hnext and lnext. */
+static void wsq_push(struct wsq_conn *c, struct wsq_job *j, bool high) {
+  struct wsq_job **head = high ? &c->hi : &c->lo;
+  struct wsq_job **tail = high ? &c->hi_tail : &c->lo_tail;
+  *(high ? &j->hnext : &j->lnext) = NULL;
+  if (*tail)
+    *(high ? &(*tail)->hnext : &(*tail)->lnext) = j;
+  else
+    *head = j;
+  *tail = j;
+}
+
+static struct wsq_job *wsq_pop(struct wsq_conn *c, bool high) {
+  struct wsq_job **head = high ? &c->hi : &c->lo;
+  struct wsq_job *j = *head;
+  if (j && !(*head = high ? j->hnext : j->lnext))
+    *(high ? &c->hi_tail : &c->lo_tail) = NULL;
+  return j;
+}
+
+/* Queues the phases of a new job: a progressive window's coarse phase
+ * (high) and final phase (low); else one phase, high for small lookups. */
+static void wsq_enqueue(struct wsq *q, struct wsq_job *j, bool high) {
+  struct wsq_conn *c = j->conn;
+  pthread_mutex_lock(&q->mu);
+  j->phases = j->progressive ? 2 : 1;
+  if (j->progressive || high)
+    wsq_push(c, j, true);
+  if (j->progressive || !high)
+    wsq_push(c, j, false);
+  q->queued += (size_t)j->phases;
+  if (!c->in_rotation) {
+    c->in_rotation = true;
+    c->rnext = NULL;
+    if (q->rot_tail)
+      q->rot_tail->rnext = c;
+    else
+      q->rot = c;
+    q->rot_tail = c;
+  }
+  pthread_cond_broadcast(&q->cv);
+  pthread_mutex_unlock(&q->mu);
+}
+
+/* The next phase to run (under q->mu), or NULL: the first high phase of
+ * the rotation, else its first low one (*high says which); its connection
+ * moves to the end of the rotation, or leaves it with nothing queued. */
+static struct wsq_job *wsq_next(struct wsq *q, bool *high) {
+  for (int h = 1; h >= 0; h--) {
+    struct wsq_conn *prev = NULL;
+    for (struct wsq_conn *c = q->rot; c; prev = c, c = c->rnext) {
+      struct wsq_job *j = c->stalled ? NULL : wsq_pop(c, h);
+      if (!j)
+        continue;
+      *high = h;
+      if (prev) /* unlink c */
+        prev->rnext = c->rnext;
+      else
+        q->rot = c->rnext;
+      if (q->rot_tail == c)
+        q->rot_tail = prev;
+      if (c->hi || c->lo) { /* to the end */
+        c->rnext = NULL;
+        if (q->rot_tail)
+          q->rot_tail->rnext = c;
+        else
+          q->rot = c;
+        q->rot_tail = c;
+      } else {
+        c->in_rotation = false;
+      }
+      q->queued--;
+      return j;
+    }
+  }
+  return NULL;
+}
+
+static void *wsq_worker_main(void *arg) {
+  struct wsq_worker *wk = arg;
+  struct wsq *q = wk->q;
+  pthread_mutex_lock(&q->mu);
+  for (;;) {
+    struct wsq_job *j = NULL;
+    bool high = false;
+    while (!q->stop && !(j = wsq_next(q, &high)))
+      pthread_cond_wait(&q->cv, &q->mu);
+    if (!j)
+      break;
+    q->running++;
+    pthread_mutex_unlock(&q->mu);
+    wsq_run(wk, j, high);
+    pthread_mutex_lock(&q->mu);
+    q->running--;
+  }
+  pthread_mutex_unlock(&q->mu);
+  wsq_worker_close(wk);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* connections (service thread) */
+
+/* Back-pressure.  A connection with WSQ_MAX_QUEUED bytes of answers
+ * waiting is stalled (none of its jobs runs) until half of them are
+ * written; one that is stalled or has WSQ_MAX_JOBS requests in work is not
+ * read until both are down to half. */
+static void wsq_conn_flow(struct wsq_conn *c) {
+  struct wsq *q = c->q;
+  bool stall = c->wsi && (c->stalled ? c->out_bytes > WSQ_MAX_QUEUED / 2
+                                     : c->out_bytes >= WSQ_MAX_QUEUED);
+  if (stall != c->stalled) { /* only this thread writes c->stalled */
+    pthread_mutex_lock(&q->mu);
+    c->stalled = stall;
+    if (!stall)
+      pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+  }
+  if (!c->wsi)
+    return;
+  if (!c->paused && (stall || c->n_jobs >= WSQ_MAX_JOBS)) {
+    c->paused = true;
+    atomic_fetch_add(&q->pauses, 1);
+    lws_rx_flow_control(c->wsi, 0);
+  } else if (c->paused && !stall && c->n_jobs <= WSQ_MAX_JOBS / 2) {
+    c->paused = false;
+    lws_rx_flow_control(c->wsi, 1);
+  }
+}
+
+/* Queues m for writing.  A final answer replaces the coarse one of the
+ * same request if it still waits. */
+static void wsq_conn_push(struct wsq_conn *c, struct wsq_msg *m) {
+  m->next = NULL;
+  if (m->has_id && !m->coarse) {
+    struct wsq_msg **pp = &c->out, *prev = NULL;
+    while (*pp) {
+      struct wsq_msg *o = *pp;
+      if (o->coarse && o->has_id && o->id == m->id) {
+        *pp = o->next;
+        if (c->out_tail == o)
+          c->out_tail = prev;
+        c->out_n--;
+        c->out_bytes -= wsq_msg_size(o);
+        atomic_fetch_add(&c->q->superseded, 1);
+        wsq_msg_free(o);
+        continue;
+      }
+      prev = o;
+      pp = &o->next;
+    }
+  }
+  if (c->out_tail)
+    c->out_tail->next = m;
+  else
+    c->out = m;
+  c->out_tail = m;
+  c->out_n++;
+  c->out_bytes += wsq_msg_size(m);
+  if (c->wsi)
+    lws_callback_on_writable(c->wsi);
+  wsq_conn_flow(c);
+}
+
+/* Drops waiting answers of request `id` (has_id) or of group `group`. */
+static void wsq_conn_drop(struct wsq_conn *c, bool has_id, uint32_t id,
+                          const char *group) {
+  struct wsq_msg **pp = &c->out, *prev = NULL;
+  while (*pp) {
+    struct wsq_msg *o = *pp;
+    bool hit = (has_id && o->has_id && o->id == id) ||
+               (group && o->group && strcmp(group, o->group) == 0);
+    if (hit) {
+      *pp = o->next;
+      if (c->out_tail == o)
+        c->out_tail = prev;
+      c->out_n--;
+      c->out_bytes -= wsq_msg_size(o);
+      atomic_fetch_add(&c->q->discarded, 1);
+      wsq_msg_free(o);
+      continue;
+    }
+    prev = o;
+    pp = &o->next;
+  }
+}
+
+static void wsq_job_cancel(struct wsq *q, struct wsq_job *j) {
+  if (!atomic_exchange(&j->cancel, true)) {
+    atomic_store(&j->cancel_ns, util_now_ns());
+    atomic_fetch_add(&q->cancelled, 1);
+  }
+}
+
+static void wsq_conn_free(struct wsq_conn *c) {
+  while (c->out) {
+    struct wsq_msg *m = c->out;
+    c->out = m->next;
+    wsq_msg_free(m);
+  }
+  wsbin_names_free(c->names);
+  sbuf_free(&c->rx);
+  free(c->held);
+  free(c);
+}
+
+/* The end of job j: unlinks and frees it; frees a closed connection with
+ * no job left. */
+static void wsq_job_end(struct wsq_conn *c, struct wsq_job *j) {
+  for (struct wsq_job **pp = &c->jobs; *pp; pp = &(*pp)->cnext)
+    if (*pp == j) {
+      *pp = j->cnext;
+      break;
+    }
+  c->n_jobs--;
+  wsq_job_free(j);
+  if (!c->wsi && c->n_jobs == 0)
+    wsq_conn_free(c);
+  else
+    wsq_conn_flow(c);
+}
+
+void wsq_service(struct wsq *q) {
+  if (!q)
+    return;
+  pthread_mutex_lock(&q->mu);
+  struct wsq_msg *list = q->done, *fifo = NULL;
+  q->done = NULL;
+  pthread_mutex_unlock(&q->mu);
+  while (list) { /* newest first: reverse */
+    struct wsq_msg *m = list;
+    list = m->next;
+    m->next = fifo;
+    fifo = m;
+  }
+  while (fifo) {
+    struct wsq_msg *m = fifo;
+    struct wsq_job *j = m->job;
+    struct wsq_conn *c = j->conn;
+    bool terminal = m->terminal;
+    fifo = m->next;
+    m->job = NULL;
+    if (!m->bin && !m->text) {
+      wsq_msg_free(m);
+    } else if (atomic_load(&j->cancel) || !c->wsi) {
+      atomic_fetch_add(&q->discarded, 1);
+      wsq_msg_free(m);
+    } else if (j->answered) { /* the final answer went first */
+      atomic_fetch_add(&q->superseded, 1);
+      wsq_msg_free(m);
+    } else {
+      m->has_id = true;
+      m->id = j->id;
+      m->final = !m->coarse;
+      j->answered = m->final;
+      m->group = j->group ? xstrdup(j->group) : NULL;
+      wsq_conn_push(c, m);
+    }
+    if (terminal)
+      wsq_job_end(c, j);
+  }
+}
+
+struct wsq_conn *wsq_conn_new(struct wsq *q, struct lws *wsi) {
+  struct wsq_conn *c = xcalloc(1, sizeof *c);
+  c->q = q;
+  c->wsi = wsi;
+  c->names = wsbin_names_new();
+  return c;
+}
+
+bool wsq_conn_pending(const struct wsq_conn *c) { return c && c->out; }
+
+int wsq_conn_write(struct wsq_conn *c) {
+  struct wsq_msg *m = c ? c->out : NULL;
+  unsigned char *buf;
+  size_t len;
+  enum lws_write_protocol type;
+  if (c) { /* lws is done with the previous frame: we are WRITEABLE */
+    free(c->held);
+    c->held = NULL;
+  }
+  if (!m)
+    return 0;
+  c->out = m->next;
+  if (!c->out)
+    c->out_tail = NULL;
+  c->out_n--;
+  c->out_bytes -= wsq_msg_size(m);
+  if (m->bin) {
+    buf = wsbin_write(m->bin, c->names, LWS_PRE, &len);
+    type = LWS_WRITE_BINARY;
+    atomic_fetch_add(&c->q->frames, 1);
+  } else {
+    buf = m->text;
+    m->text = NULL;
+    len = m->len;
+    type = LWS_WRITE_TEXT;
+  }
+  if (m->final)
+    atomic_fetch_add(&c->q->answers, 1);
+  else if (m->coarse)
+    atomic_fetch_add(&c->q->coarse, 1);
+  atomic_fetch_add(&c->q->bytes, len);
+  int n = lws_write(c->wsi, buf + LWS_PRE, len, type);
+  c->held = buf;
+  wsq_msg_free(m);
+  if (n < (int)len)
+    return -1;
+  wsq_conn_flow(c);
+  if (c->out)
+    lws_callback_on_writable(c->wsi);
+  return 0;
+}
+
+void wsq_conn_close(struct wsq_conn *c) {
+  if (!c)
+    return;
+  c->wsi = NULL;
+  free(c->held);
+  c->held = NULL;
+  for (struct wsq_job *j = c->jobs; j; j = j->cnext)
+    wsq_job_cancel(c->q, j);
+  while (c->out) {
+    struct wsq_msg *m = c->out;
+    c->out = m->next;
+    wsq_msg_free(m);
+  }
+  c->out_tail = NULL;
+  c->out_n = c->out_bytes = 0;
+  if (c->n_jobs == 0)
+    wsq_conn_free(c);
+  else
+    wsq_conn_flow(c); /* unstalls it: its cancelled jobs end */
+}
+
+/* ------------------------------------------------------------------ */
+/* requests (service thread) */
+
+/* Queues an error answer (status 400 unless said) for the request. */
+static void wsq_reject(struct wsq_conn *c, bool has_id, uint32_t id,
+                       int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static void wsq_reject(struct wsq_conn *c, bool has_id, uint32_t id,
+                       int status, const char *code, const char *fmt, ...) {
+  struct query_err e = {.status = status};
+  va_list ap;
+  snprintf(e.code, sizeof e.code, "%s", code);
+  va_start(ap, fmt);
+  vsnprintf(e.detail, sizeof e.detail, fmt, ap);
+  va_end(ap);
+  atomic_fetch_add(&c->q->errors, 1);
+  wsq_conn_push(c, wsq_error(has_id, id, &e));
+}
+
+/* An integer given as a JSON integer or a string of digits. */
+static bool wsq_int(json_t *v, int64_t *out) {
+  if (json_is_integer(v)) {
+    *out = json_integer_value(v);
+    return true;
+  }
+  return json_is_string(v) && util_parse_i64(json_string_value(v), out) == 0;
+}
+
+/* The id of a request message: an integer 0..2^32-1. */
+static bool wsq_id(json_t *m, uint32_t *id) {
+  json_t *v = json_object_get(m, "id");
+  if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+      json_integer_value(v) > (json_int_t)UINT32_MAX)
+    return false;
+  *id = (uint32_t)json_integer_value(v);
+  return true;
+}
+
+/* Fills the window fields of j from m; false after rejecting it. */
+static bool wsq_parse_window(struct wsq_conn *c, json_t *m,
+                             struct wsq_job *j) {
+  json_t *tracks = json_object_get(m, "tracks");
+  json_t *prog = json_object_get(m, "progressive");
+  int64_t px;
+  size_t n = json_array_size(tracks);
+  if (!json_is_array(tracks) || n < 1 || n > QUERY_MAX_TRACKS) {
+    wsq_reject(c, true, j->id, 400, "bad_parameter",
+               "field 'tracks' must list 1 to %d base track ids",
+               QUERY_MAX_TRACKS);
+    return false;
+  }
+  j->tracks = xcalloc(n, sizeof *j->tracks);
+  j->n_tracks = n;
+  for (size_t i = 0; i < n; i++)
+    if (!wsq_int(json_array_get(tracks, i), &j->tracks[i])) {
+      wsq_reject(c, true, j->id, 400, "bad_parameter",
+                 "field 'tracks' must hold base track ids (strings of "
+                 "digits or integers)");
+      return false;
+    }
+  if (!wsq_int(json_object_get(m, "start"), &j->start) ||
+      !wsq_int(json_object_get(m, "end"), &j->end)) {
+    wsq_reject(c, true, j->id, 400, "bad_parameter",
+               "fields 'start' and 'end' are required: ns as strings of "
+               "digits or integers");
+    return false;
+  }
+  if (!wsq_int(json_object_get(m, "px"), &px) || px < 1 || px > QUERY_MAX_PX) {
+    wsq_reject(c, true, j->id, 400, "bad_parameter",
+               "field 'px' must be an integer from 1 to %d", QUERY_MAX_PX);
+    return false;
+  }
+  if (prog && !json_is_boolean(prog)) {
+    wsq_reject(c, true, j->id, 400, "bad_parameter",
+               "field 'progressive' must be true or false");
+    return false;
+  }
+  j->px = (int)px;
+  j->progressive = (!prog || json_is_true(prog)) && px >= WSQ_COARSE_MIN_PX;
+  return true;
+}
+
+/* Adds the query argument key=value of j (value from a JSON string or
+ * integer); false after rejecting it. */
+static bool wsq_add_arg(struct wsq_conn *c, struct wsq_job *j,
+                        const char *key, json_t *v) {
+  char *val;
+  if (json_is_string(v))
+    val = xstrdup(json_string_value(v));
+  else if (json_is_integer(v))
+    val = xasprintf("%lld", (long long)json_integer_value(v));
+  else {
+    wsq_reject(c, true, j->id, 400, "bad_parameter",
+               "field '%s' must be a string or an integer", key);
+    return false;
+  }
+  j->args = xrealloc(j->args, 2 * (j->n_args + 1) * sizeof *j->args);
+  j->args[2 * j->n_args] = xstrdup(key);
+  j->args[2 * j->n_args + 1] = val;
+  j->n_args++;
+  return true;
+}
+
+static bool wsq_parse_search(struct wsq_conn *c, json_t *m,
+                             struct wsq_job *j) {
+  static const char *const keys[] = {"q",        "start",  "end",    "page",
+                                     "per_page", "domain", "profile"};
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    json_t *v = json_object_get(m, keys[i]);
+    if (v && !wsq_add_arg(c, j, keys[i], v))
+      return false;
+  }
+  j->path = xstrdup("/api/v1/search");
+  return true;
+}
+
+static bool wsq_parse_event(struct wsq_conn *c, json_t *m, struct wsq_job *j,
+                            bool drill) {
+  const char *key = json_string_value(json_object_get(m, "key"));
+  if (!key || !*key || strchr(key, '/') || strlen(key) > 200) {
+    wsq_reject(c, true, j->id, 400, "bad_parameter",
+               "field 'key' must be an event key <track>:<lane>:<ts>");
+    return false;
+  }
+  j->path = xasprintf("/api/v1/events/%s%s", key, drill ? "/device-profile"
+                                                        : "");
+  return true;
+}
+
+/* Cancels the requests of group `group` and drops their waiting answers. */
+static void wsq_cancel_group(struct wsq_conn *c, const char *group) {
+  for (struct wsq_job *j = c->jobs; j; j = j->cnext)
+    if (j->group && strcmp(j->group, group) == 0)
+      wsq_job_cancel(c->q, j);
+  wsq_conn_drop(c, false, 0, group);
+}
+
+static void wsq_cancel_id(struct wsq_conn *c, uint32_t id) {
+  for (struct wsq_job *j = c->jobs; j; j = j->cnext)
+    if (j->id == id)
+      wsq_job_cancel(c->q, j);
+  wsq_conn_drop(c, true, id, NULL);
+}
+
+/* {"type":"cancel","ids":[...],"group":"..."} */
+static void wsq_on_cancel(struct wsq_conn *c, json_t *m) {
+  json_t *ids = json_object_get(m, "ids");
+  json_t *group = json_object_get(m, "group");
+  size_t i;
+  json_t *v;
+  if ((ids && !json_is_array(ids)) || (group && !json_is_string(group)) ||
+      (!ids && !group)) {
+    wsq_reject(c, false, 0, 400, "bad_parameter",
+               "a cancel names 'ids' (an array of request ids) or a 'group'");
+    return;
+  }
+  json_array_foreach(ids, i, v) {
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        json_integer_value(v) > (json_int_t)UINT32_MAX) {
+      wsq_reject(c, false, 0, 400, "bad_parameter",
+                 "field 'ids' must hold request ids (integers 0..2^32-1)");
+      return;
+    }
+  }
+  json_array_foreach(ids, i, v) wsq_cancel_id(c, (uint32_t)json_integer_value(v));
+  if (group)
+    wsq_cancel_group(c, json_string_value(group));
+}
+
+static void wsq_on_stats(struct wsq_conn *c, uint32_t id) {
+  struct wsq *q = c->q;
+  size_t queued, running;
+  wsq_service(q); /* answers already posted are counted as waiting */
+  pthread_mutex_lock(&q->mu);
+  queued = q->queued;
+  running = q->running;
+  pthread_mutex_unlock(&q->mu);
+  int64_t n = atomic_load(&q->cancel_n);
+  json_t *o = json_pack(
+      "{s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+      "s:I, s:I, s:I, s:I, s:f, s:f, s:{s:I, s:I, s:I, s:b}}",
+      "type", "stats", "id", (json_int_t)id, "workers", q->n_workers,
+      "queued", (json_int_t)queued, "running", (json_int_t)running,
+      "requests", (json_int_t)atomic_load(&q->requests), "answers",
+      (json_int_t)atomic_load(&q->answers), "coarse",
+      (json_int_t)atomic_load(&q->coarse), "errors",
+      (json_int_t)atomic_load(&q->errors), "cancelled",
+      (json_int_t)atomic_load(&q->cancelled), "interrupted",
+      (json_int_t)atomic_load(&q->interrupted), "skipped",
+      (json_int_t)atomic_load(&q->skipped), "discarded",
+      (json_int_t)atomic_load(&q->discarded), "superseded",
+      (json_int_t)atomic_load(&q->superseded), "frames",
+      (json_int_t)atomic_load(&q->frames), "bytes",
+      (json_int_t)atomic_load(&q->bytes), "pauses",
+      (json_int_t)atomic_load(&q->pauses), "cancel_max_ms",
+      (double)atomic_load(&q->cancel_max_ns) / 1e6, "cancel_mean_ms",
+      n ? (double)atomic_load(&q->cancel_sum_ns) / (double)n / 1e6 : 0.0,
+      "connection", "jobs", (json_int_t)c->n_jobs, "waiting",
+      (json_int_t)c->out_n, "waiting_bytes", (json_int_t)c->out_bytes,
+      "paused", c->paused);
+  char *t = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  struct wsq_msg *m = xcalloc(1, sizeof *m);
+  struct sbuf b = {0};
+  wsq_text_begin(&b);
+  sbuf_adds(&b, t);
+  free(t);
+  wsq_text_end(m, &b);
+  m->has_id = true;
+  m->id = id;
+  wsq_conn_push(c, m);
+}
+
+/* A query request: parsed into a job and queued. */
+static void wsq_on_request(struct wsq_conn *c, json_t *m, const char *type,
+                           uint32_t id) {
+  json_t *group = json_object_get(m, "group");
+  json_t *replace = json_object_get(m, "replace");
+  if (group && (!json_is_string(group) || !*json_string_value(group) ||
+                strlen(json_string_value(group)) > WSQ_MAX_GROUP)) {
+    wsq_reject(c, true, id, 400, "bad_parameter",
+               "field 'group' must be a string of 1 to %d bytes",
+               WSQ_MAX_GROUP);
+    return;
+  }
+  if (replace && (!json_is_boolean(replace) || (json_is_true(replace) &&
+                                                !group))) {
+    wsq_reject(c, true, id, 400, "bad_parameter",
+               "field 'replace' must be true or false, and needs a 'group'");
+    return;
+  }
+  for (struct wsq_job *o = c->jobs; o; o = o->cnext)
+    if (o->id == id && !atomic_load(&o->cancel)) {
+      wsq_reject(c, true, id, 400, "duplicate_id",
+                 "request id %u is still in work on this connection", id);
+      return;
+    }
+  struct wsq_job *j = xcalloc(1, sizeof *j);
+  bool ok, high;
+  j->id = id;
+  if (strcmp(type, "slices") == 0 || strcmp(type, "counters") == 0) {
+    j->kind = strcmp(type, "slices") == 0 ? WSQ_SLICES : WSQ_COUNTERS;
+    ok = wsq_parse_window(c, m, j);
+    high = false; /* a progressive window has a high phase anyway */
+  } else {
+    j->kind = WSQ_API;
+    ok = strcmp(type, "search") == 0
+             ? wsq_parse_search(c, m, j)
+             : wsq_parse_event(c, m, j, strcmp(type, "event") != 0);
+    high = strcmp(type, "search") != 0;
+  }
+  if (!ok) {
+    wsq_job_free(j);
+    return;
+  }
+  if (replace && json_is_true(replace))
+    wsq_cancel_group(c, json_string_value(group));
+  j->group = group ? xstrdup(json_string_value(group)) : NULL;
+  j->conn = c;
+  j->cnext = c->jobs;
+  c->jobs = j;
+  c->n_jobs++;
+  atomic_fetch_add(&c->q->requests, 1);
+  wsq_enqueue(c->q, j, high);
+  wsq_conn_flow(c);
+}
+
+/* One whole client message. */
+static void wsq_on_message(struct wsq_conn *c, const char *text, size_t len) {
+  static const char *const queries[] = {"slices", "counters", "search",
+                                        "event", "device-profile"};
+  json_error_t je;
+  json_t *m = json_loadb(text, len, 0, &je);
+  const char *type = json_string_value(json_object_get(m, "type"));
+  uint32_t id;
+  if (!json_is_object(m) || !type) {
+    wsq_reject(c, false, 0, 400, "bad_request",
+               "a request is a JSON object with a 'type' and an 'id'%s%s",
+               m ? "" : ": ", m ? "" : je.text);
+  } else if (strcmp(type, "cancel") == 0) {
+    wsq_on_cancel(c, m);
+  } else if (!wsq_id(m, &id)) {
+    wsq_reject(c, false, 0, 400, "bad_parameter",
+               "field 'id' is required: an integer from 0 to 4294967295");
+  } else if (strcmp(type, "stats") == 0) {
+    wsq_on_stats(c, id);
+  } else {
+    size_t i = 0, n = sizeof queries / sizeof *queries;
+    while (i < n && strcmp(type, queries[i]) != 0)
+      i++;
+    if (i < n)
+      wsq_on_request(c, m, type, id);
+    else
+      wsq_reject(c, true, id, 400, "bad_parameter",
+                 "unknown request type '%.64s': slices, counters, search, "
+                 "event, device-profile, cancel or stats",
+                 type);
+  }
+  json_decref(m);
+}
+
+int wsq_conn_receive(struct wsq_conn *c, const void *in, size_t len,
+                     bool last, bool binary) {
+  if (!c)
+    return 0;
+  if (!c->rx_skip && c->rx.len + len > WSQ_MAX_MESSAGE) {
+    c->rx_skip = true;
+    sbuf_reset(&c->rx);
+  }
+  if (!c->rx_skip)
+    sbuf_add(&c->rx, in, len);
+  if (!last)
+    return 0;
+  if (c->rx_skip)
+    wsq_reject(c, false, 0, 413, "too_large",
+               "a request message is at most %d bytes", WSQ_MAX_MESSAGE);
+  else if (binary)
+    wsq_reject(c, false, 0, 400, "bad_request",
+               "requests are JSON text messages, not binary");
+  else
+    wsq_on_message(c, c->rx.s ? c->rx.s : "", c->rx.len);
+  c->rx_skip = false;
+  sbuf_reset(&c->rx);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* start and stop */
+
+int wsq_start(struct app *a, struct lws_context *ctx, struct wsq **out,
+              char **cause) {
+  struct wsq *q = xcalloc(1, sizeof *q);
+  q->app = a;
+  q->ctx = ctx;
+  pthread_mutex_init(&q->mu, NULL);
+  pthread_cond_init(&q->cv, NULL);
+  for (int i = 0; i < WSQ_WORKERS; i++) {
+    struct wsq_worker *wk = &q->workers[i];
+    wk->q = q;
+    if (pthread_create(&wk->thread, NULL, wsq_worker_main, wk) != 0) {
+      *cause = xstrdup("cannot start the WebSocket query workers");
+      wsq_stop(q);
+      wsq_free(q);
+      return -EAGAIN;
+    }
+    q->n_workers++;
+  }
+  *out = q;
+  return 0;
+}
+
+void wsq_stop(struct wsq *q) {
+  if (!q)
+    return;
+  pthread_mutex_lock(&q->mu);
+  q->stop = true;
+  pthread_cond_broadcast(&q->cv);
+  pthread_mutex_unlock(&q->mu);
+  for (int i = 0; i < q->n_workers; i++)
+    pthread_join(q->workers[i].thread, NULL);
+  q->n_workers = 0;
+  /* phases never run end here */
+  for (struct wsq_conn *c = q->rot; c; c = c->rnext) {
+    struct wsq_job *j;
+    while ((j = wsq_pop(c, true)) || (j = wsq_pop(c, false))) {
+      struct wsq_msg *m = xcalloc(1, sizeof *m);
+      m->job = j;
+      m->terminal = --j->phases == 0;
+      m->next = q->done;
+      q->done = m;
+    }
+    c->in_rotation = false;
+  }
+  q->rot = q->rot_tail = NULL;
+  q->queued = 0;
+}
+
+void wsq_free(struct wsq *q) {
+  if (!q)
+    return;
+  wsq_service(q); /* every connection is closed: this frees the rest */
+  pthread_mutex_destroy(&q->mu);
+  pthread_cond_destroy(&q->cv);
+  free(q);
+}
