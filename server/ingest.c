@@ -967,75 +967,6 @@ char *ingest_profile_base(const char *dir) {
 
 /* ------------------------------------------------------------ derived */
 
-/* Rate counters: the sum of bytes/duration of the intervals active at each
- * interval start and end (host<->device bandwidth, DMA throughput). */
-struct ingest_rate {
-  struct ing *g;
-  struct itrack *dst;
-  struct rate_end {
-    int64_t end;
-    double rate;
-  } * heap;
-  size_t n, cap;
-  double sum;
-};
-
-static void ingest_rate_pop_until(struct ingest_rate *r, int64_t ts) {
-  while (r->n && r->heap[0].end <= ts) {
-    struct rate_end top = r->heap[0];
-    r->heap[0] = r->heap[--r->n];
-    for (size_t i = 0;;) {
-      size_t a = 2 * i + 1, b = a + 1, m = i;
-      if (a < r->n && r->heap[a].end < r->heap[m].end)
-        m = a;
-      if (b < r->n && r->heap[b].end < r->heap[m].end)
-        m = b;
-      if (m == i)
-        break;
-      struct rate_end t = r->heap[i];
-      r->heap[i] = r->heap[m];
-      r->heap[m] = t;
-      i = m;
-    }
-    r->sum -= top.rate;
-    if (r->sum < 1e-9)
-      r->sum = 0;
-    if (!r->n || r->heap[0].end != top.end)
-      ingest_counter(r->g, r->dst, 0, top.end, r->sum);
-  }
-}
-
-static int ingest_rate_row(void *ud, sqlite3_stmt *st) {
-  struct ingest_rate *r = ud;
-  int64_t ts = sqlite3_column_int64(st, 0);
-  int64_t dur = sqlite3_column_int64(st, 1);
-  double bytes = sqlite3_column_double(st, 2);
-  ingest_rate_pop_until(r, ts);
-  if (dur <= 0)
-    return 0;
-  double rate = bytes * 1e9 / (double)dur;
-  if (r->n == r->cap) {
-    r->cap = r->cap ? r->cap * 2 : 64;
-    r->heap = xrealloc(r->heap, sizeof *r->heap * r->cap);
-  }
-  size_t i = r->n++;
-  r->heap[i] = (struct rate_end){ts + dur, rate};
-  while (i > 0 && r->heap[(i - 1) / 2].end > r->heap[i].end) {
-    struct rate_end t = r->heap[i];
-    r->heap[i] = r->heap[(i - 1) / 2];
-    r->heap[(i - 1) / 2] = t;
-    i = (i - 1) / 2;
-  }
-  r->sum += rate;
-  ingest_counter(r->g, r->dst, 0, ts, r->sum);
-  return 0;
-}
-
-static void ingest_rate_finish(struct ingest_rate *r) {
-  ingest_rate_pop_until(r, INT64_MAX);
-  free(r->heap);
-}
-
 /* Bytes of intervals spread over fixed buckets, pro rata of overlap. */
 struct ingest_bins {
   int64_t first, width;
@@ -1059,6 +990,27 @@ static int ingest_bins_row(void *ud, sqlite3_stmt *st) {
     b->bytes[k] += bytes * (double)(hi - lo) / (double)(end - ts);
   }
   return 0;
+}
+
+/* A rate counter on dst: the bytes of the intervals `sql` returns (ts,
+ * dur, bytes; one int parameter) per bucket of (last - first) /
+ * INGEST_RATE_BUCKETS ns (at least 1 us), as bytes/s. */
+static void ingest_binned_rate(struct ing *g, struct itrack *dst,
+                               int64_t first, int64_t last, const char *sql,
+                               int64_t param) {
+  if (last <= first)
+    return;
+  struct ingest_bins b = {.first = first};
+  b.width = (last - first) / INGEST_RATE_BUCKETS + 1;
+  if (b.width < 1000)
+    b.width = 1000;
+  b.n = (size_t)((last - first) / b.width + 1);
+  b.bytes = xcalloc(b.n, sizeof *b.bytes);
+  store_writer_query(g->w, ingest_bins_row, &b, sql, "i", param);
+  for (size_t k = 0; k < b.n; k++)
+    ingest_counter(g, dst, 0, b.first + (int64_t)k * b.width,
+                   b.bytes[k] * 1e9 / (double)b.width);
+  free(b.bytes);
 }
 
 struct ingest_track_row {
@@ -1099,28 +1051,30 @@ static void ingest_derived(struct ing *g) {
   /* host<->device transfer bandwidth, per instance, NC and direction */
   struct ingest_track_row c = {.g = g};
   store_writer_query(g->w, ingest_collect_row, &c,
-                     "SELECT id, instance_id, coalesce(nc_idx, -1), source "
+                     "SELECT id, instance_id, coalesce(nc_idx, -1), "
+                     "source || ' ' || first_ts || ' ' || last_ts "
                      "FROM track WHERE source IN ('host_to_device_transfers',"
-                     "'device_to_host_transfers') ORDER BY id",
+                     "'device_to_host_transfers') AND event_count > 0 "
+                     "ORDER BY id",
                      "");
   for (size_t i = 0; i < c.n; i++) {
-    bool in = strcmp(c.src[i], "host_to_device_transfers") == 0;
+    char src[32];
+    long long first, last;
+    if (sscanf(c.src[i], "%31s %lld %lld", src, &first, &last) != 3)
+      continue;
+    bool in = strcmp(src, "host_to_device_transfers") == 0;
     struct store_track d = ingest_desc("counter", "system",
                                        in ? "host_to_device_bandwidth"
                                           : "device_to_host_bandwidth",
                                        c.inst[i]);
     d.nc_idx = c.nc[i];
-    struct ingest_rate r = {g, ingest_track(g, &d), NULL, 0, 0, 0};
-    store_writer_query(g->w, ingest_rate_row, &r,
+    ingest_binned_rate(g, ingest_track(g, &d), first, last,
                        "SELECT ts, dur, coalesce(CAST(json_extract(args, "
-                       "'$.size') AS REAL), 0) FROM slice WHERE track = ? "
-                       "ORDER BY ts",
-                       "i", c.ids[i]);
-    ingest_rate_finish(&r);
+                       "'$.size') AS REAL), 0) FROM slice WHERE track = ?",
+                       c.ids[i]);
   }
   ingest_collect_free(&c);
-  /* DMA throughput per device profile, binned: bytes moved per bucket of
-   * the profile's span / INGEST_DMA_BUCKETS (at least 1 us) */
+  /* DMA throughput per device profile */
   struct ingest_track_row dp = {.g = g};
   store_writer_query(g->w, ingest_collect_row, &dp,
                      "SELECT id, instance_id, coalesce(pcore_idx, -1), "
@@ -1128,23 +1082,9 @@ static void ingest_derived(struct ing *g) {
                      "FROM DeviceProfileList WHERE dma_count > 0 ORDER BY id",
                      "");
   for (size_t i = 0; i < dp.n; i++) {
-    struct ingest_bins b = {0};
     long long pid, first, last;
-    if (sscanf(dp.src[i], "%lld %lld %lld", &pid, &first, &last) != 3 ||
-        last <= first)
+    if (sscanf(dp.src[i], "%lld %lld %lld", &pid, &first, &last) != 3)
       continue;
-    b.first = first;
-    b.width = (last - first) / INGEST_DMA_BUCKETS + 1;
-    if (b.width < 1000)
-      b.width = 1000;
-    b.n = (size_t)((last - first) / b.width + 1);
-    b.bytes = xcalloc(b.n, sizeof *b.bytes);
-    store_writer_query(g->w, ingest_bins_row, &b,
-                       "SELECT s.ts, s.dur, coalesce(CAST(json_extract(s.args,"
-                       " '$.transfer_bytes') AS REAL), 0) FROM slice s "
-                       "JOIN track t ON t.id = s.track WHERE "
-                       "t.device_profile_id = ? AND t.source = 'dma'",
-                       "i", dp.ids[i]);
     struct store_track d =
         ingest_desc("counter", "device", "dma_throughput", dp.inst[i]);
     d.pid = pid;
@@ -1152,11 +1092,12 @@ static void ingest_derived(struct ing *g) {
     d.pcore_idx = dp.nc[i];
     d.device_profile_id = dp.ids[i];
     d.label = "dma_throughput";
-    struct itrack *t = ingest_track(g, &d);
-    for (size_t k = 0; k < b.n; k++)
-      ingest_counter(g, t, 0, b.first + (int64_t)k * b.width,
-                     b.bytes[k] * 1e9 / (double)b.width);
-    free(b.bytes);
+    ingest_binned_rate(g, ingest_track(g, &d), first, last,
+                       "SELECT s.ts, s.dur, coalesce(CAST(json_extract(s.args,"
+                       " '$.transfer_bytes') AS REAL), 0) FROM slice s "
+                       "JOIN track t ON t.id = s.track WHERE "
+                       "t.device_profile_id = ? AND t.source = 'dma'",
+                       dp.ids[i]);
   }
   ingest_collect_free(&dp);
   /* device timeline -> system timeline, through the first execution's

@@ -33,7 +33,7 @@
                                     */
 #define INGEST_SYNTHETIC_ID (1LL << 62)
 #define INGEST_SYNTHETIC_PID (1LL << 40)
-#define INGEST_DMA_BUCKETS 20000 /* DMA throughput samples per profile */
+#define INGEST_RATE_BUCKETS 20000 /* samples of a bandwidth counter */
 
 enum { TRACK_SLICES, TRACK_COUNTER };
 
