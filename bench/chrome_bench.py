@@ -19,7 +19,9 @@ with the speed ratios, then the targets: ingest >= 150 MB/s, peak RSS
 
   bench/chrome_bench.py --build BUILD_DIR [--size 1G] [--runs 2]
       [--data /work/bench-data] [--seed 1] [--timeout 1800]
-      [--node-heap-mb 16384] [--no-baselines]
+      [--node-heap-mb 16384] [--no-baselines] [--no-flows]
+
+A run killed after --timeout seconds is reported as such and not repeated.
 """
 import argparse
 import json

@@ -124,6 +124,7 @@ def us(ns):
 
 
 def q(s):
+    """A JSON string literal."""
     return json.dumps(s)
 
 
@@ -174,7 +175,7 @@ class Gen:
     def gap(self, lo, hi):
         return self.r.randint(lo, hi)
 
-    def op(self, tid, cat, name, body=None, extra="", seq=False):
+    def op(self, tid, cat, name, body=None, seq=False):
         """One CPU op on tid: children run inside it; returns (start, end)."""
         start = self.clock[tid]
         self.ext_id += 1
@@ -189,7 +190,7 @@ class Gen:
         args = '"External id": %d,"Record function id": 0' % ext
         if seq:
             args += ', "Sequence number": %d, "Fwd thread id": 0' % self.seq
-        args += extra + ', "Ev Idx": %d' % self.next_ev_idx()
+        args += ', "Ev Idx": %d' % self.next_ev_idx()
         pending.append(self.x_event(cat, name, PID, tid, start, end - start,
                                     args))
         self.count["X " + cat] = self.count.get("X " + cat, 0) + 1

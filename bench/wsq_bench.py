@@ -9,18 +9,22 @@ twice per transport:
 
   sequential  one request at a time: the next is sent when the previous one
               is fully answered.  Times from request to first answer (the
-              coarse frame on the socket) and to the final answer.
+              coarse frame on the socket) and to the final answer.  REST,
+              the socket and the socket with uncompressed frames take
+              turns view by view, so they see the same machine load; CPU
+              is the server's (user + system) during each one's requests.
   paced       gestures of 10 requests, one every --pace-ms (a drag or a
               wheel burst); the view moved, so each request supersedes the
               one before (socket: "replace" in group "view"; REST: like a
               browser's AbortController, the request not yet sent is
               dropped and the one in flight aborted).  After each gesture
               the client waits for the answer of its last view: that wait
-              (first picture, final picture) is what the user sees.
+              (first picture, final picture) is what the user sees.  REST
+              and the socket take turns gesture by gesture.
 
-Bytes are the bytes the client read (HTTP headers and bodies; WebSocket
-frames with permessage-deflate, as browsers negotiate it, and once more
-without it).  CPU is the server's (user + system) during each run.
+Bytes are the bytes the client read: HTTP headers and bodies (the REST
+server does not compress), WebSocket frames (compressed by the query
+workers by default; once more with "deflate": false).
 
   bench/wsq_bench.py --build BUILD --dir PROFILE --db STORE
       [--requests 500] [--tracks 50] [--px 1920] [--pace-ms 40]
@@ -31,12 +35,13 @@ import json
 import os
 import random
 import socket
-import statistics
+import struct
 import subprocess
 import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 from wsq_client import WsqClient  # noqa: E402
@@ -59,15 +64,16 @@ def cpu_s(pid):
 
 def session(t0, t1, n, seed):
     """n windows of a pan/zoom session, in gestures of 10: zoom in or out
-    around a point, pan left or right."""
+    (x0.8 per step) around a point, pan left or right (10% per step); a
+    random walk over every zoom level from the whole profile to 100 us."""
     rng = random.Random(seed)
     a, b = t0, t1
     out = []
     while len(out) < n:
-        g = rng.choice(["in", "in", "out", "left", "right"])
-        if b - a >= (t1 - t0) * 0.9:
+        g = rng.choice(["in", "out", "left", "right"])
+        if g == "out" and b - a >= (t1 - t0) * 0.9:
             g = "in"
-        if b - a < 100_000:
+        if g == "in" and b - a < 1_000_000:
             g = "out"
         focus = rng.random()
         for _ in range(10):
@@ -143,17 +149,24 @@ def slices_path(tracks, a, b, px):
         ",".join(tracks), a, b, px)
 
 
-def rest_sequential(port, tracks, views, px):
-    c = RestConn(port)
-    lat = []
-    for a, b in views:
+class RestSequential:
+    """One keep-alive connection, one request at a time."""
+
+    def __init__(self, port, tracks, px):
+        self.c, self.tracks, self.px = RestConn(port), tracks, px
+
+    def run(self, i, a, b):
+        """Returns (first, final) seconds."""
         t = time.monotonic()
-        st, _ = c.get(slices_path(tracks, a, b, px))
+        st, _ = self.c.get(slices_path(self.tracks, a, b, self.px))
         if st != 200:
             raise RuntimeError("REST status %d" % st)
-        lat.append(time.monotonic() - t)
-    c.reset()
-    return {"first": lat, "final": lat, "bytes": c.bytes}
+        d = time.monotonic() - t
+        return d, d
+
+    def close(self):
+        self.c.reset()
+        return self.c.bytes
 
 
 class RestPaced:
@@ -221,23 +234,18 @@ class RestPaced:
         return sum(c.bytes for c in self.conns)
 
 
-def rest_paced(port, tracks, views, px, pace):
-    p = RestPaced(port, tracks, px)
-    settle_first, drawn = [], 0
-    for g in range(0, len(views), 10):
-        issued = {}
-        for i, (a, b) in enumerate(views[g:g + 10]):
-            seq = g + i
-            issued[seq] = time.monotonic()
-            p.issue(seq, a, b)
-            if i < 9:
-                time.sleep(pace)
-        last = g + len(views[g:g + 10]) - 1
-        t = p.wait(last)
-        settle_first.append(t - issued[last])
-        drawn += sum(1 for s in issued if s != last and s in p.done)
-    return {"first": settle_first, "final": settle_first,
-            "drawn": drawn, "bytes": p.close()}
+def rest_gesture(p, views, g, pace):
+    """Plays views[g:g+10] on a RestPaced; returns (first, final, number of
+    the earlier views answered)."""
+    issued = {}
+    for i, (a, b) in enumerate(views[g:g + 10]):
+        issued[g + i] = time.monotonic()
+        p.issue(g + i, a, b)
+        if i < 9:
+            time.sleep(pace)
+    last = g + len(issued) - 1
+    d = p.wait(last) - issued[last]
+    return d, d, sum(1 for s in issued if s != last and s in p.done)
 
 
 # ------------------------------------------------------------------ socket
@@ -245,8 +253,8 @@ def rest_paced(port, tracks, views, px, pace):
 class WsSession:
     """One socket; a reader thread timestamps every answer."""
 
-    def __init__(self, port, deflate=True):
-        self.c = WsqClient(port, deflate=deflate, timeout=300)
+    def __init__(self, port):
+        self.c = WsqClient(port, timeout=300)
         self.cv = threading.Condition()
         self.first, self.final = {}, {}
         self.errors = []
@@ -255,21 +263,26 @@ class WsSession:
         self.thread.start()
 
     def reader(self):
+        """Reads whole messages; of a frame only the header (id, flags), as
+        the REST client reads bodies without parsing them."""
         try:
             while True:
-                kind, m = self.c.recv()
+                op, data = self.c.recv_raw()
                 now = time.monotonic()
                 with self.cv:
-                    if kind == "text":
+                    if op == 0x1:
+                        m = json.loads(data)
                         if m.get("type") == "result":
                             self.errors.append(m)
                             self.final[m["id"]] = now
                         elif m.get("type") == "stats":
                             self.final[m["id"]] = m
                     else:
-                        self.first.setdefault(m["id"], now)
-                        if m["final"]:
-                            self.final[m["id"]] = now
+                        (rid,) = struct.unpack_from("<I", data, 4)
+                        flags = data[9]
+                        self.first.setdefault(rid, now)
+                        if flags & 1:
+                            self.final[rid] = now
                     self.cv.notify_all()
         except (EOFError, OSError):
             pass
@@ -295,43 +308,41 @@ def ws_request(rid, tracks, a, b, px, **kw):
     return m
 
 
-def ws_sequential(port, tracks, views, px, deflate=True):
-    s = WsSession(port, deflate)
-    first, final = [], []
-    for i, (a, b) in enumerate(views):
+class WsSequential:
+    """One socket, one request at a time; `deflate`: compressed frames."""
+
+    def __init__(self, port, tracks, px, deflate=True):
+        self.s, self.tracks, self.px = WsSession(port), tracks, px
+        self.deflate = deflate
+
+    def run(self, i, a, b):
+        rid = i
         t = time.monotonic()
-        s.send(ws_request(i, tracks, a, b, px))
-        tf = s.wait(i)
-        first.append(s.first.get(i, tf) - t)
-        final.append(tf - t)
-    if s.errors:
-        raise RuntimeError("socket errors: %s" % s.errors[:3])
-    return {"first": first, "final": final, "bytes": s.close()}
+        self.s.send(ws_request(rid, self.tracks, a, b, self.px,
+                               deflate=self.deflate))
+        tf = self.s.wait(rid)
+        return self.s.first.get(rid, tf) - t, tf - t
+
+    def close(self):
+        if self.s.errors:
+            raise RuntimeError("socket errors: %s" % self.s.errors[:3])
+        return self.s.close()
 
 
-def ws_paced(port, tracks, views, px, pace):
-    s = WsSession(port)
-    settle_first, settle_final, drawn = [], [], 0
-    for g in range(0, len(views), 10):
-        issued = {}
-        for i, (a, b) in enumerate(views[g:g + 10]):
-            rid = g + i
-            issued[rid] = time.monotonic()
-            s.send(ws_request(rid, tracks, a, b, px, group="view",
-                              replace=True))
-            if i < 9:
-                time.sleep(pace)
-        last = g + len(views[g:g + 10]) - 1
-        tf = s.wait(last)
-        settle_first.append(s.first.get(last, tf) - issued[last])
-        settle_final.append(tf - issued[last])
-        drawn += sum(1 for r in issued if r != last and r in s.first)
-    s.send({"type": "stats", "id": 10 ** 6})
-    stats = s.wait(10 ** 6)
-    if s.errors:
-        raise RuntimeError("socket errors: %s" % s.errors[:3])
-    return {"first": settle_first, "final": settle_final, "drawn": drawn,
-            "bytes": s.close(), "stats": stats}
+def ws_gesture(s, tracks, views, g, px, pace):
+    """Plays views[g:g+10] on a WsSession, each replacing the one before;
+    returns (first, final, number of the earlier views drawn)."""
+    issued = {}
+    for i, (a, b) in enumerate(views[g:g + 10]):
+        rid = 10 ** 6 + g + i
+        issued[rid] = time.monotonic()
+        s.send(ws_request(rid, tracks, a, b, px, group="view", replace=True))
+        if i < 9:
+            time.sleep(pace)
+    last = max(issued)
+    tf = s.wait(last)
+    return (s.first.get(last, tf) - issued[last], tf - issued[last],
+            sum(1 for r in issued if r != last and r in s.first))
 
 
 # ------------------------------------------------------------------ main
@@ -350,12 +361,54 @@ def wait_ready(port, proc):
     return False
 
 
-def line(name, r, sec):
+def line(name, r):
     ms = lambda v: v * 1000  # noqa: E731
-    print("%-22s %9.1f %9.1f %9.1f %9.1f %11.1f %8.1f" % (
+    print("%-20s %9.1f %9.1f %9.1f %9.1f %10.1f %s" % (
         name, ms(pct(r["first"], 50)), ms(pct(r["first"], 99)),
         ms(pct(r["final"], 50)), ms(pct(r["final"], 99)),
-        r["bytes"] / 1048576, sec))
+        r["bytes"] / 1048576,
+        "%8.2f" % r["cpu"] if "cpu" in r else "%8s" % "-"))
+
+
+def sequential(port, ids, views, px, pid):
+    """The three transports take turns, view by view (the order rotates),
+    so that all see the same machine load."""
+    clients = [("REST", RestSequential(port, ids, px)),
+               ("socket", WsSequential(port, ids, px)),
+               ("  uncompressed", WsSequential(port, ids, px, False))]
+    res = {n: {"first": [], "final": [], "cpu": 0.0} for n, _ in clients}
+    for i, (a, b) in enumerate(views):
+        for k in range(len(clients)):
+            name, c = clients[(i + k) % len(clients)]
+            c0 = cpu_s(pid)
+            first, final = c.run(i, a, b)
+            res[name]["cpu"] += cpu_s(pid) - c0
+            res[name]["first"].append(first)
+            res[name]["final"].append(final)
+    for name, c in clients:
+        res[name]["bytes"] = c.close()
+    return res
+
+
+def paced(port, ids, views, px, pace):
+    """REST and the socket take turns, gesture by gesture."""
+    rest, ws = RestPaced(port, ids, px), WsSession(port)
+    res = {n: {"first": [], "final": [], "drawn": 0} for n in ("REST", "socket")}
+    for g in range(0, len(views), 10):
+        order = [("REST", lambda: rest_gesture(rest, views, g, pace)),
+                 ("socket", lambda: ws_gesture(ws, ids, views, g, px, pace))]
+        for name, play in order[::-1] if g % 20 else order:
+            first, final, drawn = play()
+            res[name]["first"].append(first)
+            res[name]["final"].append(final)
+            res[name]["drawn"] += drawn
+    ws.send({"type": "stats", "id": 1})
+    res["socket"]["stats"] = ws.wait(1)
+    if ws.errors:
+        raise RuntimeError("socket errors: %s" % ws.errors[:3])
+    res["REST"]["bytes"] = rest.close()
+    res["socket"]["bytes"] = ws.close()
+    return res
 
 
 def main():
@@ -399,32 +452,31 @@ def main():
               "%d requests, pace %g ms" % (
                   a.db, prof.get("event_count", 0), (t1 - t0) / 1e9,
                   len(ids), a.px, len(views), a.pace_ms))
-        print("%-22s %9s %9s %9s %9s %11s %8s" % (
+        print("%-20s %9s %9s %9s %9s %10s %8s" % (
             "", "first p50", "first p99", "final p50", "final p99",
             "MiB read", "cpu s"))
-        # warm the page cache the same for both: one untimed pass
-        rest_sequential(a.port, ids, views[:50], a.px)
-        runs = [("REST sequential", rest_sequential, ()),
-                ("socket sequential", ws_sequential, ()),
-                ("  without deflate", ws_sequential, (False,)),
-                ("REST paced", rest_paced, (a.pace_ms / 1000,)),
-                ("socket paced", ws_paced, (a.pace_ms / 1000,))]
-        for name, fn, extra in runs:
-            c0 = cpu_s(proc.pid)
-            r = fn(a.port, ids, views, a.px, *extra)
-            line(name, r, cpu_s(proc.pid) - c0)
-            if "drawn" in r:
-                print("%-22s intermediate views drawn while moving: %d of "
-                      "%d" % ("", r["drawn"], len(views) - len(views) // 10))
-            if "stats" in r:
-                st = r["stats"]
-                print("%-22s cancelled %d (stopped in work %d, before "
-                      "%d), cancel latency mean %.2f ms, max %.2f ms" % (
-                          "", st["cancelled"], st["interrupted"],
-                          st["skipped"], st["cancel_mean_ms"],
-                          st["cancel_max_ms"]))
-        print("paced: first/final = the wait for the last view of each "
-              "gesture (%d gestures)" % ((len(views) + 9) // 10))
+        # warm the page cache: one untimed pass over the first views
+        warm = RestSequential(a.port, ids, a.px)
+        for i, (x, y) in enumerate(views[:50]):
+            warm.run(i, x, y)
+        warm.close()
+        print("sequential (one request at a time, transports taking turns):")
+        for name, r in sequential(a.port, ids, views, a.px, proc.pid).items():
+            line(name, r)
+        print("paced (gestures of 10 views %g ms apart; the wait for the "
+              "last view of each):" % a.pace_ms)
+        res = paced(a.port, ids, views, a.px, a.pace_ms / 1000)
+        for name, r in res.items():
+            line(name, r)
+        moving = len(views) - (len(views) + 9) // 10
+        for name, r in res.items():
+            print("%-20s %d of %d earlier views drawn while moving" % (
+                name, r["drawn"], moving))
+        st = res["socket"]["stats"]
+        print("socket: %d requests cancelled (%d stopped in work, %d phases "
+              "before they ran), cancel to stop: mean %.2f ms, max %.2f ms"
+              % (st["cancelled"], st["interrupted"], st["skipped"],
+                 st["cancel_mean_ms"], st["cancel_max_ms"]))
     finally:
         proc.terminate()
         proc.wait()

@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +155,7 @@ struct rd {
   const char *path;
   const struct fmt_chrome_cb *cb;
   struct fmt_chrome_stats *st;
+  struct jtok_warn warn; /* cb's warnings, st's skipped count */
   int64_t base_ns;
   int have_base, prescanned, saw_events;
   int64_t ts_max;
@@ -167,38 +167,6 @@ struct rd {
   struct map stacks; /* B/E, key "pid\0tid" */
   struct map async;  /* b/e and S/F, key "<class>cat\0id" */
 };
-
-static void rd_vwarn(struct rd *r, uint64_t off, int skipped, const char *fmt,
-                     va_list ap) {
-  if (skipped)
-    r->st->skipped++;
-  if (!r->cb || !r->cb->warning)
-    return;
-  char *msg;
-  if (vasprintf(&msg, fmt, ap) < 0)
-    return;
-  r->cb->warning(r->cb->ud, off, msg);
-  free(msg);
-}
-
-/* Reports a skipped event. */
-__attribute__((format(printf, 3, 4))) static int
-rd_skip(struct rd *r, uint64_t off, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  rd_vwarn(r, off, 1, fmt, ap);
-  va_end(ap);
-  return 0;
-}
-
-/* Reports a problem that skips no event (garbage, a cut gzip stream). */
-__attribute__((format(printf, 3, 4))) static void
-rd_warn(struct rd *r, uint64_t off, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  rd_vwarn(r, off, 0, fmt, ap);
-  va_end(ap);
-}
 
 /* ------------------------------------------------------------ emitting */
 
@@ -413,14 +381,16 @@ static int ev_meta(struct rd *r, const struct ev *e, const char *name,
     if (strcmp(name, kinds[i].kind))
       continue;
     if (!jtok_find(&e->args, kinds[i].arg, &v) || v.kind == JTOK_LIT)
-      return rd_skip(r, e->off, "metadata event '%s' without args.%s: skipped",
-                     name, kinds[i].arg);
+      return jtok_skipped(&r->warn, e->off,
+                          "metadata event '%s' without args.%s: skipped", name,
+                          kinds[i].arg);
     struct fmt_chrome_meta m = {
         name, pid, kinds[i].thread ? tid : NULL,
         jtok_text(&r->sb[SB_ARGS], &v, &r->sb[SB_SCRATCH])};
     return r->cb && r->cb->meta ? r->cb->meta(r->cb->ud, &m) : 0;
   }
-  return rd_skip(r, e->off, "unsupported metadata event '%s': skipped", name);
+  return jtok_skipped(&r->warn, e->off,
+                      "unsupported metadata event '%s': skipped", name);
 }
 
 static int ev_counter(struct rd *r, const struct ev *e, const char *name,
@@ -453,21 +423,22 @@ static int ev_counter(struct rd *r, const struct ev *e, const char *name,
     }
   }
   if (!n)
-    rd_skip(r, e->off, "counter event '%s' without numeric args: skipped",
-            name);
+    jtok_skipped(&r->warn, e->off,
+                 "counter event '%s' without numeric args: skipped", name);
   return rc;
 }
 
 /* Applies the phase rules to a parsed event. */
 static int ev_process(struct rd *r, const struct ev *e) {
   if (e->members == 0)
-    return rd_skip(r, e->off, "empty event object {}: skipped");
+    return jtok_skipped(&r->warn, e->off, "empty event object {}: skipped");
   const char *phs = jtok_text(&r->sb[SB_TEXT], &e->ph, &r->sb[SB_SCRATCH]);
   if (e->ph.kind != JTOK_STR || !*phs)
-    return rd_skip(r, e->off, "event without \"ph\": skipped");
+    return jtok_skipped(&r->warn, e->off, "event without \"ph\": skipped");
   char ph = phs[0];
   if (phs[1] || !strchr("XBEiIRCMbenSTpFstf", ph))
-    return rd_skip(r, e->off, "unsupported phase '%.16s': skipped", phs);
+    return jtok_skipped(&r->warn, e->off, "unsupported phase '%.16s': skipped",
+                        phs);
   struct sbuf *sb = r->sb, *tmp = &r->sb[SB_SCRATCH];
   const char *name = jtok_text(&sb[SB_NAME], &e->name, tmp);
   const char *cat = jtok_text(&sb[SB_CAT], &e->cat, tmp);
@@ -484,12 +455,14 @@ static int ev_process(struct rd *r, const struct ev *e) {
 
   int64_t ts, dur = 0, end;
   if (e->ts.kind == JTOK_NONE)
-    return rd_skip(r, e->off, "'%c' event without \"ts\": skipped", ph);
+    return jtok_skipped(&r->warn, e->off, "'%c' event without \"ts\": skipped",
+                        ph);
   if ((e->ts.kind != JTOK_NUM && e->ts.kind != JTOK_STR) ||
       jtok_decimal(e->ts.p, e->ts.n, 3, &ts) ||
       __builtin_add_overflow(ts, r->base_ns, &ts))
-    return rd_skip(r, e->off, "'%c' event with bad \"ts\" %.*s: skipped", ph,
-                   (int)(e->ts.n < 40 ? e->ts.n : 40), (const char *)e->ts.p);
+    return jtok_skipped(
+        &r->warn, e->off, "'%c' event with bad \"ts\" %.*s: skipped", ph,
+        (int)(e->ts.n < 40 ? e->ts.n : 40), (const char *)e->ts.p);
   /* A missing, bad or negative dur gives a zero-length X. */
   if (ph == 'X' && (e->dur.kind == JTOK_NUM || e->dur.kind == JTOK_STR) &&
       (jtok_decimal(e->dur.p, e->dur.n, 3, &dur) || dur < 0 ||
@@ -530,9 +503,9 @@ static int ev_process(struct rd *r, const struct ev *e) {
   case 'E':
     st = rd_stack(r, &r->stacks, 0, pid, tid, 0);
     if (!st || !st->n)
-      return rd_skip(r, e->off,
-                     "'E' event without an open 'B' on pid %s tid %s: skipped",
-                     pid, tid);
+      return jtok_skipped(
+          &r->warn, e->off,
+          "'E' event without an open 'B' on pid %s tid %s: skipped", pid, tid);
     rc = open_close(r, st->v[--st->n], ts, args, 0);
     if (!st->n)
       map_del(&r->stacks, st);
@@ -550,7 +523,8 @@ static int ev_process(struct rd *r, const struct ev *e) {
     int enclosing = ph != 'f' || jtok_is(&e->bp, "e") ||
                     (cat && (strstr(cat, "input") || strstr(cat, "ipc.flow")));
     if (!(idt = ev_idtext(r, e, pid)))
-      return rd_skip(r, e->off, "flow event '%c' without id: skipped", ph);
+      return jtok_skipped(&r->warn, e->off,
+                          "flow event '%c' without id: skipped", ph);
     struct sbuf *fid = &r->sb[SB_TEXT];
     sbuf_reset(fid);
     sbuf_adds(fid, cat ? cat : "");
@@ -562,7 +536,8 @@ static int ev_process(struct rd *r, const struct ev *e) {
     break;
   }
   if (!(idt = ev_idtext(r, e, pid)))
-    return rd_skip(r, e->off, "async event '%c' without id: skipped", ph);
+    return jtok_skipped(&r->warn, e->off,
+                        "async event '%c' without id: skipped", ph);
   struct sbuf *ab = &r->sb[SB_ATID];
   sbuf_reset(ab);
   sbuf_printf(ab, "async:%s:%s", cat ? cat : "", idt);
@@ -590,10 +565,10 @@ static int ev_process(struct rd *r, const struct ev *e) {
            strcmp(st->v[i - 1]->name, name))
       i--;
     if (i == 0) {
-      rd_skip(r, e->off,
-              "'%c' event '%s' without an open '%c' for id %s: "
-              "skipped",
-              ph, name, ph == 'e' ? 'b' : 'S', idt);
+      jtok_skipped(&r->warn, e->off,
+                   "'%c' event '%s' without an open '%c' for id %s: "
+                   "skipped",
+                   ph, name, ph == 'e' ? 'b' : 'S', idt);
       break;
     }
     struct open *o = st->v[i - 1];
@@ -688,21 +663,21 @@ static int rd_event(struct rd *r) {
     if (rc == JTOK_BAD) {
       uint64_t at = jtok_off(s, q);
       s->p = q;
-      rd_skip(r, off,
-              "malformed event (unexpected byte 0x%02x at offset %llu): "
-              "skipped, resynchronised at the next event",
-              *q, (unsigned long long)at);
+      jtok_skipped(&r->warn, off,
+                   "malformed event (unexpected byte 0x%02x at offset %llu): "
+                   "skipped, resynchronised at the next event",
+                   *q, (unsigned long long)at);
       jtok_resync(&r->src);
       return 0;
     }
     if (rc == JTOK_OK || (size_t)(s->end - s->p) > JTOK_MAX_VALUE) {
-      rd_skip(r, off, "event larger than %u MiB: skipped",
-              JTOK_MAX_VALUE >> 20);
+      jtok_skipped(&r->warn, off, "event larger than %u MiB: skipped",
+                   JTOK_MAX_VALUE >> 20);
       jtok_skip(&r->src);
       return 0;
     }
     if (!jtok_fill(s)) {
-      rd_skip(r, off, "event cut by the end of the file: skipped");
+      jtok_skipped(&r->warn, off, "event cut by the end of the file: skipped");
       s->p = s->end;
       return 0;
     }
@@ -718,12 +693,13 @@ static void rd_garbage(struct rd *r) {
   struct jtok_span v;
   if (*s->p && strchr("\"[-0123456789tfn", *s->p) && !jtok_value(&r->src, &v)) {
     r->st->events++;
-    rd_skip(r, off, "array element is not an event object: skipped");
+    jtok_skipped(&r->warn, off,
+                 "array element is not an event object: skipped");
     return;
   }
-  rd_warn(r, off,
-          "unexpected bytes between events: skipped up to the next "
-          "event");
+  jtok_note(&r->warn, off,
+            "unexpected bytes between events: skipped up to the next "
+            "event");
   for (;;) {
     while (s->p < s->end && *s->p != ',' && *s->p != '{' && *s->p != ']')
       s->p++;
@@ -770,7 +746,8 @@ static void rd_top_value(struct rd *r, const char *key) {
     return;
   }
   if (jtok_value(&r->src, &v)) {
-    rd_warn(r, off, "malformed value of top-level key \"%s\": ignored", key);
+    jtok_note(&r->warn, off, "malformed value of top-level key \"%s\": ignored",
+              key);
     jtok_skip(&r->src);
     return;
   }
@@ -780,14 +757,15 @@ static void rd_top_value(struct rd *r, const char *key) {
       r->base_ns = ns;
       r->have_base = 1;
     } else {
-      rd_warn(r, off, "bad baseTimeNanoseconds: ignored");
+      jtok_note(&r->warn, off, "bad baseTimeNanoseconds: ignored");
     }
   } else if (!strcmp(key, "displayTimeUnit")) {
     if (jtok_is(&v, "ms") || jtok_is(&v, "ns"))
       snprintf(r->st->display_time_unit, sizeof r->st->display_time_unit,
                "%.2s", (const char *)v.p);
     else
-      rd_warn(r, off, "displayTimeUnit is neither \"ms\" nor \"ns\": ignored");
+      jtok_note(&r->warn, off,
+                "displayTimeUnit is neither \"ms\" nor \"ns\": ignored");
   } else {
     struct jtok_span rank;
     if (jtok_find(&v, "rank", &rank) && rank.kind != JTOK_OBJ &&
@@ -805,29 +783,21 @@ static int rd_object(struct rd *r, enum rd_mode mode) {
   struct sbuf *key = &r->sb[SB_KEY];
   for (;;) {
     struct jtok_span k;
-    if (jtok_ws(&r->src))
+    if (!jtok_next_member(s))
       return 0;
-    if (*s->p == ',') {
-      s->p++;
-      continue;
-    }
-    if (*s->p == '}') {
-      s->p++;
-      return 0;
-    }
     uint64_t off = jtok_off(s, s->p);
     if (*s->p != '"' || jtok_value(&r->src, &k)) {
-      rd_warn(r, off,
-              "malformed top-level object: the rest of the file is "
-              "ignored");
+      jtok_note(&r->warn, off,
+                "malformed top-level object: the rest of the file is "
+                "ignored");
       return 0;
     }
     sbuf_reset(key);
     jtok_decode(key, &k);
     if (jtok_ws(&r->src) || *s->p != ':') {
-      rd_warn(r, off,
-              "top-level key without a value: the rest of the file is "
-              "ignored");
+      jtok_note(&r->warn, off,
+                "top-level key without a value: the rest of the file is "
+                "ignored");
       return 0;
     }
     s->p++;
@@ -838,7 +808,7 @@ static int rd_object(struct rd *r, enum rd_mode mode) {
       continue;
     }
     if (*s->p != '[') {
-      rd_warn(r, off, "traceEvents is not an array: ignored");
+      jtok_note(&r->warn, off, "traceEvents is not an array: ignored");
       jtok_skip(&r->src);
       continue;
     }
@@ -865,6 +835,8 @@ static void rd_init(struct rd *r, const char *path,
   r->path = path;
   r->cb = cb;
   r->st = st;
+  r->warn = (struct jtok_warn){cb ? cb->warning : NULL, cb ? cb->ud : NULL,
+                               &st->skipped};
   memset(st, 0, sizeof *st);
 }
 
@@ -991,15 +963,8 @@ int fmt_chrome_read(const char *path, const struct fmt_chrome_cb *cb,
   }
   if (!rc)
     rc = rd_finish(&r);
-  if (!rc && !jtok_ws(&r.src)) {
-    rd_warn(&r, jtok_off(&r.src, r.src.p),
-            "data after the end of the trace: ignored");
-    while (jtok_fill(&r.src))
-      r.src.p = r.src.end;
-    r.src.p = r.src.end;
-  }
-  if (!rc && r.src.err)
-    rd_warn(&r, jtok_off(&r.src, r.src.end), "%s", r.src.err);
+  if (!rc)
+    jtok_finish(&r.src, &r.warn, "trace");
   r.st->bytes = jtok_off(&r.src, r.src.p);
   rd_free(&r);
   return rc;

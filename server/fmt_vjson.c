@@ -12,7 +12,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +169,7 @@ struct vj {
   struct jtok_src src;
   const struct fmt_vjson_cb *cb;
   struct fmt_vjson_stats *st;
+  struct jtok_warn warn; /* cb's warnings, st's skipped count */
   struct arena arena;
   struct sbuf key, text, scratch, instance, process;
   const char *event_type;         /* key of a nested {"<type>": [...]} list */
@@ -181,37 +181,6 @@ struct vj {
   char **warned; /* "section\0field" already reported as dropped */
   size_t nwarned;
 };
-
-static void vj_vwarn(struct vj *r, uint64_t off, int skipped, const char *fmt,
-                     va_list ap) {
-  if (skipped)
-    r->st->skipped++;
-  if (!r->cb || !r->cb->warning)
-    return;
-  char *msg;
-  if (vasprintf(&msg, fmt, ap) < 0)
-    return;
-  r->cb->warning(r->cb->ud, off, msg);
-  free(msg);
-}
-
-/* Reports a skipped record. */
-__attribute__((format(printf, 3, 4))) static void
-vj_skip(struct vj *r, uint64_t off, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vj_vwarn(r, off, 1, fmt, ap);
-  va_end(ap);
-}
-
-/* Reports a problem that skips no record. */
-__attribute__((format(printf, 3, 4))) static void
-vj_warn(struct vj *r, uint64_t off, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vj_vwarn(r, off, 0, fmt, ap);
-  va_end(ap);
-}
 
 /* Warns once per section and field that a field was dropped. */
 static void vj_dropped(struct vj *r, const char *section, const char *field,
@@ -227,10 +196,10 @@ static void vj_dropped(struct vj *r, const char *section, const char *field,
   memcpy(k + ls + 1, field, lf + 1);
   r->warned = xrealloc(r->warned, (r->nwarned + 1) * sizeof *r->warned);
   r->warned[r->nwarned++] = k;
-  vj_warn(r, off,
-          "%s: field \"%s\" has no place in the record: dropped (reported "
-          "once)",
-          section, field);
+  jtok_note(&r->warn, off,
+            "%s: field \"%s\" has no place in the record: dropped (reported "
+            "once)",
+            section, field);
 }
 
 static Nex__Attribute *vj_attr(struct vj *r, const char *key,
@@ -565,7 +534,7 @@ static int vj_record(struct vj *r, const struct section *sec, const char *name,
   if (sec->what == S_OTHER)
     return vj_other(r, name, v, &o);
   if (v->kind != JTOK_OBJ) {
-    vj_skip(r, off, "%s: element is not an object: skipped", name);
+    jtok_skipped(&r->warn, off, "%s: element is not an object: skipped", name);
     return 0;
   }
   if (sec->what == S_DEVPROF) {
@@ -576,7 +545,8 @@ static int vj_record(struct vj *r, const struct section *sec, const char *name,
         (!(t = num_text(r, &nc)) || to_i64(t, &i) || i < -1 || i > INT32_MAX))
       i = -1;
     if (!jtok_find(v, "device_profile_name", &dn) || dn.kind != JTOK_STR) {
-      vj_skip(r, off, "%s: entry without device_profile_name: skipped", name);
+      jtok_skipped(&r->warn, off,
+                   "%s: entry without device_profile_name: skipped", name);
       return 0;
     }
     struct jtok_span id;
@@ -655,10 +625,10 @@ static int vj_array(struct vj *r, const struct section *sec, const char *name) {
     const uchar *start = s->p;
     if (jtok_value(s, &v)) {
       int big = (size_t)(s->end - s->p) >= JTOK_MAX_VALUE;
-      vj_skip(r, off, "%s: element %s: skipped", name,
-              big      ? "larger than 64 MiB"
-              : s->eof ? "cut by the end of the file"
-                       : "malformed");
+      jtok_skipped(&r->warn, off, "%s: element %s: skipped", name,
+                   big      ? "larger than 64 MiB"
+                   : s->eof ? "cut by the end of the file"
+                            : "malformed");
       if (*s->p == '{' && !big && !s->eof) {
         s->p++;
         jtok_resync(s);
@@ -714,8 +684,8 @@ static int vj_section(struct vj *r, const char *name) {
       }
       char *type = vj_key(r);
       if (!type) {
-        vj_warn(r, jtok_off(s, s->p),
-                "%s: malformed: the rest of the section is skipped", name);
+        jtok_note(&r->warn, jtok_off(s, s->p),
+                  "%s: malformed: the rest of the section is skipped", name);
         return 0;
       }
       int rc = 0;
@@ -724,8 +694,9 @@ static int vj_section(struct vj *r, const char *name) {
         rc = vj_array(r, sec, name);
         r->event_type = NULL;
       } else {
-        vj_skip(r, jtok_off(s, s->p),
-                "%s: \"%s\" is not a list of records: skipped", name, type);
+        jtok_skipped(&r->warn, jtok_off(s, s->p),
+                     "%s: \"%s\" is not a list of records: skipped", name,
+                     type);
         jtok_skip(s);
       }
       free(type);
@@ -734,12 +705,13 @@ static int vj_section(struct vj *r, const char *name) {
     }
   }
   if (jtok_value(s, &v)) {
-    vj_skip(r, off, "%s: malformed or oversized value: skipped", name);
+    jtok_skipped(&r->warn, off, "%s: malformed or oversized value: skipped",
+                 name);
     jtok_skip(s);
     return 0;
   }
   if (sec->what != S_OTHER) {
-    vj_skip(r, off, "%s: not a list of records: skipped", name);
+    jtok_skipped(&r->warn, off, "%s: not a list of records: skipped", name);
     return 0;
   }
   return vj_record(r, sec, name, &v, off);
@@ -750,21 +722,13 @@ static int vj_section(struct vj *r, const char *name) {
 static int vj_object(struct vj *r, int probe) {
   struct jtok_src *s = &r->src;
   for (;;) {
-    if (jtok_ws(s))
+    if (!jtok_next_member(s))
       return 0;
-    if (*s->p == ',') {
-      s->p++;
-      continue;
-    }
-    if (*s->p == '}') {
-      s->p++;
-      return 0;
-    }
     uint64_t off = jtok_off(s, s->p);
     char *name = vj_key(r);
     if (!name) {
-      vj_warn(r, off,
-              "malformed top-level object: the rest of the file is ignored");
+      jtok_note(&r->warn, off,
+                "malformed top-level object: the rest of the file is ignored");
       return 0;
     }
     int rc = 0;
@@ -828,21 +792,16 @@ int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
   struct fmt_vjson_stats local;
   struct vj r = {.cb = cb, .st = st ? st : &local};
   memset(r.st, 0, sizeof *r.st);
+  r.warn = (struct jtok_warn){cb ? cb->warning : NULL, cb ? cb->ud : NULL,
+                              &r.st->skipped};
   int rc = vj_open(&r, path, 0, cause);
   if (!rc) {
     rc = vj_object(&r, 0);
     if (rc == -EPROTO && cause)
       *cause = xasprintf("%s: a Chrome trace, not a vendor JSON export", path);
   }
-  if (!rc && !jtok_ws(&r.src)) {
-    vj_warn(&r, jtok_off(&r.src, r.src.p),
-            "data after the end of the export: ignored");
-    while (jtok_fill(&r.src))
-      r.src.p = r.src.end;
-    r.src.p = r.src.end;
-  }
-  if (!rc && r.src.err)
-    vj_warn(&r, jtok_off(&r.src, r.src.end), "%s", r.src.err);
+  if (!rc)
+    jtok_finish(&r.src, &r.warn, "export");
   if (r.src.base)
     r.st->bytes = jtok_off(&r.src, r.src.p);
   vj_free(&r);
@@ -851,7 +810,7 @@ int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
 
 int fmt_vjson_probe(const char *path) {
   struct fmt_vjson_stats st = {0};
-  struct vj r = {.st = &st};
+  struct vj r = {.st = &st, .warn = {.skipped = &st.skipped}};
   int rc = vj_open(&r, path, VJSON_PROBE_BYTES, NULL);
   if (!rc && vj_object(&r, 1) == 1)
     rc = (int)st.kind;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,11 +523,11 @@ int jtok_scan(const uchar **pp, const uchar *end, struct jtok_span *sp) {
   return scalar_scan(pp, end, sp);
 }
 
-/* Reads the next member of an object whose '{' is behind *pp.  Returns
- * JTOK_OK with key and value, JTOK_END after the closing '}', JTOK_MORE or
- * JTOK_BAD.  Stray commas are tolerated. */
-int jtok_member(const uchar **pp, const uchar *end, struct jtok_span *key,
-                struct jtok_span *val) {
+/* Skips blanks and stray commas before the next member or element of an
+ * object or array closed by `close`.  Returns JTOK_OK with *at on its first
+ * byte, JTOK_END with *pp moved past the closing byte, or JTOK_MORE. */
+static int item_start(const uchar **pp, const uchar *end, uchar close,
+                      const uchar **at) {
   const uchar *p = *pp;
   for (;;) {
     p = ws(p, end);
@@ -536,11 +537,24 @@ int jtok_member(const uchar **pp, const uchar *end, struct jtok_span *key,
       break;
     p++;
   }
-  if (*p == '}') {
+  if (*p == close) {
     *pp = p + 1;
     return JTOK_END;
   }
-  int rc = JTOK_BAD;
+  *at = p;
+  return JTOK_OK;
+}
+
+/* Reads the next member of an object whose '{' is behind *pp.  Returns
+ * JTOK_OK with key and value, JTOK_END after the closing '}', JTOK_MORE or
+ * JTOK_BAD.  Stray commas are tolerated. */
+int jtok_member(const uchar **pp, const uchar *end, struct jtok_span *key,
+                struct jtok_span *val) {
+  const uchar *p;
+  int rc = item_start(pp, end, '}', &p);
+  if (rc != JTOK_OK)
+    return rc;
+  rc = JTOK_BAD;
   if (*p == '"' && (rc = str_scan(&p, end, key)) == JTOK_OK) {
     p = ws(p, end);
     if (p >= end)
@@ -560,20 +574,11 @@ int jtok_member(const uchar **pp, const uchar *end, struct jtok_span *key,
 
 /* Same for the elements of an array whose '[' is behind *pp. */
 int jtok_element(const uchar **pp, const uchar *end, struct jtok_span *val) {
-  const uchar *p = *pp;
-  for (;;) {
-    p = ws(p, end);
-    if (p >= end)
-      return JTOK_MORE;
-    if (*p != ',')
-      break;
-    p++;
-  }
-  if (*p == ']') {
-    *pp = p + 1;
-    return JTOK_END;
-  }
-  int rc = jtok_scan(&p, end, val);
+  const uchar *p;
+  int rc = item_start(pp, end, ']', &p);
+  if (rc != JTOK_OK)
+    return rc;
+  rc = jtok_scan(&p, end, val);
   if (rc != JTOK_MORE)
     *pp = p;
   return rc;
@@ -1040,4 +1045,64 @@ void jtok_resync(struct jtok_src *s) {
     if (!jtok_fill(s))
       return;
   }
+}
+
+/* ------------------------------------------------------------ warnings */
+
+static void jtok_vwarn(const struct jtok_warn *w, uint64_t off, int skipped,
+                       const char *fmt, va_list ap) {
+  if (skipped)
+    (*w->skipped)++;
+  if (!w->fn)
+    return;
+  char *msg;
+  if (vasprintf(&msg, fmt, ap) < 0)
+    return;
+  w->fn(w->ud, off, msg);
+  free(msg);
+}
+
+int jtok_skipped(const struct jtok_warn *w, uint64_t off, const char *fmt,
+                 ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  jtok_vwarn(w, off, 1, fmt, ap);
+  va_end(ap);
+  return 0;
+}
+
+void jtok_note(const struct jtok_warn *w, uint64_t off, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  jtok_vwarn(w, off, 0, fmt, ap);
+  va_end(ap);
+}
+
+int jtok_next_member(struct jtok_src *s) {
+  for (;;) {
+    if (jtok_ws(s))
+      return 0;
+    if (*s->p == ',') {
+      s->p++;
+      continue;
+    }
+    if (*s->p == '}') {
+      s->p++;
+      return 0;
+    }
+    return 1;
+  }
+}
+
+void jtok_finish(struct jtok_src *s, const struct jtok_warn *w,
+                 const char *what) {
+  if (!jtok_ws(s)) {
+    jtok_note(w, jtok_off(s, s->p), "data after the end of the %s: ignored",
+              what);
+    while (jtok_fill(s))
+      s->p = s->end;
+    s->p = s->end;
+  }
+  if (s->err)
+    jtok_note(w, jtok_off(s, s->end), "%s", s->err);
 }

@@ -195,4 +195,34 @@ void jtok_skip(struct jtok_src *s);
  * the end of the stream. */
 void jtok_resync(struct jtok_src *s);
 
+/* Moves the cursor to the next member of the top-level object being read,
+ * past blanks and stray commas (refilling).  Returns 1 at the member's
+ * first byte, 0 past the closing '}' or at the end of the stream. */
+int jtok_next_member(struct jtok_src *s);
+
+/* ------------------------------------------------------------ warnings */
+
+/* Where a decoder's warnings go: the warning callback of its cb struct (fn
+ * may be NULL) with its ud, and the skipped count of its stats. */
+struct jtok_warn {
+  void (*fn)(void *ud, uint64_t offset, const char *msg);
+  void *ud;
+  uint64_t *skipped;
+};
+
+/* Reports a record that could not be used: counts it in *w->skipped and
+ * gives the formatted message to w->fn.  Returns 0. */
+__attribute__((format(printf, 3, 4))) int
+jtok_skipped(const struct jtok_warn *w, uint64_t off, const char *fmt, ...);
+
+/* Reports a problem that skips no record (garbage, a cut gzip stream). */
+__attribute__((format(printf, 3, 4))) void
+jtok_note(const struct jtok_warn *w, uint64_t off, const char *fmt, ...);
+
+/* Ends the read of a top-level value: reports and consumes any data after
+ * it ("data after the end of the <what>: ignored"), then reports why the
+ * stream ended early, if it did. */
+void jtok_finish(struct jtok_src *s, const struct jtok_warn *w,
+                 const char *what);
+
 #endif

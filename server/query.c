@@ -61,6 +61,12 @@ sqlite3_stmt *query_stmt(sqlite3 *db, const char *sql, struct query_err *e) {
   return s;
 }
 
+/* Binds the parameters ?1..?n of s to v[0..n-1]. */
+static void query_bind_i64(sqlite3_stmt *s, const int64_t *v, int n) {
+  for (int i = 0; i < n; i++)
+    sqlite3_bind_int64(s, i + 1, v[i]);
+}
+
 /* A statement that is not cached (finalize it): for the many cursors of one
  * merge, which must not share a cached statement. */
 static sqlite3_stmt *query_stmt_once(sqlite3 *db, const char *sql,
@@ -274,6 +280,20 @@ struct query_ids {
   size_t n, cap;
 };
 
+/* The slot of key (> 0) in the open-addressing table keys[cap] (cap a power
+ * of two, the table never full); claims it, counting it in *n, when key is
+ * absent. */
+static size_t query_slot(int64_t *keys, size_t cap, size_t *n, int64_t key) {
+  size_t i = (size_t)util_hash(&key, sizeof key) & (cap - 1);
+  while (keys[i] && keys[i] != key)
+    i = (i + 1) & (cap - 1);
+  if (!keys[i]) {
+    keys[i] = key;
+    (*n)++;
+  }
+  return i;
+}
+
 static void query_ids_add(struct query_ids *s, int64_t id) {
   if (id <= 0)
     return;
@@ -286,13 +306,7 @@ static void query_ids_add(struct query_ids *s, int64_t id) {
     free(s->v);
     *s = t;
   }
-  size_t i = (size_t)util_hash(&id, sizeof id) & (s->cap - 1);
-  while (s->v[i] && s->v[i] != id)
-    i = (i + 1) & (s->cap - 1);
-  if (!s->v[i]) {
-    s->v[i] = id;
-    s->n++;
-  }
+  query_slot(s->v, s->cap, &s->n, id);
 }
 
 /* Appends {"<id>":"<string>",...} for every id of the set, or gives each
@@ -383,38 +397,89 @@ int64_t query_resolution(const struct query_window *w) {
   return r > 0 ? r : 1;
 }
 
+/* Lanes and counter series are kept as QUERY_COLS parallel columns of
+ * 8-byte values (int64_t or double) that grow together: each struct names
+ * its columns in a union with the array col[] that query_cols_* handle. */
+#define QUERY_COLS 5
+_Static_assert(sizeof(double) == sizeof(int64_t), "8-byte columns");
+
+/* One value of a row. */
+union query_val {
+  int64_t i;
+  double d;
+};
+
+/* Appends row[] (row[i] to column i) as row *n of the columns col[] of
+ * capacity *cap, which double when full (first 1024 rows). */
+static void query_cols_push(void *col[QUERY_COLS], size_t *n, size_t *cap,
+                            const union query_val row[QUERY_COLS]) {
+  if (*n == *cap) {
+    *cap = *cap ? *cap * 2 : 1024;
+    for (int i = 0; i < QUERY_COLS; i++)
+      col[i] = xrealloc(col[i], *cap * sizeof *row);
+  }
+  for (int i = 0; i < QUERY_COLS; i++)
+    memcpy((char *)col[i] + *n * sizeof *row, &row[i], sizeof *row);
+  (*n)++;
+}
+
+static void query_cols_free(void *col[QUERY_COLS]) {
+  for (int i = 0; i < QUERY_COLS; i++)
+    free(col[i]);
+}
+
 /* The rows of one lane, before they are written column by column.
  * longest: the longest event's duration in the last row (LOD merging). */
 struct query_lane {
-  int64_t *ts, *dur, *name, *grp, *count;
+  union {
+    struct {
+      int64_t *ts, *dur, *name, *grp, *count;
+    };
+    void *col[QUERY_COLS];
+  };
   size_t n, cap;
   int64_t longest;
 };
 
 static void query_lane_push(struct query_lane *l, int64_t ts, int64_t dur,
                             int64_t name, int64_t grp, int64_t count) {
-  if (l->n == l->cap) {
-    l->cap = l->cap ? l->cap * 2 : 1024;
-    l->ts = xrealloc(l->ts, l->cap * sizeof *l->ts);
-    l->dur = xrealloc(l->dur, l->cap * sizeof *l->dur);
-    l->name = xrealloc(l->name, l->cap * sizeof *l->name);
-    l->grp = xrealloc(l->grp, l->cap * sizeof *l->grp);
-    l->count = xrealloc(l->count, l->cap * sizeof *l->count);
-  }
-  l->ts[l->n] = ts;
-  l->dur[l->n] = dur;
-  l->name[l->n] = name;
-  l->grp[l->n] = grp;
-  l->count[l->n] = count;
-  l->n++;
+  union query_val row[] = {
+      {.i = ts}, {.i = dur}, {.i = name}, {.i = grp}, {.i = count}};
+  query_cols_push(l->col, &l->n, &l->cap, row);
 }
 
-static void query_lane_free(struct query_lane *l) {
-  free(l->ts);
-  free(l->dur);
-  free(l->name);
-  free(l->grp);
-  free(l->count);
+/* The points of one counter series (columns: see query_cols_push). */
+struct query_points {
+  union {
+    struct {
+      int64_t *ts, *count;
+      double *min, *max, *last;
+    };
+    void *col[QUERY_COLS];
+  };
+  size_t n, cap;
+};
+
+static void query_points_push(struct query_points *p, int64_t ts, double mn,
+                              double mx, double last, int64_t count) {
+  union query_val row[] = {
+      {.i = ts}, {.i = count}, {.d = mn}, {.d = mx}, {.d = last}};
+  query_cols_push(p->col, &p->n, &p->cap, row);
+}
+
+/* What the tracks of one window answer share: the sink (NULL: JSON), the
+ * row buffers, and the names the slices use. */
+struct query_run {
+  const struct query_sink *sk;
+  struct query_lane lane;
+  struct query_points points;
+  struct query_ids names;
+};
+
+static void query_run_free(struct query_run *run) {
+  query_cols_free(run->lane.col);
+  query_cols_free(run->points.col);
+  free(run->names.v);
 }
 
 static void query_add_column(struct sbuf *b, const char *key, const int64_t *v,
@@ -469,11 +534,7 @@ static int query_lane_raw(sqlite3 *db, int64_t track, int64_t lane,
   int rc;
   if (!s)
     return -EIO;
-  sqlite3_bind_int64(s, 1, track);
-  sqlite3_bind_int64(s, 2, lane);
-  sqlite3_bind_int64(s, 3, w->start);
-  sqlite3_bind_int64(s, 4, w->end);
-  sqlite3_bind_int64(s, 5, limit + 1);
+  query_bind_i64(s, (int64_t[]){track, lane, w->start, w->end, limit + 1}, 5);
   l->n = 0;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     if ((int64_t)l->n == limit) {
@@ -544,10 +605,7 @@ static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
   if (!s)
     return -EIO;
   l->n = 0;
-  sqlite3_bind_int64(s, 1, track);
-  sqlite3_bind_int64(s, 2, level);
-  sqlite3_bind_int64(s, 3, lane);
-  sqlite3_bind_int64(s, 4, b0);
+  query_bind_i64(s, (int64_t[]){track, level, lane, b0}, 4);
   rc = sqlite3_step(s);
   if (rc == SQLITE_ROW)
     query_lod_row(s, w->start, r, l);
@@ -556,11 +614,7 @@ static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
     return query_db_fail(e, db);
   if (!(s = query_stmt(db, QUERY_SQL_LOD_LANE, e)))
     return -EIO;
-  sqlite3_bind_int64(s, 1, track);
-  sqlite3_bind_int64(s, 2, level);
-  sqlite3_bind_int64(s, 3, lane);
-  sqlite3_bind_int64(s, 4, b0);
-  sqlite3_bind_int64(s, 5, b1);
+  query_bind_i64(s, (int64_t[]){track, level, lane, b0, b1}, 5);
   while ((rc = sqlite3_step(s)) == SQLITE_ROW)
     query_lod_row(s, w->start, r, l);
   sqlite3_reset(s);
@@ -571,9 +625,11 @@ static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
  * gives the rows to the sink sk when there is one (b unused). */
 static int query_slice_track(sqlite3 *db, const struct query_track *t,
                              const struct query_window *w, int level,
-                             struct query_lane *l, struct sbuf *b,
-                             const struct query_sink *sk,
-                             struct query_ids *names, struct query_err *e) {
+                             struct sbuf *b, struct query_run *run,
+                             struct query_err *e) {
+  struct query_lane *l = &run->lane;
+  const struct query_sink *sk = run->sk;
+  struct query_ids *names = &run->names;
   bool raw = level < 0 || t->lod_min < 0 || level < t->lod_min;
   size_t mark = sk ? 0 : b->len;
   int rc;
@@ -646,94 +702,45 @@ static void query_window_head(struct sbuf *out, const struct query_window *w,
   query_add_i64(out, r);
 }
 
-/* query_slices() (sk NULL) and query_slices_rows() (out NULL). */
-static int query_slices_do(sqlite3 *db, const struct query_window *w,
-                           struct sbuf *out, const struct query_sink *sk,
-                           struct query_err *e) {
+/* One track's part of a window answer (query_slice_track(),
+ * query_counter_track()). */
+typedef int (*query_track_fn)(sqlite3 *db, const struct query_track *t,
+                              const struct query_window *w, int level,
+                              struct sbuf *b, struct query_run *run,
+                              struct query_err *e);
+
+/* Checks the window, then runs fn on each of its tracks, which must be of
+ * `kind` (else 400 pointing to /api/v1/<other>); tb gets the JSON array of
+ * their objects.  Returns 0 or the first error. */
+static int query_window_tracks(sqlite3 *db, const struct query_window *w,
+                               const char *kind, const char *other,
+                               query_track_fn fn, struct query_run *run,
+                               struct sbuf *tb, struct query_err *e) {
   int rc = query_window_check(w, e);
   if (rc < 0)
     return rc;
-  int64_t r = query_resolution(w);
-  int level = query_level(r);
-  struct query_lane lane = {0};
-  struct query_ids names = {0};
-  struct sbuf tb = {0};
-  sbuf_addc(&tb, '[');
+  int level = query_level(query_resolution(w));
+  sbuf_addc(tb, '[');
   for (size_t i = 0; i < w->n_tracks && rc == 0; i++) {
     struct query_track t;
     rc = query_track_get(db, w->tracks[i], "tracks", &t, e);
-    if (rc == 0 && strcmp(t.kind, "slices") != 0)
+    if (rc == 0 && strcmp(t.kind, kind) != 0)
       rc = query_fail(e, -EINVAL, 400, "bad_parameter",
                       "parameter 'tracks': track %lld is a %s track; use "
-                      "/api/v1/counters",
-                      (long long)t.id, t.kind);
+                      "/api/v1/%s",
+                      (long long)t.id, t.kind, other);
     if (rc == 0) {
       if (i)
-        sbuf_addc(&tb, ',');
-      rc = query_slice_track(db, &t, w, level, &lane, &tb, sk, &names, e);
+        sbuf_addc(tb, ',');
+      rc = fn(db, &t, w, level, tb, run, e);
     }
   }
-  sbuf_addc(&tb, ']');
-  if (rc == 0 && sk) {
-    rc = query_ids_names(db, &names, NULL, sk, e);
-  } else if (rc == 0) {
-    query_window_head(out, w, r);
-    sbuf_adds(out, ",\"names\":");
-    rc = query_ids_names(db, &names, out, NULL, e);
-    sbuf_adds(out, ",\"tracks\":");
-    sbuf_add(out, tb.s, tb.len);
-    sbuf_addc(out, '}');
-  }
-  query_lane_free(&lane);
-  free(names.v);
-  sbuf_free(&tb);
+  sbuf_addc(tb, ']');
   return rc;
-}
-
-int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
-                 struct query_err *e) {
-  return query_slices_do(db, w, out, NULL, e);
-}
-
-int query_slices_rows(sqlite3 *db, const struct query_window *w,
-                      const struct query_sink *sk, struct query_err *e) {
-  return query_slices_do(db, w, NULL, sk, e);
 }
 
 /* ------------------------------------------------------------------ */
 /* GET /counters */
-
-struct query_points {
-  int64_t *ts, *count;
-  double *min, *max, *last;
-  size_t n, cap;
-};
-
-static void query_points_push(struct query_points *p, int64_t ts, double mn,
-                              double mx, double last, int64_t count) {
-  if (p->n == p->cap) {
-    p->cap = p->cap ? p->cap * 2 : 1024;
-    p->ts = xrealloc(p->ts, p->cap * sizeof *p->ts);
-    p->count = xrealloc(p->count, p->cap * sizeof *p->count);
-    p->min = xrealloc(p->min, p->cap * sizeof *p->min);
-    p->max = xrealloc(p->max, p->cap * sizeof *p->max);
-    p->last = xrealloc(p->last, p->cap * sizeof *p->last);
-  }
-  p->ts[p->n] = ts;
-  p->min[p->n] = mn;
-  p->max[p->n] = mx;
-  p->last[p->n] = last;
-  p->count[p->n] = count;
-  p->n++;
-}
-
-static void query_points_free(struct query_points *p) {
-  free(p->ts);
-  free(p->count);
-  free(p->min);
-  free(p->max);
-  free(p->last);
-}
 
 static void query_add_doubles(struct sbuf *b, const char *key, const double *v,
                               size_t n) {
@@ -757,9 +764,7 @@ static int query_counter_before(sqlite3 *db, int64_t track, int64_t series,
       e);
   if (!s)
     return -EIO;
-  sqlite3_bind_int64(s, 1, track);
-  sqlite3_bind_int64(s, 2, series);
-  sqlite3_bind_int64(s, 3, before);
+  query_bind_i64(s, (int64_t[]){track, series, before}, 3);
   int rc = sqlite3_step(s);
   if (rc == SQLITE_ROW) {
     double v = sqlite3_column_double(s, 1);
@@ -785,11 +790,7 @@ static int query_counter_raw(sqlite3 *db, int64_t track, int64_t series,
       e);
   if (!s)
     return -EIO;
-  sqlite3_bind_int64(s, 1, track);
-  sqlite3_bind_int64(s, 2, series);
-  sqlite3_bind_int64(s, 3, w->start);
-  sqlite3_bind_int64(s, 4, w->end);
-  sqlite3_bind_int64(s, 5, limit + 1);
+  query_bind_i64(s, (int64_t[]){track, series, w->start, w->end, limit + 1}, 5);
   int64_t got = 0;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     if (got++ == limit) {
@@ -819,11 +820,7 @@ static int query_counter_lod(sqlite3 *db, int64_t track, int64_t series,
       e);
   if (!s)
     return -EIO;
-  sqlite3_bind_int64(s, 1, track);
-  sqlite3_bind_int64(s, 2, series);
-  sqlite3_bind_int64(s, 3, level);
-  sqlite3_bind_int64(s, 4, b0);
-  sqlite3_bind_int64(s, 5, b1);
+  query_bind_i64(s, (int64_t[]){track, series, level, b0, b1}, 5);
   while ((rc = sqlite3_step(s)) == SQLITE_ROW)
     query_points_push(p, sqlite3_column_int64(s, 0),
                       sqlite3_column_double(s, 1), sqlite3_column_double(s, 2),
@@ -871,9 +868,10 @@ static int query_series_of(sqlite3 *db, const char *source,
  * sink sk when there is one (b unused). */
 static int query_counter_track(sqlite3 *db, const struct query_track *t,
                                const struct query_window *w, int level,
-                               struct query_points *p, struct sbuf *b,
-                               const struct query_sink *sk,
+                               struct sbuf *b, struct query_run *run,
                                struct query_err *e) {
+  struct query_points *p = &run->points;
+  const struct query_sink *sk = run->sk;
   struct query_series ser[64];
   int n = query_series_of(db, t->source, ser, 64, e), rc = 0;
   if (n < 0)
@@ -925,52 +923,55 @@ static int query_counter_track(sqlite3 *db, const struct query_track *t,
   return 0;
 }
 
-/* query_counters() (sk NULL) and query_counters_rows() (out NULL). */
-static int query_counters_do(sqlite3 *db, const struct query_window *w,
-                             struct sbuf *out, const struct query_sink *sk,
-                             struct query_err *e) {
-  int rc = query_window_check(w, e);
-  if (rc < 0)
-    return rc;
-  int64_t r = query_resolution(w);
-  int level = query_level(r);
-  struct query_points p = {0};
+/* ------------------------------------------------------------------ */
+/* GET /slices and /counters */
+
+/* query_slices(), query_counters() (sk NULL) and their _rows() forms (out
+ * NULL): the answer for the slice tracks of w, else its counter tracks. */
+static int query_window_do(sqlite3 *db, const struct query_window *w,
+                           bool slices, struct sbuf *out,
+                           const struct query_sink *sk, struct query_err *e) {
+  struct query_run run = {.sk = sk};
   struct sbuf tb = {0};
-  sbuf_addc(&tb, '[');
-  for (size_t i = 0; i < w->n_tracks && rc == 0; i++) {
-    struct query_track t;
-    rc = query_track_get(db, w->tracks[i], "tracks", &t, e);
-    if (rc == 0 && strcmp(t.kind, "counter") != 0)
-      rc = query_fail(e, -EINVAL, 400, "bad_parameter",
-                      "parameter 'tracks': track %lld is a %s track; use "
-                      "/api/v1/slices",
-                      (long long)t.id, t.kind);
-    if (rc == 0) {
-      if (i)
-        sbuf_addc(&tb, ',');
-      rc = query_counter_track(db, &t, w, level, &p, &tb, sk, e);
-    }
-  }
-  sbuf_addc(&tb, ']');
+  int rc = slices ? query_window_tracks(db, w, "slices", "counters",
+                                        query_slice_track, &run, &tb, e)
+                  : query_window_tracks(db, w, "counter", "slices",
+                                        query_counter_track, &run, &tb, e);
   if (rc == 0 && !sk) {
-    query_window_head(out, w, r);
+    query_window_head(out, w, query_resolution(w));
+    if (slices) {
+      sbuf_adds(out, ",\"names\":");
+      rc = query_ids_names(db, &run.names, out, NULL, e);
+    }
     sbuf_adds(out, ",\"tracks\":");
     sbuf_add(out, tb.s, tb.len);
     sbuf_addc(out, '}');
+  } else if (rc == 0 && slices) {
+    rc = query_ids_names(db, &run.names, NULL, sk, e);
   }
-  query_points_free(&p);
+  query_run_free(&run);
   sbuf_free(&tb);
   return rc;
 }
 
+int query_slices(sqlite3 *db, const struct query_window *w, struct sbuf *out,
+                 struct query_err *e) {
+  return query_window_do(db, w, true, out, NULL, e);
+}
+
+int query_slices_rows(sqlite3 *db, const struct query_window *w,
+                      const struct query_sink *sk, struct query_err *e) {
+  return query_window_do(db, w, true, NULL, sk, e);
+}
+
 int query_counters(sqlite3 *db, const struct query_window *w, struct sbuf *out,
                    struct query_err *e) {
-  return query_counters_do(db, w, out, NULL, e);
+  return query_window_do(db, w, false, out, NULL, e);
 }
 
 int query_counters_rows(sqlite3 *db, const struct query_window *w,
                         const struct query_sink *sk, struct query_err *e) {
-  return query_counters_do(db, w, NULL, sk, e);
+  return query_window_do(db, w, false, NULL, sk, e);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1305,9 +1306,7 @@ static int query_event_load(sqlite3 *db, const char *key,
       e);
   if (!s)
     return -EIO;
-  sqlite3_bind_int64(s, 1, ev->track);
-  sqlite3_bind_int64(s, 2, ev->lane);
-  sqlite3_bind_int64(s, 3, ev->ts);
+  query_bind_i64(s, (int64_t[]){ev->track, ev->lane, ev->ts}, 3);
   int rc = sqlite3_step(s);
   if (rc == SQLITE_ROW) {
     ev->id = sqlite3_column_int64(s, 0);
@@ -1456,10 +1455,7 @@ static int query_event_flows(sqlite3 *db, const struct query_event *ev,
   int rc;
   if (!s)
     return -EIO;
-  sqlite3_bind_int64(s, 1, ev->track);
-  sqlite3_bind_int64(s, 2, ev->lane);
-  sqlite3_bind_int64(s, 3, ev->ts);
-  sqlite3_bind_int64(s, 4, ev->id);
+  query_bind_i64(s, (int64_t[]){ev->track, ev->lane, ev->ts, ev->id}, 4);
   while ((rc = sqlite3_step(s)) == SQLITE_ROW && nf < 64)
     flows[nf++] = sqlite3_column_int64(s, 0);
   sqlite3_reset(s);
@@ -2197,10 +2193,7 @@ static int query_search_count(sqlite3 *db, const struct query_search *q,
     return -EIO;
   *count = 0;
   for (int64_t l = 0; l < m->lanes; l++) {
-    sqlite3_bind_int64(s, 1, m->track);
-    sqlite3_bind_int64(s, 2, l);
-    sqlite3_bind_int64(s, 3, q->start);
-    sqlite3_bind_int64(s, 4, q->end);
+    query_bind_i64(s, (int64_t[]){m->track, l, q->start, q->end}, 4);
     sqlite3_bind_text(s, 5, m->names.s, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW)
@@ -2367,14 +2360,7 @@ static size_t query_totals_slot(struct query_totals *t, int64_t name) {
     free(t->self);
     *t = g;
   }
-  size_t i = (size_t)util_hash(&name, sizeof name) & (t->cap - 1);
-  while (t->name[i] && t->name[i] != name)
-    i = (i + 1) & (t->cap - 1);
-  if (!t->name[i]) {
-    t->name[i] = name;
-    t->n++;
-  }
-  return i;
+  return query_slot(t->name, t->cap, &t->n, name);
 }
 
 static void query_totals_add(struct query_totals *t,
@@ -2401,10 +2387,7 @@ static int query_range_lane(sqlite3 *db, int64_t track, int64_t lane,
   int rc;
   if (!st)
     return -EIO;
-  sqlite3_bind_int64(st, 1, track);
-  sqlite3_bind_int64(st, 2, lane);
-  sqlite3_bind_int64(st, 3, w->start);
-  sqlite3_bind_int64(st, 4, w->end);
+  query_bind_i64(st, (int64_t[]){track, lane, w->start, w->end}, 4);
   s->n = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (--*budget < 0) {

@@ -1,4 +1,5 @@
-/* ws.c -- libwebsockets: the "nex.v1" push channel (see ws.h). */
+/* ws.c -- libwebsockets: the "nex.v1" push channel (see ws.h), which also
+ * carries the queries of wsq.c. */
 #include "ws.h"
 #include "app.h"
 #include "log.h"
@@ -38,8 +39,8 @@ struct ws {
   struct ws_msg ring[WS_RING]; /* message seq lives at ring[seq % WS_RING] */
   uint64_t head;               /* next seq */
   uint64_t last_progress;      /* seq of the newest progress + 1, or 0 */
-  uint64_t woken_head; /* head when clients were last asked to write */
-  struct wsq *wsq;     /* queries over the socket (wsq.h) */
+  uint64_t woken_head;         /* head when clients were last asked to write */
+  struct wsq *wsq;             /* queries over the socket (wsq.h) */
 };
 
 /* Per connection. */
@@ -47,9 +48,7 @@ struct ws_pss {
   uint64_t next; /* next ring seq to send */
   json_t *hello; /* messages to send first, or NULL */
   size_t hello_i;
-  struct wsq_conn *q;  /* its queries and their answers */
-  unsigned char *held; /* the last push written: permessage-deflate may
-                          read it until the next WRITEABLE */
+  struct wsq_conn *q; /* its queries and their answers */
 };
 
 static const struct lws_protocols ws_protocols[];
@@ -147,7 +146,7 @@ static int ws_write_one(struct ws *w, struct lws *wsi, struct ws_pss *pss) {
   if (!buf) /* no push waits: a query answer, if any */
     return wsq_conn_write(pss->q);
   int n = lws_write(wsi, buf + LWS_PRE, len, LWS_WRITE_TEXT);
-  pss->held = buf;
+  free(buf);
   if (n < (int)len)
     return -1;
   pthread_mutex_lock(&w->mu);
@@ -193,9 +192,6 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
     pss->next = w->head;
     pthread_mutex_unlock(&w->mu);
     pss->q = wsq_conn_new(w->wsq, wsi);
-    /* compress big answers 64 KiB at a time, not 1 KiB (when the client
-     * negotiated permessage-deflate; no effect otherwise) */
-    lws_set_extension_option(wsi, "permessage-deflate", "tx_buf_size", "16");
     lws_callback_on_writable(wsi);
     return 0;
   case LWS_CALLBACK_RECEIVE:
@@ -204,12 +200,8 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
                                 !lws_remaining_packet_payload(wsi),
                             lws_frame_is_binary(wsi));
   case LWS_CALLBACK_SERVER_WRITEABLE:
-    free(pss->held); /* lws is done with it */
-    pss->held = NULL;
     return ws_write_one(w, wsi, pss);
   case LWS_CALLBACK_CLOSED:
-    free(pss->held);
-    pss->held = NULL;
     json_decref(pss->hello);
     pss->hello = NULL;
     wsq_conn_close(pss->q);
@@ -250,11 +242,9 @@ static const struct lws_protocols ws_protocols[] = {
     {WS_SUBPROTOCOL, ws_callback, sizeof(struct ws_pss), 4096, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0}};
 
-static const struct lws_extension ws_extensions[] = {
-    {"permessage-deflate", lws_extension_callback_pm_deflate,
-     "permessage-deflate; client_no_context_takeover; "
-     "client_max_window_bits"},
-    {NULL, NULL, NULL}};
+/* No permessage-deflate: the service thread would compress every answer,
+ * one connection after the other; the big messages, window frames, are
+ * compressed by the query workers instead (wsq.c, wsbin.c). */
 
 /* Pings idle clients after 30 s, drops dead ones after 60 s. */
 static const lws_retry_bo_t ws_retry = {.secs_since_valid_ping = 30,
@@ -288,7 +278,6 @@ int ws_start(struct app *a, const char *bind, struct ws **out, char **cause) {
   memset(&info, 0, sizeof info);
   info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
   info.protocols = ws_protocols;
-  info.extensions = ws_extensions;
   info.max_http_header_data = 16384;
   info.gid = -1;
   info.uid = -1;

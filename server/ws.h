@@ -8,7 +8,9 @@
  * slow client skips progress messages that a newer one superseded; one that
  * falls behind the whole ring gets a fresh hello instead of a backlog.
  * Upgrades whose Origin does not match Host, whose Host is not this
- * server, or that do not ask for "nex.v1" are refused.
+ * server, or that do not ask for "nex.v1" are refused.  The same sockets
+ * carry the time-range queries of wsq.h: ws.c hands it the client's
+ * messages, and the WRITEABLE turns when no push waits.
  *
  * Ownership: the app is borrowed and must outlive the ws; sockets given to
  * ws_adopt() belong to lws from then on.

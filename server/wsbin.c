@@ -1,12 +1,13 @@
 /* wsbin.c -- binary frames of window answers (see wsbin.h).
  *
  * Layout (little-endian; doc/api.md has the reference): a 64-byte header,
- * the names new to the connection, the frame's dictionary of string ids,
- * the directory (per track a record, then one record per lane or series),
- * then the columns.  Every section and column starts at a multiple of 8
- * bytes, so that a browser can lay typed arrays straight over the received
- * buffer.  Integer columns are as narrow as their values allow: the low 32
- * bits at 1, 2 or 4 bytes, plus a column of the high 32 bits only when
+ * the names new to the connection, then the body: the frame's dictionary
+ * of string ids, the directory (per track a record, then one record per
+ * lane or series) and the columns -- the body compressed with raw deflate
+ * when the client did not say no.  Every section and column starts at a
+ * multiple of 8 bytes, so that a browser can lay typed arrays straight over the
+ * received buffer.  Integer columns are as narrow as their values allow: the
+ * low 32 bits at 1, 2 or 4 bytes, plus a column of the high 32 bits only when
  * some value needs it.  Times are relative to the frame's base, the
  * earliest of the window start and every row, so they are never negative;
  * names and groups are indexes into the dictionary, so they fit a byte or
@@ -19,13 +20,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* One track of the answer. */
 struct wsbin_track {
   int64_t id;
   int level;
-  char *source;        /* counters only */
-  size_t first_group;  /* index into groups */
+  char *source;       /* counters only */
+  size_t first_group; /* index into groups */
   size_t n_groups;
 };
 
@@ -285,7 +287,7 @@ static void wsbin_int_col(struct sbuf *s, const int64_t *v, size_t n,
       hi_max = u >> 32;
   }
   int w = neg ? 8 : lo_max <= UINT8_MAX ? 1 : lo_max <= UINT16_MAX ? 2 : 4;
-  int hw = neg || !hi_max ? 0
+  int hw = neg || !hi_max         ? 0
            : hi_max <= UINT8_MAX  ? 1
            : hi_max <= UINT16_MAX ? 2
                                   : 4;
@@ -417,8 +419,37 @@ static void wsbin_directory(struct wsbin *b) {
   }
 }
 
+/* Replaces the body by its raw deflate (level 1: speed over size) if that
+ * is smaller; returns whether it did. */
+static bool wsbin_deflate(struct sbuf *body) {
+  z_stream z = {0};
+  if (body->len < 1024 ||
+      deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    return false;
+  uLong cap = deflateBound(&z, (uLong)body->len);
+  unsigned char *out = xmalloc(cap + 1);
+  z.next_in = (unsigned char *)body->s;
+  z.avail_in = (uInt)body->len;
+  z.next_out = out;
+  z.avail_out = (uInt)cap;
+  int rc = deflate(&z, Z_FINISH);
+  size_t n = cap - z.avail_out;
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END || n >= body->len) {
+    free(out);
+    return false;
+  }
+  free(body->s);
+  out[n] = '\0'; /* an sbuf stays NUL-terminated */
+  body->s = (char *)out;
+  body->len = n;
+  body->cap = cap + 1;
+  return true;
+}
+
 int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
-                 const struct query_window *w, struct query_err *e) {
+                 const struct query_window *w, bool deflate,
+                 struct query_err *e) {
   int64_t base = w->start;
   struct wsbin_dict dict = {0};
   for (size_t i = 0; i < b->ts.n; i++)
@@ -475,12 +506,12 @@ int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
   }
   wsbin_int_col(&b->body, b->count.v, b->count.n, 0);
   wsbin_rows_free(b); /* a frame waiting to be sent keeps only its bytes */
+  if (deflate && wsbin_deflate(&b->body))
+    b->head[9] |= WSBIN_DEFLATE;
   return 0;
 }
 
-size_t wsbin_size(const struct wsbin *b) {
-  return WSBIN_HEADER + b->body.len;
-}
+size_t wsbin_size(const struct wsbin *b) { return WSBIN_HEADER + b->body.len; }
 
 uint32_t wsbin_id(const struct wsbin *b) {
   uint32_t v;

@@ -4,10 +4,11 @@
  * frames").
  *
  * A worker thread builds a frame: wsbin_new(), then wsbin_sink() is given
- * to the query, then wsbin_finish() encodes it.  The WebSocket service
- * thread writes it with wsbin_write(), which adds the names (string ids ->
- * text) that this connection has not been sent yet: struct wsbin_names
- * remembers them, one per connection.
+ * to the query, then wsbin_finish() encodes (and compresses) it, so that
+ * the WebSocket service thread only copies bytes: it writes the frame with
+ * wsbin_write(), which adds the names (string ids -> text) that this
+ * connection has not been sent yet: struct wsbin_names remembers them, one
+ * per connection.
  *
  * Ownership: wsbin_new() and wsbin_names_new() results are freed with
  * wsbin_free() and wsbin_names_free(); wsbin_write() returns a malloc'd
@@ -25,8 +26,9 @@
 enum wsbin_kind { WSBIN_SLICES = 1, WSBIN_COUNTERS = 2 };
 
 /* Frame flags (byte 9 of the header). */
-#define WSBIN_FINAL 1  /* the last answer to the request */
-#define WSBIN_COARSE 2 /* a first answer at a coarser resolution */
+#define WSBIN_FINAL 1   /* the last answer to the request */
+#define WSBIN_COARSE 2  /* a first answer at a coarser resolution */
+#define WSBIN_DEFLATE 4 /* what follows the names is raw deflate */
 
 /* Size of the fixed header. */
 #define WSBIN_HEADER 64
@@ -43,12 +45,15 @@ const struct query_sink *wsbin_sink(struct wsbin *b);
  * same window at a finer resolution has the same rows. */
 bool wsbin_exact(const struct wsbin *b);
 /* Encodes the rows as the answer to request `id` for window w (start, end,
- * px; resolution as query.c computes it), flags WSBIN_*, and frees them:
- * a frame waiting to be written keeps only its bytes and names (call
- * wsbin_exact() before).  Returns 0, or -ERANGE with e filled when a
- * string id does not fit 32 bits. */
+ * px; resolution as query.c computes it), flags WSBIN_FINAL or
+ * WSBIN_COARSE, and frees them: a frame waiting to be written keeps only
+ * its bytes and names (call wsbin_exact() before).  `deflate`: compresses
+ * the part after the names (raw deflate, flag WSBIN_DEFLATE) when that
+ * makes it smaller.  Returns 0, or -ERANGE with e filled when a string id
+ * does not fit 32 bits. */
 int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
-                 const struct query_window *w, struct query_err *e);
+                 const struct query_window *w, bool deflate,
+                 struct query_err *e);
 /* Bytes of the encoded frame, names not counted (after wsbin_finish()). */
 size_t wsbin_size(const struct wsbin *b);
 /* Request id and flags given to wsbin_finish(). */

@@ -47,14 +47,15 @@
 enum wsq_kind { WSQ_SLICES, WSQ_COUNTERS, WSQ_API };
 
 struct wsq_job {
-  struct wsq_conn *conn;       /* constant */
+  struct wsq_conn *conn;         /* constant */
   struct wsq_job *hnext, *lnext; /* in its connection's queues (q->mu) */
-  struct wsq_job *cnext;       /* in conn->jobs (service thread) */
+  struct wsq_job *cnext;         /* in conn->jobs (service thread) */
   uint32_t id;
   char *group; /* or NULL */
   enum wsq_kind kind;
-  bool progressive; /* a window in two phases: coarse (high), final (low) */
-  int phases;       /* phases not ended (q->mu) */
+  bool progressive;  /* a window in two phases: coarse (high), final (low) */
+  bool deflate;      /* compress its frames */
+  int phases;        /* phases not ended (q->mu) */
   atomic_bool exact; /* the coarse answer was the final one */
   bool answered;     /* service thread: its final answer was queued */
   atomic_bool cancel;
@@ -94,8 +95,6 @@ struct wsq_conn {
   struct wsq_msg *out, *out_tail;
   size_t out_n, out_bytes;
   struct wsbin_names *names;
-  unsigned char *held; /* the last frame written: permessage-deflate reads
-                          it until the next WRITEABLE */
   struct sbuf rx;
   bool rx_skip; /* the message is too long: dropped */
   bool paused;  /* not read: too much in work or waiting */
@@ -322,7 +321,8 @@ static void wsq_run_window(struct wsq_worker *wk, struct wsq_job *j,
     atomic_store(&j->exact, true);
   }
   if (rc == 0)
-    rc = wsbin_finish(b, j->id, coarse ? WSBIN_COARSE : WSBIN_FINAL, &w, &e);
+    rc = wsbin_finish(b, j->id, coarse ? WSBIN_COARSE : WSBIN_FINAL, &w,
+                      j->deflate, &e);
   if (rc < 0) {
     wsbin_free(b);
     if (e.status >= 500)
@@ -344,8 +344,7 @@ static const char *wsq_arg(void *ctx, const char *key) {
   return NULL;
 }
 
-static void wsq_run_api(struct wsq_worker *wk, struct wsq_job *j,
-                        sqlite3 *db) {
+static void wsq_run_api(struct wsq_worker *wk, struct wsq_job *j, sqlite3 *db) {
   struct api_request rq = {"GET", j->path, wsq_arg, j, NULL, 0};
   struct api_response rs;
   api_handle_db(wk->q->app, db, &rq, &rs);
@@ -586,7 +585,6 @@ static void wsq_conn_free(struct wsq_conn *c) {
   }
   wsbin_names_free(c->names);
   sbuf_free(&c->rx);
-  free(c->held);
   free(c);
 }
 
@@ -662,10 +660,6 @@ int wsq_conn_write(struct wsq_conn *c) {
   unsigned char *buf;
   size_t len;
   enum lws_write_protocol type;
-  if (c) { /* lws is done with the previous frame: we are WRITEABLE */
-    free(c->held);
-    c->held = NULL;
-  }
   if (!m)
     return 0;
   c->out = m->next;
@@ -689,7 +683,7 @@ int wsq_conn_write(struct wsq_conn *c) {
     atomic_fetch_add(&c->q->coarse, 1);
   atomic_fetch_add(&c->q->bytes, len);
   int n = lws_write(c->wsi, buf + LWS_PRE, len, type);
-  c->held = buf;
+  free(buf); /* lws keeps what the socket did not take */
   wsq_msg_free(m);
   if (n < (int)len)
     return -1;
@@ -703,8 +697,6 @@ void wsq_conn_close(struct wsq_conn *c) {
   if (!c)
     return;
   c->wsi = NULL;
-  free(c->held);
-  c->held = NULL;
   for (struct wsq_job *j = c->jobs; j; j = j->cnext)
     wsq_job_cancel(c->q, j);
   while (c->out) {
@@ -724,11 +716,11 @@ void wsq_conn_close(struct wsq_conn *c) {
 /* requests (service thread) */
 
 /* Queues an error answer (status 400 unless said) for the request. */
-static void wsq_reject(struct wsq_conn *c, bool has_id, uint32_t id,
-                       int status, const char *code, const char *fmt, ...)
+static void wsq_reject(struct wsq_conn *c, bool has_id, uint32_t id, int status,
+                       const char *code, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
-static void wsq_reject(struct wsq_conn *c, bool has_id, uint32_t id,
-                       int status, const char *code, const char *fmt, ...) {
+static void wsq_reject(struct wsq_conn *c, bool has_id, uint32_t id, int status,
+                       const char *code, const char *fmt, ...) {
   struct query_err e = {.status = status};
   va_list ap;
   snprintf(e.code, sizeof e.code, "%s", code);
@@ -759,10 +751,10 @@ static bool wsq_id(json_t *m, uint32_t *id) {
 }
 
 /* Fills the window fields of j from m; false after rejecting it. */
-static bool wsq_parse_window(struct wsq_conn *c, json_t *m,
-                             struct wsq_job *j) {
+static bool wsq_parse_window(struct wsq_conn *c, json_t *m, struct wsq_job *j) {
   json_t *tracks = json_object_get(m, "tracks");
   json_t *prog = json_object_get(m, "progressive");
+  json_t *deflate = json_object_get(m, "deflate");
   int64_t px;
   size_t n = json_array_size(tracks);
   if (!json_is_array(tracks) || n < 1 || n > QUERY_MAX_TRACKS) {
@@ -792,11 +784,13 @@ static bool wsq_parse_window(struct wsq_conn *c, json_t *m,
                "field 'px' must be an integer from 1 to %d", QUERY_MAX_PX);
     return false;
   }
-  if (prog && !json_is_boolean(prog)) {
+  if ((prog && !json_is_boolean(prog)) ||
+      (deflate && !json_is_boolean(deflate))) {
     wsq_reject(c, true, j->id, 400, "bad_parameter",
-               "field 'progressive' must be true or false");
+               "fields 'progressive' and 'deflate' must be true or false");
     return false;
   }
+  j->deflate = !deflate || json_is_true(deflate);
   j->px = (int)px;
   j->progressive = (!prog || json_is_true(prog)) && px >= WSQ_COARSE_MIN_PX;
   return true;
@@ -804,8 +798,8 @@ static bool wsq_parse_window(struct wsq_conn *c, json_t *m,
 
 /* Adds the query argument key=value of j (value from a JSON string or
  * integer); false after rejecting it. */
-static bool wsq_add_arg(struct wsq_conn *c, struct wsq_job *j,
-                        const char *key, json_t *v) {
+static bool wsq_add_arg(struct wsq_conn *c, struct wsq_job *j, const char *key,
+                        json_t *v) {
   char *val;
   if (json_is_string(v))
     val = xstrdup(json_string_value(v));
@@ -823,8 +817,7 @@ static bool wsq_add_arg(struct wsq_conn *c, struct wsq_job *j,
   return true;
 }
 
-static bool wsq_parse_search(struct wsq_conn *c, json_t *m,
-                             struct wsq_job *j) {
+static bool wsq_parse_search(struct wsq_conn *c, json_t *m, struct wsq_job *j) {
   static const char *const keys[] = {"q",        "start",  "end",    "page",
                                      "per_page", "domain", "profile"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
@@ -844,8 +837,8 @@ static bool wsq_parse_event(struct wsq_conn *c, json_t *m, struct wsq_job *j,
                "field 'key' must be an event key <track>:<lane>:<ts>");
     return false;
   }
-  j->path = xasprintf("/api/v1/events/%s%s", key, drill ? "/device-profile"
-                                                        : "");
+  j->path =
+      xasprintf("/api/v1/events/%s%s", key, drill ? "/device-profile" : "");
   return true;
 }
 
@@ -884,7 +877,8 @@ static void wsq_on_cancel(struct wsq_conn *c, json_t *m) {
       return;
     }
   }
-  json_array_foreach(ids, i, v) wsq_cancel_id(c, (uint32_t)json_integer_value(v));
+  json_array_foreach(ids, i, v)
+      wsq_cancel_id(c, (uint32_t)json_integer_value(v));
   if (group)
     wsq_cancel_group(c, json_string_value(group));
 }
@@ -901,9 +895,9 @@ static void wsq_on_stats(struct wsq_conn *c, uint32_t id) {
   json_t *o = json_pack(
       "{s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
       "s:I, s:I, s:I, s:I, s:f, s:f, s:{s:I, s:I, s:I, s:b}}",
-      "type", "stats", "id", (json_int_t)id, "workers", q->n_workers,
-      "queued", (json_int_t)queued, "running", (json_int_t)running,
-      "requests", (json_int_t)atomic_load(&q->requests), "answers",
+      "type", "stats", "id", (json_int_t)id, "workers", q->n_workers, "queued",
+      (json_int_t)queued, "running", (json_int_t)running, "requests",
+      (json_int_t)atomic_load(&q->requests), "answers",
       (json_int_t)atomic_load(&q->answers), "coarse",
       (json_int_t)atomic_load(&q->coarse), "errors",
       (json_int_t)atomic_load(&q->errors), "cancelled",
@@ -918,8 +912,8 @@ static void wsq_on_stats(struct wsq_conn *c, uint32_t id) {
       (double)atomic_load(&q->cancel_max_ns) / 1e6, "cancel_mean_ms",
       n ? (double)atomic_load(&q->cancel_sum_ns) / (double)n / 1e6 : 0.0,
       "connection", "jobs", (json_int_t)c->n_jobs, "waiting",
-      (json_int_t)c->out_n, "waiting_bytes", (json_int_t)c->out_bytes,
-      "paused", c->paused);
+      (json_int_t)c->out_n, "waiting_bytes", (json_int_t)c->out_bytes, "paused",
+      c->paused);
   char *t = json_dumps(o, JSON_COMPACT);
   json_decref(o);
   struct wsq_msg *m = xcalloc(1, sizeof *m);
@@ -945,8 +939,8 @@ static void wsq_on_request(struct wsq_conn *c, json_t *m, const char *type,
                WSQ_MAX_GROUP);
     return;
   }
-  if (replace && (!json_is_boolean(replace) || (json_is_true(replace) &&
-                                                !group))) {
+  if (replace &&
+      (!json_is_boolean(replace) || (json_is_true(replace) && !group))) {
     wsq_reject(c, true, id, 400, "bad_parameter",
                "field 'replace' must be true or false, and needs a 'group'");
     return;
@@ -989,8 +983,8 @@ static void wsq_on_request(struct wsq_conn *c, json_t *m, const char *type,
 
 /* One whole client message. */
 static void wsq_on_message(struct wsq_conn *c, const char *text, size_t len) {
-  static const char *const queries[] = {"slices", "counters", "search",
-                                        "event", "device-profile"};
+  static const char *const queries[] = {"slices", "counters", "search", "event",
+                                        "device-profile"};
   json_error_t je;
   json_t *m = json_loadb(text, len, 0, &je);
   const char *type = json_string_value(json_object_get(m, "type"));
@@ -1021,8 +1015,8 @@ static void wsq_on_message(struct wsq_conn *c, const char *text, size_t len) {
   json_decref(m);
 }
 
-int wsq_conn_receive(struct wsq_conn *c, const void *in, size_t len,
-                     bool last, bool binary) {
+int wsq_conn_receive(struct wsq_conn *c, const void *in, size_t len, bool last,
+                     bool binary) {
   if (!c)
     return 0;
   if (!c->rx_skip && c->rx.len + len > WSQ_MAX_MESSAGE) {

@@ -65,8 +65,8 @@ void wsq_service(struct wsq *q);
 struct wsq_conn *wsq_conn_new(struct wsq *q, struct lws *wsi);
 /* A piece of a client message (LWS_CALLBACK_RECEIVE); `last` marks the
  * message's end.  Answers malformed requests itself.  Returns 0. */
-int wsq_conn_receive(struct wsq_conn *c, const void *in, size_t len,
-                     bool last, bool binary);
+int wsq_conn_receive(struct wsq_conn *c, const void *in, size_t len, bool last,
+                     bool binary);
 /* Whether answers wait to be written. */
 bool wsq_conn_pending(const struct wsq_conn *c);
 /* Writes the next answer, if any (LWS_CALLBACK_SERVER_WRITEABLE), and asks

@@ -12,19 +12,6 @@ P="$T_TMP/profile"
   --manifest "$T_TMP/manifest.json" 2>/dev/null
 ok $? "generator writes a profile of 1.2M events"
 
-# check_store.py's TAP lines as ours.
-check_store() { # check_store DB
-  python3 "$NEX_SRCDIR/tests/integration/check_store.py" "$1" \
-    "$T_TMP/manifest.json" > "$T_TMP/check.tap"
-  while IFS= read -r line; do
-    case "$line" in
-    "ok "*) ok 0 "${line#ok }" ;;
-    "not ok "*) ok 1 "${line#not ok }" ;;
-    *) echo "$line" ;;
-    esac
-  done < "$T_TMP/check.tap"
-}
-
 # A digest of every timeline row, to compare two stores of one profile.
 digest() { # digest DB
   sqlite3 "$1" "SELECT (SELECT count(*) || ':' || sum(ts % 1000003) || ':' ||
@@ -81,7 +68,7 @@ done
 is "$?" 0 "the restart after six kills exits 0"
 [ ! -e "$DB.tmp" ]
 ok $? "the restart replaced the stale temporary file"
-check_store "$DB"
+tap_check_store "$DB" "$T_TMP/manifest.json"
 is "$(digest "$DB")" "$REF_DIGEST" "the restart's store has every row of the uninterrupted one"
 is "$(sqlite3 "$DB" "SELECT value FROM store_info WHERE key='state'")" complete \
   "the store says it is complete"

@@ -17,44 +17,18 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
 
-BUILD = os.environ["NEX_BUILDDIR"]
-SRC = os.environ["NEX_SRCDIR"]
-SERVER = os.path.join(BUILD, "server", "neuron-explorer-server")
-SYNTH = os.path.join(BUILD, "tools", "neuron-explorer-synth")
+import nextest
+from nextest import SRC, SYNTH, check, main
+
 SECRETS = (b"root:x:0", b"TOPSECRET")
-
-n_tests = 0
-n_failed = 0
-
-
-def check(cond, what, detail=""):
-    global n_tests, n_failed
-    n_tests += 1
-    print(("ok %d - " if cond else "not ok %d - ") % n_tests + what)
-    if not cond:
-        n_failed += 1
-        for line in str(detail).splitlines()[:25]:
-            print("#   " + line)
-    sys.stdout.flush()
-    return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 # ------------------------------------------------------------------ HTTP
@@ -167,27 +141,7 @@ def json_ok(a):
 
 # ------------------------------------------------------------------ server
 
-class Server:
-    def __init__(self, tmp, prof, store, web):
-        self.port = free_port()
-        self.err_path = os.path.join(tmp, "server.err")
-        self.proc = subprocess.Popen(
-            [SERVER, "--dir", prof, "--db", store, "--port", str(self.port),
-             "--web-root", web, "--no-watch"],
-            stdout=subprocess.DEVNULL, stderr=open(self.err_path, "w"))
-
-    def health(self, timeout=5):
-        a = get(self.port, "/api/v1/health", timeout=timeout)
-        return a.status == 200 and json.loads(a.body).get("state")
-
-    def wait_ready(self, seconds=120):
-        deadline = time.time() + seconds
-        while time.time() < deadline and self.proc.poll() is None:
-            if self.health(2) == "ready":
-                return True
-            time.sleep(0.05)
-        return False
-
+class Server(nextest.Server):
     def alive(self, what):
         t0 = time.time()
         state = self.health()
@@ -840,8 +794,8 @@ def run(tmp):
     with open(os.path.join(tmp, "web2", "secret.txt"), "w") as f:
         f.write("TOPSECRET in a sibling folder\n")
     store = os.path.join(tmp, "store.db")
-    srv = Server(tmp, prof, store, web)
-    if not check(srv.wait_ready(), "the server becomes ready"):
+    srv = Server(tmp, prof, store, web, ["--no-watch"])
+    if not check(srv.wait_ready() == "ready", "the server becomes ready"):
         return srv
     before = digest(store)
     ids = ids_of(store)
@@ -854,11 +808,7 @@ def run(tmp):
     check_sizes(srv)
     check_junk(srv)
     check(digest(store) == before, "the store file is byte for byte unchanged")
-    srv.proc.send_signal(signal.SIGTERM)
-    try:
-        rc = srv.proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        rc = "hung"
+    rc = srv.stop(20)
     check(rc == 0, "SIGTERM still stops the server cleanly", rc)
     err = open(srv.err_path, errors="replace").read()
     reports = [l for l in err.splitlines() if "Sanitizer" in l or
@@ -868,18 +818,5 @@ def run(tmp):
     return srv
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="nex-hostile-test.")
-    srv = None
-    try:
-        srv = run(tmp)
-    finally:
-        if srv and srv.proc.poll() is None:
-            srv.proc.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % n_tests)
-    return 1 if n_failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("nex-hostile-test.", run))

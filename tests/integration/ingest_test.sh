@@ -14,15 +14,7 @@ is "$?" 0 "--ingest-only exits 0 on a clean profile"
 is "$(cat "$T_TMP/err")" "" "nothing on stderr for a clean profile"
 
 # Every count of the manifest, computed from the store by SQL.
-python3 "$NEX_SRCDIR/tests/integration/check_store.py" "$T_TMP/store.db" \
-  "$T_TMP/manifest.json" > "$T_TMP/check.tap"
-while IFS= read -r line; do
-  case "$line" in
-  "ok "*) ok 0 "${line#ok }" ;;
-  "not ok "*) ok 1 "${line#not ok }" ;;
-  *) echo "$line" ;;
-  esac
-done < "$T_TMP/check.tap"
+tap_check_store "$T_TMP/store.db" "$T_TMP/manifest.json"
 
 # An unchanged directory reopens its store at once.
 "$SERVER" --dir "$P" --db "$T_TMP/store.db" --ingest-only 2>"$T_TMP/err2"

@@ -36,6 +36,20 @@ is() {
   fi
 }
 
+# tap_check_store DB MANIFEST: compares the store DB with the generator's
+# MANIFEST (check_store.py) and prints its TAP lines as ours.
+tap_check_store() {
+  python3 "$NEX_SRCDIR/tests/integration/check_store.py" "$1" "$2" \
+    > "$T_TMP/check.tap"
+  while IFS= read -r line; do
+    case "$line" in
+    "ok "*) ok 0 "${line#ok }" ;;
+    "not ok "*) ok 1 "${line#not ok }" ;;
+    *) echo "$line" ;;
+    esac
+  done < "$T_TMP/check.tap"
+}
+
 tap_done() {
   echo "1..$T_N"
   [ "$T_FAILED" -eq 0 ]

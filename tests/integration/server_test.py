@@ -7,80 +7,17 @@ doc/api.md against the generator's manifest and against the store read
 independently with sqlite3; then keep-alive, the WebSocket on the same port,
 and every refusal.  Needs NEX_BUILDDIR and NEX_SRCDIR (set by make check).
 """
-import http.client
 import json
 import os
-import shutil
-import signal
 import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 
-BUILD = os.environ["NEX_BUILDDIR"]
-SRC = os.environ["NEX_SRCDIR"]
-SERVER = os.path.join(BUILD, "server", "neuron-explorer-server")
-SYNTH = os.path.join(BUILD, "tools", "neuron-explorer-synth")
+from nextest import SRC, SYNTH, Client, Server, check, main
+
 WS_CLIENT = os.path.join(SRC, "tests", "integration", "ws_client.py")
-
-n_tests = 0
-n_failed = 0
-
-
-def check(cond, what, detail=""):
-    global n_tests, n_failed
-    n_tests += 1
-    print(("ok %d - " if cond else "not ok %d - ") % n_tests + what)
-    if not cond:
-        n_failed += 1
-        if detail:
-            for line in str(detail).splitlines()[:20]:
-                print("#   " + line)
-    sys.stdout.flush()
-    return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Client:
-    """HTTP on one keep-alive connection, Host: localhost:PORT."""
-
-    def __init__(self, port):
-        self.port = port
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-
-    def req(self, method, path, body=None, headers=None):
-        h = {"Host": "localhost:%d" % self.port}
-        h.update(headers or {})
-        try:
-            self.conn.request(method, path, body=body, headers=h)
-            r = self.conn.getresponse()
-            data = r.read()
-        except (http.client.HTTPException, OSError):
-            self.conn.close()
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port,
-                                                   timeout=30)
-            raise
-        if r.getheader("Connection", "").lower() == "close":
-            self.conn.close()
-        return r.status, r, data
-
-    def get(self, path, **kw):
-        return self.req("GET", path, **kw)
-
-    def json(self, path, status=200):
-        st, _, data = self.get(path)
-        if st != status:
-            raise AssertionError("%s: status %d, body %s" % (path, st, data[:300]))
-        return json.loads(data)
 
 
 def raw_request(port, data, timeout=5):
@@ -185,44 +122,6 @@ def expected_tracks(db, mode):
 
 # ------------------------------------------------------------------ main
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="nex-server-test.")
-    server = None
-    try:
-        server = run(tmp)
-    finally:
-        if server and server.poll() is None:
-            server.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % n_tests)
-    return 1 if n_failed else 0
-
-
-def start_server(prof, store, port, tmp):
-    err = open(os.path.join(tmp, "server.err"), "w")
-    p = subprocess.Popen([SERVER, "--dir", prof, "--db", store, "--port",
-                          str(port), "--web-root", os.path.join(SRC, "web")],
-                         stdout=err, stderr=err)
-    return p
-
-
-def wait_ready(port, proc, seconds=120):
-    deadline = time.time() + seconds
-    while time.time() < deadline and proc.poll() is None:
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            c.request("GET", "/api/v1/health",
-                      headers={"Host": "localhost:%d" % port})
-            body = json.loads(c.getresponse().read())
-            c.close()
-            if body.get("state") in ("ready", "failed"):
-                return body["state"]
-        except (OSError, ValueError, http.client.HTTPException):
-            pass
-        time.sleep(0.05)
-    return "timeout"
-
-
 def run(tmp):
     prof = os.path.join(tmp, "profile")
     man_path = os.path.join(tmp, "manifest.json")
@@ -235,14 +134,14 @@ def run(tmp):
         return None
     m = json.load(open(man_path))
     store = os.path.join(tmp, "store.db")
-    port = free_port()
-    server = start_server(prof, store, port, tmp)
+    server = Server(tmp, prof, store)
+    port = server.port
 
     # The WebSocket connects while the store may still be loading.
     early = subprocess.Popen([sys.executable, WS_CLIENT, str(port), "--timeout",
                               "60", "--messages", "10000", "--until", "ready"],
                              stdout=subprocess.PIPE, text=True)
-    state = wait_ready(port, server)
+    state = server.wait_ready()
     if not check(state == "ready", "the server becomes ready", state):
         return server
     out = early.communicate(timeout=90)[0].splitlines()
@@ -276,11 +175,7 @@ def run(tmp):
     check_ws(port, prof)
     db.close()
 
-    server.send_signal(signal.SIGTERM)
-    try:
-        rc = server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        rc = "hung"
+    rc = server.stop(10)
     check(rc == 0, "SIGTERM stops the server cleanly", rc)
     return server
 
@@ -853,4 +748,4 @@ def check_ws(port, prof):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("nex-server-test.", run))

@@ -2,9 +2,8 @@
 """wsq_client.py -- a message-level WebSocket client for the queries over
 /ws (doc/api.md, "Queries over /ws"), standard library only; used by
 wsq_test.py and bench/wsq_bench.py.  Frames are written with ws_client.py;
-this module adds whole messages (continuation frames), optional
-permessage-deflate (as browsers offer it) and the decoder of the binary
-window frames.
+this module adds whole messages (continuation frames) and the decoder of
+the binary window frames.
 
     c = WsqClient(port)                 # connects, upgrades, reads nothing
     c.send({"type": "slices", "id": 1, ...})
@@ -23,7 +22,7 @@ from ws_client import recv_exact, send_frame  # noqa: E402
 
 
 class WsqClient:
-    def __init__(self, port, deflate=False, timeout=30, protocol="nex.v1"):
+    def __init__(self, port, timeout=30, protocol="nex.v1"):
         self.sock = socket.create_connection(("127.0.0.1", port),
                                              timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -34,9 +33,6 @@ class WsqClient:
                "Connection: Upgrade", "Sec-WebSocket-Key: " + key,
                "Sec-WebSocket-Version: 13", "Origin: http://" + host,
                "Sec-WebSocket-Protocol: " + protocol]
-        if deflate:
-            req.append("Sec-WebSocket-Extensions: permessage-deflate; "
-                       "client_max_window_bits")
         self.sock.sendall(("\r\n".join(req) + "\r\n\r\n").encode())
         head = b""
         while b"\r\n\r\n" not in head:
@@ -48,8 +44,6 @@ class WsqClient:
         status = head.split(b" ", 2)[1]
         if status != b"101":
             raise OSError("upgrade refused: " + head.decode(errors="replace"))
-        self.deflate = b"permessage-deflate" in head.lower()
-        self.inflater = zlib.decompressobj(-15) if self.deflate else None
         self.names = {}  # string id -> text, as sent on this connection
 
     def send(self, obj):
@@ -72,13 +66,15 @@ class WsqClient:
             n = struct.unpack("!Q", self._recv(8))[0]
         if b1 & 0x80:
             raise OSError("the server masked a frame")
-        return b0 & 0x80, b0 & 0x40, b0 & 0x0F, self._recv(n)
+        if b0 & 0x70:
+            raise OSError("a frame with RSV bits: no extension was agreed")
+        return b0 & 0x80, b0 & 0x0F, self._recv(n)
 
     def recv_raw(self):
         """One whole message: (opcode, payload bytes); pings answered."""
-        parts, op0, rsv = [], None, 0
+        parts, op0 = [], None
         while True:
-            fin, rsv1, op, data = self._frame()
+            fin, op, data = self._frame()
             if op == 0x9:
                 send_frame(self.sock, 0xA, data)
                 continue
@@ -87,14 +83,11 @@ class WsqClient:
             if op == 0x8:
                 raise EOFError("closed by the server")
             if op != 0:
-                op0, rsv = op, rsv1
+                op0 = op
             parts.append(data)
             if fin:
                 break
-        data = b"".join(parts)
-        if rsv:
-            data = self.inflater.decompress(data + b"\x00\x00\xff\xff")
-        return op0, data
+        return op0, b"".join(parts)
 
     def recv(self):
         """("text", dict) or ("binary", decoded frame dict)."""
@@ -160,6 +153,9 @@ def decode_frame(data, names):
         names[nid] = text
         new_names[nid] = text
     off = (off + 7) // 8 * 8
+    compressed = len(data)
+    if flags & 4:  # the body is raw deflate
+        data = data[:off] + zlib.decompress(data[off:], -15)
     dictionary = list(struct.unpack_from("<%dI" % n_dict, data, off))
     off = (off + 4 * n_dict + 7) // 8 * 8
     tracks = []
@@ -224,7 +220,8 @@ def decode_frame(data, names):
             "final": bool(flags & 1), "coarse": bool(flags & 2),
             "base": base, "start": start, "end": end, "resolution_ns": res,
             "px": px, "new_names": new_names, "tracks": tracks,
-            "dictionary": dictionary, "bytes": len(data)}
+            "dictionary": dictionary, "bytes": compressed,
+            "deflated": bool(flags & 4)}
 
 
 def rest_rows(answer, kind):

@@ -27,6 +27,7 @@ BUILD = os.environ["NEX_BUILDDIR"]
 SRC = os.environ["NEX_SRCDIR"]
 SERVER = os.path.join(BUILD, "server", "neuron-explorer-server")
 SYNTH = os.path.join(BUILD, "tools", "neuron-explorer-synth")
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
 from wsq_client import WsqClient, frame_rows, rest_rows  # noqa: E402
 
@@ -275,6 +276,14 @@ def run(tmp):
     check(len(got) == 1 and got[0][1]["final"] and not got[0][1]["coarse"] and
           not same_rows(got[0][1], ra, "slices", c.names, ra["names"]),
           "slices, progressive false: one final frame equal to REST")
+    c.send({"type": "slices", "id": 40, "tracks": slices, "start": w0,
+            "end": w1, "px": 1500, "progressive": False, "deflate": False})
+    raw = c.until_final(40)[-1][1]
+    check(got[0][1]["deflated"] and not raw["deflated"] and
+          raw["bytes"] > got[0][1]["bytes"] and
+          not same_rows(raw, ra, "slices", c.names, ra["names"]),
+          "deflate: frames are compressed unless asked not to, same rows "
+          "(%d bytes, %d uncompressed)" % (got[0][1]["bytes"], raw["bytes"]))
     c.send({"type": "counters", "id": 4, "tracks": counters, "start": t0,
             "end": t1, "px": 1024})
     got = c.until_final(4)

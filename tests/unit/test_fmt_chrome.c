@@ -15,6 +15,7 @@
 
 #include "../fuzz/fuzz_fmt.h"
 #include "fmt_chrome.h"
+#include "testutil.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -27,62 +28,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static char *tmp_dir;
-
-static int group_setup(void **state) {
-  const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  tmp_dir = xasprintf("%s/test_fmt_chrome.XXXXXX", base);
-  return mkdtemp(tmp_dir) ? 0 : -1;
-}
-
-static int group_teardown(void **state) {
-  DIR *d = opendir(tmp_dir);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char *p = xasprintf("%s/%s", tmp_dir, e->d_name);
-    if (rmdir(p) < 0)
-      unlink(p);
-    free(p);
-  }
-  if (d)
-    closedir(d);
-  rmdir(tmp_dir);
-  free(tmp_dir);
-  return 0;
-}
-
-static char *tmp_path(const char *name) {
-  return xasprintf("%s/%s", tmp_dir, name);
-}
-
 static char *data_path(const char *name) {
-  const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
-  return xasprintf("%s/tests/data/chrome/%s", src, name);
-}
-
-/* Reads a whole file; the caller frees it. */
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  struct sbuf b = {0};
-  char buf[65536];
-  size_t n;
-  assert_non_null(f);
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    sbuf_add(&b, buf, n);
-  fclose(f);
-  if (!b.s)
-    sbuf_add(&b, "", 0);
-  *len = b.len;
-  return b.s;
-}
-
-static void write_file(const char *path, const char *s, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(s, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
+  return testutil_srcpath("tests/data/chrome/%s", name);
 }
 
 /* Writes s as a gzip file made of `members` concatenated gzip members. */
@@ -291,12 +238,7 @@ static int decode(const char *path, struct rec *r,
                              rec_flow, rec_meta,  rec_warning};
   char *cause = NULL;
   int rc = fmt_chrome_read(path, &cb, st, &cause);
-  if (rc < 0)
-    assert_non_null(cause);
-  else
-    assert_null(cause);
-  free(cause);
-  return rc;
+  return testutil_cause(rc, cause);
 }
 
 /* Expected log lines may say "W|@<marker>|message": the offset is that of
@@ -351,7 +293,7 @@ static void check_file(const char *name, const char *const *lines,
                        struct fmt_chrome_stats *st_out) {
   char *path = data_path(name);
   size_t len;
-  char *file = slurp(path, &len);
+  char *file = testutil_slurp(path, &len);
   struct rec r = {.keep_log = 1, .file = file, .file_len = len};
   struct fmt_chrome_stats st;
   assert_int_equal(decode(path, &r, &st), 0);
@@ -371,9 +313,8 @@ static void check_file(const char *name, const char *const *lines,
 /* Decodes path and compares the counts with those chrome_counts.py
  * computes from the same file; r gets the records. */
 static void compare_counts(const char *path, struct rec *r) {
-  const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
-  char *cmd =
-      xasprintf("python3 '%s/tests/unit/chrome_counts.py' '%s'", src, path);
+  char *script = testutil_srcpath("tests/unit/chrome_counts.py");
+  char *cmd = xasprintf("python3 '%s' '%s'", script, path);
   char key[64];
   long long want;
   int keys = 0;
@@ -414,12 +355,12 @@ static void compare_counts(const char *path, struct rec *r) {
   assert_true(st.events > 0);
   assert_int_equal(r->warns, (long)st.skipped);
   free(cmd);
+  free(script);
 }
 
 static void test_shared_traces(void **state) {
   const char *env = getenv("NEX_SHARED_TRACES");
-  const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
-  char *dir = env ? xstrdup(env) : xasprintf("%s/../shared/traces", src);
+  char *dir = env ? xstrdup(env) : testutil_srcpath("../shared/traces");
   DIR *d = opendir(dir);
   struct dirent *e;
   int n = 0;
@@ -451,7 +392,7 @@ static void test_shared_traces(void **state) {
  * unmatched ends and never-ended begins, from a fixed pseudo-random
  * sequence: the matching (and the map's deletes) against the counter. */
 static void test_random_matching(void **state) {
-  char *path = tmp_path("random.json");
+  char *path = testutil_path("random.json");
   FILE *f = fopen(path, "w");
   uint64_t x = 88172645463325252ULL;
   struct rec r = {0};
@@ -665,11 +606,12 @@ static void test_utf8(void **state) {
 /* ------------------------------------------------------------ generated */
 
 static void test_gzip(void **state) {
-  char *plain = data_path("flows.json"), *gz = tmp_path("flows.json.gz");
-  char *two = tmp_path("flows2.json.gz"), *cut = tmp_path("cut.json.gz");
-  char *bad = tmp_path("bad.json.gz");
+  char *plain = data_path("flows.json"), *gz = testutil_path("flows.json.gz");
+  char *two = testutil_path("flows2.json.gz"),
+       *cut = testutil_path("cut.json.gz");
+  char *bad = testutil_path("bad.json.gz");
   size_t len;
-  char *file = slurp(plain, &len);
+  char *file = testutil_slurp(plain, &len);
   struct rec a = {.keep_log = 1}, b = {.keep_log = 1}, c = {.keep_log = 1};
   struct rec d = {.keep_log = 1};
   struct fmt_chrome_stats st;
@@ -689,14 +631,14 @@ static void test_gzip(void **state) {
   /* A gzip file cut in the middle: what was inflated is read, then one
    * warning names the cut. */
   size_t glen;
-  char *g = slurp(gz, &glen);
-  write_file(cut, g, glen / 2);
+  char *g = testutil_slurp(gz, &glen);
+  testutil_write(cut, g, glen / 2);
   assert_int_equal(decode(cut, &d, &st), 0);
   assert_true(st.events > 0 && st.events < 16);
   assert_non_null(strstr(d.log.s, "gzip stream truncated"));
 
   /* Gzip magic followed by garbage: no JSON at all. */
-  write_file(bad, "\x1f\x8b\x08\x00garbage-garbage-garbage", 27);
+  testutil_write(bad, "\x1f\x8b\x08\x00garbage-garbage-garbage", 27);
   assert_int_equal(fmt_chrome_read(bad, NULL, NULL, &cause), -EBADMSG);
   assert_non_null(strstr(cause, "gzip data corrupt"));
   free(cause);
@@ -772,7 +714,7 @@ static size_t gen_trace(const char *plain, const char *gz, long n) {
 static void test_large(void **state) {
   /* ~76 MB: more than two mmap windows (32 MiB) and ~19 gzip refills. */
   const long n = 150000;
-  char *plain = tmp_path("big.json"), *gz = tmp_path("big.json.gz");
+  char *plain = testutil_path("big.json"), *gz = testutil_path("big.json.gz");
   struct rec a = {.no_sets = 1}, g = {.no_sets = 1};
   struct fmt_chrome_stats sa, sg;
   struct rusage ru;
@@ -819,8 +761,8 @@ static void test_huge_event(void **state) {
   b.cap = head + big + 256;
   sbuf_adds(&b, "\"}},\n{\"ph\":\"i\",\"name\":\"next\",\"pid\":1,\"tid\":1,"
                 "\"ts\":2}]");
-  char *paths[] = {tmp_path("huge.json"), tmp_path("huge.json.gz")};
-  write_file(paths[0], b.s, b.len);
+  char *paths[] = {testutil_path("huge.json"), testutil_path("huge.json.gz")};
+  testutil_write(paths[0], b.s, b.len);
   write_gz(paths[1], b.s, b.len, 1);
   for (int i = 0; i < 2; i++) {
     struct rec r = {.keep_log = 1};
@@ -850,8 +792,8 @@ static void test_errors(void **state) {
        "no traceEvents"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *p = tmp_path(cases[i].name), *cause = NULL;
-    write_file(p, cases[i].text, strlen(cases[i].text));
+    char *p = testutil_path(cases[i].name), *cause = NULL;
+    testutil_write(p, cases[i].text, strlen(cases[i].text));
     assert_int_equal(fmt_chrome_read(p, NULL, NULL, &cause), cases[i].rc);
     assert_non_null(cause);
     assert_non_null(strstr(cause, cases[i].name));
@@ -860,12 +802,12 @@ static void test_errors(void **state) {
     free(cause);
     free(p);
   }
-  char *missing = tmp_path("missing.json"), *cause = NULL;
+  char *missing = testutil_path("missing.json"), *cause = NULL;
   assert_int_equal(fmt_chrome_read(missing, NULL, NULL, &cause), -ENOENT);
   assert_non_null(strstr(cause, "missing.json"));
   free(cause);
   assert_int_equal(fmt_chrome_probe(missing, NULL, 0), -ENOENT);
-  char *dir = tmp_path("adir");
+  char *dir = testutil_path("adir");
   assert_int_equal(mkdir(dir, 0700), 0);
   assert_int_equal(fmt_chrome_read(dir, NULL, NULL, &cause), -EISDIR);
   free(cause);
@@ -897,8 +839,8 @@ static void test_probe(void **state) {
       {"bom.json", "\xef\xbb\xbf{\"traceEvents\": []}", 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *p = tmp_path(cases[i].name);
-    write_file(p, cases[i].text, strlen(cases[i].text));
+    char *p = testutil_path(cases[i].name);
+    testutil_write(p, cases[i].text, strlen(cases[i].text));
     assert_int_equal(fmt_chrome_probe(p, NULL, 0), cases[i].yes);
     free(p);
   }
@@ -908,8 +850,8 @@ static void test_probe(void **state) {
   for (int i = 0; i < 70000; i++)
     sbuf_addc(&b, 'x');
   sbuf_adds(&b, "\", \"traceEvents\": []}");
-  char *p = tmp_path("late.json");
-  write_file(p, b.s, b.len);
+  char *p = testutil_path("late.json");
+  testutil_write(p, b.s, b.len);
   assert_int_equal(fmt_chrome_probe(p, NULL, 0), 0);
   assert_int_equal(fmt_chrome_read(p, NULL, NULL, NULL), 0);
   free(p);
@@ -920,31 +862,10 @@ static void test_probe(void **state) {
  * through the fuzz target (its invariants: valid UTF-8, args that parse,
  * messages that pack). */
 static void test_regress_inputs(void **state) {
-  const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
-  char *data = xasprintf("%s/tests/data/chrome", src);
-  char *regress = xasprintf("%s/tests/data/regress", src);
-  DIR *d = opendir(data);
-  struct dirent *e;
-  int n = 0;
-  assert_non_null(d);
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char *path = xasprintf("%s/%s", data, e->d_name);
-    size_t len;
-    char *bytes = slurp(path, &len);
-    LLVMFuzzerTestOneInput((const uint8_t *)bytes, len);
-    free(bytes);
-    free(path);
-    n++;
-  }
-  closedir(d);
-  int m = fuzz_fmt_replay(regress, "chrome-");
+  int n = testutil_replay("tests/data/chrome", "");
+  int m = testutil_replay("tests/data/regress", "chrome-");
   assert_true(n >= 2);
-  assert_true(m >= 0);
   printf("# %d data files and %d regression inputs replayed\n", n, m);
-  free(data);
-  free(regress);
 }
 
 int main(void) {
@@ -967,5 +888,5 @@ int main(void) {
       cmocka_unit_test(test_probe),
       cmocka_unit_test(test_regress_inputs),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, testutil_setup, testutil_teardown);
 }

@@ -7,38 +7,13 @@
 
 #include "../fuzz/fuzz_fmt.h"
 #include "fmt_neff.h"
+#include "testutil.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static char *tmp_dir;
-
-static int group_setup(void **state) {
-  const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  tmp_dir = xasprintf("%s/test_fmt_neff.XXXXXX", base);
-  return mkdtemp(tmp_dir) ? 0 : -1;
-}
-
-static int group_teardown(void **state) {
-  DIR *d = opendir(tmp_dir);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char *p = xasprintf("%s/%s", tmp_dir, e->d_name);
-    unlink(p);
-    free(p);
-  }
-  if (d)
-    closedir(d);
-  rmdir(tmp_dir);
-  free(tmp_dir);
-  return 0;
-}
 
 static const char hash_sha256[] =
     "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
@@ -63,7 +38,7 @@ static void sample_header(struct fmt_neff_header *h) {
  * returns its path (caller frees). */
 static char *write_neff(const char *name, const struct fmt_neff_header *h,
                         size_t n) {
-  char *p = xasprintf("%s/%s", tmp_dir, name);
+  char *p = testutil_path(name);
   uint8_t *payload = xmalloc(n);
   for (size_t i = 0; i < n; i++)
     payload[i] = (uint8_t)(i * 7);
@@ -178,7 +153,7 @@ static void test_short_file(void **state) {
 }
 
 static void test_missing_file(void **state) {
-  char *p = xasprintf("%s/none.neff", tmp_dir);
+  char *p = testutil_path("none.neff");
   free(read_fails(p, -ENOENT));
   free(p);
 }
@@ -255,10 +230,7 @@ static void test_writer_rejects_bad_hex(void **state) {
 /* Replays every tests/data/regress/neff-* input through the fuzz target,
  * which aborts on any broken invariant. */
 static void test_regress_inputs(void **state) {
-  const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
-  char *dir = xasprintf("%s/tests/data/regress", src);
-  int n = fuzz_fmt_replay(dir, "neff-");
-  free(dir);
+  int n = testutil_replay("tests/data/regress", "neff-");
   printf("# %d regression inputs replayed\n", n);
   assert_true(n > 0);
 }
@@ -276,5 +248,5 @@ int main(void) {
       cmocka_unit_test(test_writer_rejects_bad_hex),
       cmocka_unit_test(test_regress_inputs),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, testutil_setup, testutil_teardown);
 }

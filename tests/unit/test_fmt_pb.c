@@ -7,6 +7,7 @@
 
 #include "../fuzz/fuzz_fmt.h"
 #include "fmt_pb.h"
+#include "testutil.h"
 #include "util.h"
 
 #include "cpu_util.pb-c.h"
@@ -15,7 +16,6 @@
 #include "ntrace.pb-c.h"
 #include "trace_info.pb-c.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,39 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char *tmp_dir;
-
-static int group_setup(void **state) {
-  const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  tmp_dir = xasprintf("%s/test_fmt_pb.XXXXXX", base);
-  return mkdtemp(tmp_dir) ? 0 : -1;
-}
-
-static int group_teardown(void **state) {
-  DIR *d = opendir(tmp_dir);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char *p = xasprintf("%s/%s", tmp_dir, e->d_name);
-    unlink(p);
-    free(p);
-  }
-  if (d)
-    closedir(d);
-  rmdir(tmp_dir);
-  free(tmp_dir);
-  return 0;
-}
-
-/* A path in the temporary directory; the caller frees it. */
-static char *tmp_path(const char *name) {
-  return xasprintf("%s/%s", tmp_dir, name);
-}
-
 /* Creates tmp/name and writes the header of `magic`. */
 static FILE *create_pb(const char *name, const char *magic) {
-  char *p = tmp_path(name);
+  char *p = testutil_path(name);
   FILE *f = fopen(p, "wb");
   free(p);
   assert_non_null(f);
@@ -65,16 +35,13 @@ static FILE *create_pb(const char *name, const char *magic) {
 
 /* Writes n raw bytes as tmp/name. */
 static void write_raw(const char *name, const void *b, size_t n) {
-  char *p = tmp_path(name);
-  FILE *f = fopen(p, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(b, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
+  char *p = testutil_path(name);
+  testutil_write(p, b, n);
   free(p);
 }
 
 static struct fmt_pb *open_ok(const char *name, const char *magic) {
-  char *p = tmp_path(name), *cause = NULL;
+  char *p = testutil_path(name), *cause = NULL;
   struct fmt_pb *r = NULL;
   assert_int_equal(fmt_pb_open(p, magic, &r, &cause), 0);
   assert_null(cause);
@@ -85,7 +52,7 @@ static struct fmt_pb *open_ok(const char *name, const char *magic) {
 /* Opens tmp/name expecting error `want`; returns the cause (caller frees),
  * which must name the file. */
 static char *open_fails(const char *name, const char *magic, int want) {
-  char *p = tmp_path(name), *cause = NULL;
+  char *p = testutil_path(name), *cause = NULL;
   struct fmt_pb *r = (struct fmt_pb *)1;
   assert_int_equal(fmt_pb_open(p, magic, &r, &cause), want);
   assert_null(r);
@@ -616,7 +583,7 @@ static void write_three(const char *name, uint64_t off[4]) {
 static void test_truncated_record(void **state) {
   uint64_t at[4];
   write_three("trunc.pb", at);
-  char *p = tmp_path("trunc.pb");
+  char *p = testutil_path("trunc.pb");
   assert_int_equal(truncate(p, (off_t)(at[2] + 5)), 0);
   free(p);
   struct fmt_pb *r = open_ok("trunc.pb", FMT_PB_MAGIC_CPU_UTIL);
@@ -657,7 +624,7 @@ static void test_corrupt_record_skipped(void **state) {
   /* Record 1 is prefix, 08 e9 07 (timestamp), 12 07 "average" (cpu_id),
    * 19 + 8 bytes (util_percent): its cpu_id length becomes 127, past the
    * end of the record, while the framing stays intact. */
-  char *p = tmp_path("corrupt.pb");
+  char *p = testutil_path("corrupt.pb");
   FILE *f = fopen(p, "r+b");
   free(p);
   assert_non_null(f);
@@ -861,7 +828,7 @@ static void test_million_records_constant_memory(void **state) {
   assert_int_equal(fclose(f), 0);
   assert_true(size > 80l << 20);
 
-  char *p = tmp_path("million.pb");
+  char *p = testutil_path("million.pb");
   fflush(stdout);
   pid_t pid = fork();
   assert_true(pid >= 0);
@@ -877,10 +844,6 @@ static void test_million_records_constant_memory(void **state) {
   free(p);
 }
 
-/* ------------------------------------------------ regression inputs */
-
-/* Replays every tests/data/regress/pb-* input through the fuzz target,
- * which aborts on any broken invariant. */
 /* fmt_pb_field finds a sub-message and a string without decoding, and
  * fmt_pb_next_raw + fmt_pb_decode give the same record as fmt_pb_next. */
 static void test_field_peek(void **state) {
@@ -906,7 +869,7 @@ static void test_field_peek(void **state) {
   const uint8_t bad[] = {0x0f, 0x01}; /* wire type 7 */
   assert_int_equal(fmt_pb_field(bad, sizeof bad, 1, &sub, &sublen), 0);
 
-  char *path = tmp_path("peek.pb");
+  char *path = testutil_path("peek.pb");
   FILE *f = fopen(path, "wb");
   assert_non_null(f);
   assert_int_equal(fmt_pb_write_header(f, FMT_PB_MAGIC_NTRACE), 0);
@@ -931,11 +894,12 @@ static void test_field_peek(void **state) {
   free(path);
 }
 
+/* ------------------------------------------------ regression inputs */
+
+/* Replays every tests/data/regress/pb-* input through the fuzz target,
+ * which aborts on any broken invariant. */
 static void test_regress_inputs(void **state) {
-  const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
-  char *dir = xasprintf("%s/tests/data/regress", src);
-  int n = fuzz_fmt_replay(dir, "pb-");
-  free(dir);
+  int n = testutil_replay("tests/data/regress", "pb-");
   printf("# %d regression inputs replayed\n", n);
   assert_true(n > 0);
 }
@@ -967,5 +931,5 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_million_records_constant_memory),
       cmocka_unit_test(test_regress_inputs),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, testutil_setup, testutil_teardown);
 }

@@ -13,9 +13,9 @@
 
 #include "../fuzz/fuzz_fmt.h"
 #include "fmt_vjson.h"
+#include "testutil.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,45 +24,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static char *tmp_dir;
-
-static int group_setup(void **state) {
-  const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  tmp_dir = xasprintf("%s/test_fmt_vjson.XXXXXX", base);
-  return mkdtemp(tmp_dir) ? 0 : -1;
-}
-
-static int group_teardown(void **state) {
-  DIR *d = opendir(tmp_dir);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char *p = xasprintf("%s/%s", tmp_dir, e->d_name);
-    unlink(p);
-    free(p);
-  }
-  if (d)
-    closedir(d);
-  rmdir(tmp_dir);
-  free(tmp_dir);
-  return 0;
-}
-
-static char *tmp_path(const char *name) {
-  return xasprintf("%s/%s", tmp_dir, name);
-}
-
 static char *data_path(const char *name) {
-  const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
-  return xasprintf("%s/tests/data/vjson/%s", src, name);
-}
-
-static void write_file(const char *path, const char *s, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(s, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
+  return testutil_srcpath("tests/data/vjson/%s", name);
 }
 
 /* ------------------------------------------------------------ recorder */
@@ -227,12 +190,7 @@ static int decode(const char *path, struct rec *r, struct fmt_vjson_stats *st) {
                             rec_ntff, rec_other,  rec_warning};
   char *cause = NULL;
   int rc = fmt_vjson_read(path, &cb, st, &cause);
-  if (rc < 0)
-    assert_non_null(cause);
-  else
-    assert_null(cause);
-  free(cause);
-  return rc;
+  return testutil_cause(rc, cause);
 }
 
 /* Compares the log with expected lines; "W|@<marker>|..." stands for the
@@ -256,19 +214,6 @@ static void expect_log(const char *file, const char *log,
     print_error("expected:\n%s\ngot:\n%s\n", want.s, log);
   assert_string_equal(want.s, log);
   sbuf_free(&want);
-}
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  struct sbuf b = {0};
-  char buf[65536];
-  size_t n;
-  assert_non_null(f);
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    sbuf_add(&b, buf, n);
-  fclose(f);
-  *len = b.len;
-  return b.s;
 }
 
 /* ------------------------------------------------------------ tests */
@@ -343,7 +288,7 @@ static const char *const system_lines[] = {
 static void test_system(void **state) {
   char *path = data_path("system_profile.json");
   size_t len;
-  char *file = slurp(path, &len);
+  char *file = testutil_slurp(path, &len);
   struct rec r = {.keep_log = 1};
   struct fmt_vjson_stats st;
   assert_int_equal(decode(path, &r, &st), 0);
@@ -381,7 +326,7 @@ static void test_device(void **state) {
       "other dma_extra=7#|dma_extra|||", NULL};
   char *path = data_path("device_profile_model_1.json");
   size_t len;
-  char *file = slurp(path, &len);
+  char *file = testutil_slurp(path, &len);
   struct rec r = {.keep_log = 1};
   struct fmt_vjson_stats st;
   /* the file ends without its closing brace: read up to there */
@@ -397,9 +342,10 @@ static void test_device(void **state) {
 }
 
 static void test_gzip_and_stop(void **state) {
-  char *plain = data_path("system_profile.json"), *gz = tmp_path("sp.json.gz");
+  char *plain = data_path("system_profile.json"),
+       *gz = testutil_path("sp.json.gz");
   size_t len;
-  char *file = slurp(plain, &len);
+  char *file = testutil_slurp(plain, &len);
   gzFile g = gzopen(gz, "wb");
   assert_non_null(g);
   assert_int_equal(gzwrite(g, file, (unsigned)len), (int)len);
@@ -422,7 +368,7 @@ static void test_gzip_and_stop(void **state) {
 static void test_large(void **state) {
   /* 300k events (~60 MB) through the gzip window and the mapped file. */
   const long n = 300000;
-  char *paths[] = {tmp_path("big.json"), tmp_path("big.json.gz")};
+  char *paths[] = {testutil_path("big.json"), testutil_path("big.json.gz")};
   FILE *f = fopen(paths[0], "wb");
   gzFile g = gzopen(paths[1], "wb1");
   struct sbuf b = {0};
@@ -473,8 +419,8 @@ static void test_errors(void **state) {
        FMT_VJSON_NONE, "a Chrome trace"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *p = tmp_path(cases[i].name), *cause = NULL;
-    write_file(p, cases[i].text, strlen(cases[i].text));
+    char *p = testutil_path(cases[i].name), *cause = NULL;
+    testutil_write(p, cases[i].text, strlen(cases[i].text));
     assert_int_equal(fmt_vjson_read(p, NULL, NULL, &cause), cases[i].rc);
     assert_non_null(cause);
     assert_non_null(strstr(cause, cases[i].cause));
@@ -482,15 +428,15 @@ static void test_errors(void **state) {
     free(cause);
     free(p);
   }
-  char *missing = tmp_path("missing.json"), *cause = NULL;
+  char *missing = testutil_path("missing.json"), *cause = NULL;
   assert_int_equal(fmt_vjson_read(missing, NULL, NULL, &cause), -ENOENT);
   free(cause);
   assert_int_equal(fmt_vjson_probe(missing), -ENOENT);
   free(missing);
   /* Unknown keys first, then a known one: still recognised. */
-  char *p = tmp_path("late.json");
+  char *p = testutil_path("late.json");
   const char *t = "{\"x\": {\"y\": [1, 2]}, \"cpu_util\": []}";
-  write_file(p, t, strlen(t));
+  testutil_write(p, t, strlen(t));
   assert_int_equal(fmt_vjson_probe(p), FMT_VJSON_SYSTEM);
   free(p);
 }
@@ -499,31 +445,10 @@ static void test_errors(void **state) {
  * through the fuzz target (its invariants: valid UTF-8, args that parse,
  * messages that pack). */
 static void test_regress_inputs(void **state) {
-  const char *src = getenv("NEX_SRCDIR") ? getenv("NEX_SRCDIR") : SRCDIR;
-  char *data = xasprintf("%s/tests/data/vjson", src);
-  char *regress = xasprintf("%s/tests/data/regress", src);
-  DIR *d = opendir(data);
-  struct dirent *e;
-  int n = 0;
-  assert_non_null(d);
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char *path = xasprintf("%s/%s", data, e->d_name);
-    size_t len;
-    char *bytes = slurp(path, &len);
-    LLVMFuzzerTestOneInput((const uint8_t *)bytes, len);
-    free(bytes);
-    free(path);
-    n++;
-  }
-  closedir(d);
-  int m = fuzz_fmt_replay(regress, "vjson-");
+  int n = testutil_replay("tests/data/vjson", "");
+  int m = testutil_replay("tests/data/regress", "vjson-");
   assert_true(n >= 2);
-  assert_true(m >= 0);
   printf("# %d data files and %d regression inputs replayed\n", n, m);
-  free(data);
-  free(regress);
 }
 
 int main(void) {
@@ -535,5 +460,5 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_regress_inputs),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, testutil_setup, testutil_teardown);
 }

@@ -1,12 +1,20 @@
 // wsq.js -- window queries over the live WebSocket (doc/api.md, "Queries
 // over /ws"): requests carry our ids, answers come back on the same socket
-// (window answers as binary frames, first coarse then final), and an
-// aborted request is cancelled on the server.  api.js owns the socket and
-// hands it here while it is open; every answer is shaped like the REST
-// answer of the same request, so callers cannot tell the two apart.
+// (window answers as binary frames, first coarse then final, compressed
+// with raw deflate when the browser can inflate), and an aborted request is
+// cancelled on the server.  api.js owns the socket and hands it here while
+// it is open; every answer is shaped like the REST answer of the same
+// request, so callers cannot tell the two apart.
 
 const MAGIC = 0x3142584e; // "NXB1" little-endian
 const text = new TextDecoder('utf-8');
+const canInflate = typeof DecompressionStream === 'function';
+
+/** Raw deflate -> ArrayBuffer. */
+function inflate(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+  return new Response(stream).arrayBuffer();
+}
 
 const pad8 = (n) => (n + 7) & ~7;
 
@@ -36,12 +44,14 @@ function intColumn(buf, off, n) {
 
 /**
  * Decodes a binary window frame (an ArrayBuffer) into the REST answer's
- * shape, with typed arrays for the columns.  `names` (Map id -> text) is
- * the connection's name table: the frame's new names are added to it, and
- * the answer's `names` object lists every id its rows use.
+ * shape, with typed arrays for the columns: resolves to { id, final,
+ * coarse, answer }.  `names` (Map id -> text) is the connection's name
+ * table: the frame's new names are added to it, and the answer's `names`
+ * object lists every id its rows use.
  */
-export function decodeFrame(buf, names) {
-  const v = new DataView(buf);
+export async function decodeFrame(frame, names) {
+  let buf = frame;
+  let v = new DataView(buf);
   if (v.getUint32(0, true) !== MAGIC) throw new Error('not a window frame');
   const id = v.getUint32(4, true);
   const kind = v.getUint8(8), flags = v.getUint8(9), nDict = v.getUint32(12, true);
@@ -54,6 +64,12 @@ export function decodeFrame(buf, names) {
     off += 8 + len;
   }
   off = pad8(off);
+  const head = v;
+  if (flags & 4) { // the body is raw deflate: offsets count from its start
+    buf = await inflate(new Uint8Array(frame, off));
+    v = new DataView(buf);
+    off = 0;
+  }
   const dict = new Uint32Array(buf, off, nDict);
   off = pad8(off + 4 * nDict);
   const tracks = [];
@@ -106,8 +122,8 @@ export function decodeFrame(buf, names) {
   return {
     id, final: !!(flags & 1), coarse: !!(flags & 2),
     answer: {
-      base: base.toString(), start: v.getBigInt64(24, true).toString(), end: v.getBigInt64(32, true).toString(),
-      px: v.getUint32(48, true), resolution_ns: Number(v.getBigInt64(40, true)), names: used, tracks,
+      base: base.toString(), start: head.getBigInt64(24, true).toString(), end: head.getBigInt64(32, true).toString(),
+      px: head.getUint32(48, true), resolution_ns: Number(head.getBigInt64(40, true)), names: used, tracks,
     },
   };
 }
@@ -125,6 +141,7 @@ export class QueryChannel {
     this.names = new Map();
     this.counts = { ws: 0, rest: 0, coarse: 0, cancelled: 0 };
     this.waiters = [];
+    this.chain = Promise.resolve(); // answers are handled in arrival order
   }
 
   get open() { return !!this.ws && this.ws.readyState === WebSocket.OPEN; }
@@ -181,14 +198,19 @@ export class QueryChannel {
       }
       this.pending.set(id, entry);
       this.counts.ws++;
-      this.ws.send(JSON.stringify({ type, id, ...params }));
+      this.ws.send(JSON.stringify({ type, id, deflate: canInflate, ...params }));
     });
   }
 
   /** A binary message: a window frame. */
   onBinary(buf) {
+    const names = this.names;
+    this.chain = this.chain.then(() => this.frame(buf, names)).catch((e) => console.error('window frame:', e));
+  }
+
+  async frame(buf, names) {
     let f;
-    try { f = decodeFrame(buf, this.names); } catch (e) {
+    try { f = await decodeFrame(buf, names); } catch (e) {
       const id = buf.byteLength >= 8 ? new DataView(buf).getUint32(4, true) : -1;
       const p = this.pending.get(id);
       if (p) { this.pending.delete(id); p.reject(e); }
@@ -203,6 +225,10 @@ export class QueryChannel {
 
   /** A text message of type "result". */
   onResult(msg) {
+    this.chain = this.chain.then(() => this.result(msg)).catch((e) => console.error('answer:', e));
+  }
+
+  result(msg) {
     const p = this.pending.get(msg.id);
     if (!p) return;
     this.pending.delete(msg.id);
