@@ -23,8 +23,7 @@ static int chrome_decode_slice(void *ud, const struct fmt_chrome_slice *s) {
   return 0;
 }
 
-static int chrome_decode_counter(void *ud,
-                                 const struct fmt_chrome_counter *c) {
+static int chrome_decode_counter(void *ud, const struct fmt_chrome_counter *c) {
   (void)c;
   ((struct chrome_decode_counts *)ud)->counters++;
   return 0;
@@ -42,8 +41,7 @@ static int chrome_decode_meta(void *ud, const struct fmt_chrome_meta *m) {
   return 0;
 }
 
-static void chrome_decode_warning(void *ud, uint64_t offset,
-                                  const char *msg) {
+static void chrome_decode_warning(void *ud, uint64_t offset, const char *msg) {
   (void)ud;
   fprintf(stderr, "chrome_decode: offset %" PRIu64 ": %s\n", offset, msg);
 }

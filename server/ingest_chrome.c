@@ -15,6 +15,8 @@ struct ingest_chrome {
   const char *rel;
   const char *instance; /* process group */
   int64_t pid;          /* >= 0: every event goes to this process */
+  int64_t *seen;        /* pids already recorded in the process table */
+  size_t nseen;
 };
 
 /* A Chrome pid/tid text as an integer: itself when it is one, else a
@@ -39,6 +41,11 @@ static int64_t ingest_chrome_pid(struct ingest_chrome *c, const char *pid) {
   if (c->pid >= 0)
     return c->pid;
   int64_t v = ingest_chrome_int(c->g, pid, &named);
+  for (size_t i = 0; i < c->nseen; i++)
+    if (c->seen[i] == v)
+      return v;
+  c->seen = xrealloc(c->seen, sizeof *c->seen * (c->nseen + 1));
+  c->seen[c->nseen++] = v;
   ingest_process(c->g, c->instance, v, named ? pid : NULL, NULL);
   return v;
 }
@@ -191,7 +198,7 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
     }
     instance = group;
   }
-  struct ingest_chrome c = {g, rel, instance, pid};
+  struct ingest_chrome c = {g, rel, instance, pid, NULL, 0};
   struct fmt_chrome_cb cb = {&c,
                              ingest_chrome_slice,
                              ingest_chrome_counter,
@@ -207,48 +214,104 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
   }
   free(cause);
+  free(c.seen);
   free(group);
   free(path);
 }
 
-/* Binds Chrome flow endpoints to slices now that all slices exist:
- * s/t (and bp:"e") to the deepest enclosing slice of their thread, f to
- * the next slice starting at or after ts. */
+/* Binds Chrome flow endpoints to slices now that all slices exist.  Per
+ * track, the endpoints sorted by ts meet the track's slices in one pass
+ * ordered by (ts, lane) -- one query per track, not per endpoint: s/t (and
+ * bp:"e") go to the deepest enclosing slice (the highest lane whose latest
+ * slice started at or before ts still covers it), f to the first slice
+ * starting at or after ts. */
 struct ingest_chrome_bind {
-  int64_t lane, ts, id;
+  int64_t lane, ts, id, end;
   int found;
 };
 
-static int ingest_chrome_bind_row(void *ud, sqlite3_stmt *st) {
-  struct ingest_chrome_bind *b = ud;
-  b->lane = sqlite3_column_int64(st, 0);
-  b->ts = sqlite3_column_int64(st, 1);
-  b->id = sqlite3_column_int64(st, 2);
-  b->found = 1;
-  return 1;
+struct ingest_chrome_sweep {
+  const struct iflow *f;         /* this track's endpoints, sorted by ts */
+  struct ingest_chrome_bind *to; /* one result per endpoint */
+  size_t i, n;
+  struct ingest_chrome_bind *lane; /* the latest slice of each lane */
+  int64_t nlanes;
+};
+
+static void ingest_chrome_enclosing(struct ingest_chrome_sweep *w, size_t i) {
+  for (int64_t l = w->nlanes - 1; l >= 0; l--)
+    if (w->lane[l].found && w->lane[l].ts <= w->f[i].ts &&
+        w->f[i].ts < w->lane[l].end) {
+      w->to[i] = w->lane[l];
+      return;
+    }
+}
+
+static int ingest_chrome_sweep_row(void *ud, sqlite3_stmt *st) {
+  struct ingest_chrome_sweep *w = ud;
+  struct ingest_chrome_bind b = {sqlite3_column_int64(st, 0),
+                                 sqlite3_column_int64(st, 1),
+                                 sqlite3_column_int64(st, 3), 0, 1};
+  int64_t dur = sqlite3_column_int64(st, 2);
+  b.end = b.ts + (dur > 1 ? dur : 1);
+  /* endpoints before this slice are settled: it cannot enclose them, and
+   * it is the first slice at or after an f at its ts or earlier */
+  for (; w->i < w->n; w->i++) {
+    const struct iflow *f = &w->f[w->i];
+    if (f->phase == 'f' && !f->enclosing) {
+      if (f->ts > b.ts)
+        break;
+      w->to[w->i] = b;
+    } else {
+      if (f->ts >= b.ts)
+        break;
+      ingest_chrome_enclosing(w, w->i);
+    }
+  }
+  if (b.lane >= w->nlanes) {
+    w->lane = xrealloc(w->lane, sizeof *w->lane * (size_t)(b.lane + 1));
+    memset(w->lane + w->nlanes, 0,
+           sizeof *w->lane * (size_t)(b.lane + 1 - w->nlanes));
+    w->nlanes = b.lane + 1;
+  }
+  w->lane[b.lane] = b;
+  return 0;
+}
+
+static int ingest_chrome_flow_cmp(const void *x, const void *y) {
+  const struct iflow *a = x, *b = y;
+  if (a->track != b->track)
+    return a->track < b->track ? -1 : 1;
+  return (a->ts > b->ts) - (a->ts < b->ts);
 }
 
 void ingest_chrome_bind_flows(struct ing *g) {
+  qsort(g->flows, g->nflows, sizeof *g->flows, ingest_chrome_flow_cmp);
+  struct ingest_chrome_bind *to =
+      xcalloc(g->nflows ? g->nflows : 1, sizeof *to);
+  for (size_t s = 0, e; s < g->nflows; s = e) {
+    for (e = s; e < g->nflows && g->flows[e].track == g->flows[s].track; e++)
+      ;
+    struct ingest_chrome_sweep w = {g->flows + s, to + s, 0, e - s, NULL, 0};
+    store_writer_query(g->w, ingest_chrome_sweep_row, &w,
+                       "SELECT lane, ts, dur, id FROM slice WHERE track = ? "
+                       "ORDER BY ts, lane",
+                       "i", g->flows[s].track);
+    for (; w.i < w.n; w.i++)
+      if (w.f[w.i].phase != 'f' || w.f[w.i].enclosing)
+        ingest_chrome_enclosing(&w, w.i);
+    free(w.lane);
+  }
   for (size_t i = 0; i < g->nflows; i++) {
-    struct iflow *f = &g->flows[i];
-    struct ingest_chrome_bind b = {0};
-    if (f->phase == 'f' && !f->enclosing)
-      store_writer_query(g->w, ingest_chrome_bind_row, &b,
-                         "SELECT lane, ts, id FROM slice WHERE track = ? AND "
-                         "ts >= ? ORDER BY ts, lane LIMIT 1",
-                         "ii", f->track, f->ts);
-    else
-      store_writer_query(g->w, ingest_chrome_bind_row, &b,
-                         "SELECT lane, ts, id FROM slice WHERE track = ? AND "
-                         "ts <= ? AND ts + max(dur, 1) > ? "
-                         "ORDER BY lane DESC, ts DESC LIMIT 1",
-                         "iii", f->track, f->ts, f->ts);
-    if (b.found)
-      store_writer_flow(g->w, f->flow_id, f->track, b.lane, b.ts, b.id);
+    const struct iflow *f = &g->flows[i];
+    if (to[i].found)
+      store_writer_flow(g->w, f->flow_id, f->track, to[i].lane, to[i].ts,
+                        to[i].id);
     else
       ingest_warn(g, "Missing Data", f->file, f->offset,
                   "flow endpoint '%c' at %" PRId64
                   " ns has no slice to bind to",
                   f->phase, f->ts);
   }
+  free(to);
 }
