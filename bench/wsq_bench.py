@@ -63,34 +63,40 @@ def cpu_s(pid):
 # ------------------------------------------------------------------ session
 
 def session(t0, t1, n, seed):
-    """n windows of a pan/zoom session, in gestures of 10: zoom in or out
-    (x0.8 per step) around a point, pan left or right (10% per step); a
-    random walk over every zoom level from the whole profile to 100 us."""
+    """n windows of a pan/zoom session, in gestures of 10 steps: from the
+    whole profile, zoom in (x0.8 per step, around a random point) down to
+    about 1 ms, then back out, a pan (10% per step, left or right) after
+    every zoom gesture; again until n.  Every zoom level gets the same
+    number of requests."""
     rng = random.Random(seed)
     a, b = t0, t1
     out = []
+    zoom_in = True
     while len(out) < n:
-        g = rng.choice(["in", "out", "left", "right"])
-        if g == "out" and b - a >= (t1 - t0) * 0.9:
-            g = "in"
-        if g == "in" and b - a < 1_000_000:
-            g = "out"
-        focus = rng.random()
-        for _ in range(10):
-            w = b - a
-            if g in ("in", "out"):
-                f = 0.8 if g == "in" else 1.25
-                at = a + w * focus
-                a, b = int(at - (at - a) * f), int(at + (b - at) * f)
+        for g in ("zoom", "pan"):
+            if g == "zoom":
+                if zoom_in and b - a < 2_000_000:
+                    zoom_in = False
+                elif not zoom_in and b - a >= (t1 - t0) * 0.9:
+                    zoom_in = True
+                f = 0.8 if zoom_in else 1.25
+                focus = rng.random()
             else:
-                d = int(w * 0.1) * (1 if g == "right" else -1)
-                a, b = a + d, b + d
-            w = b - a
-            if a < t0:
-                a, b = t0, t0 + w
-            if b > t1:
-                a, b = max(t0, t1 - w), t1
-            out.append((a, b))
+                step = 0.1 if rng.random() < 0.5 else -0.1
+            for _ in range(10):
+                w = b - a
+                if g == "zoom":
+                    at = a + w * focus
+                    a, b = int(at - (at - a) * f), int(at + (b - at) * f)
+                else:
+                    d = int(w * step)
+                    a, b = a + d, b + d
+                w = min(b - a, t1 - t0)
+                if a < t0:
+                    a, b = t0, t0 + w
+                if b > t1:
+                    a, b = t1 - w, t1
+                out.append((a, b))
     return out[:n]
 
 
@@ -180,9 +186,10 @@ class RestPaced:
         self.inflight = {}  # RestConn -> seq
         self.done = {}  # seq -> time answered
         self.stop = False
+        self.aborted = set()  # connections shut down: reconnect them
         self.conns = [RestConn(port) for _ in range(conns)]
-        self.threads = [threading.Thread(target=self.worker, args=(c,))
-                        for c in self.conns]
+        self.threads = [threading.Thread(target=self.worker, args=(c,),
+                                         daemon=True) for c in self.conns]
         for t in self.threads:
             t.start()
 
@@ -191,6 +198,7 @@ class RestPaced:
             self.want = (seq, a, b)
             for c in self.inflight:
                 c.abort()
+                self.aborted.add(c)
             self.cv.notify_all()
 
     def worker(self, c):
@@ -214,14 +222,16 @@ class RestPaced:
                 del self.inflight[c]
                 if ok:
                     self.done[seq] = time.monotonic()
-                else:
+                if not ok or c in self.aborted:
+                    self.aborted.discard(c)
                     c.reset()
                 self.cv.notify_all()
 
-    def wait(self, seq, timeout=120):
+    def wait(self, seq, timeout=300):
         with self.cv:
-            self.cv.wait_for(lambda: seq in self.done, timeout)
-            return self.done.get(seq)
+            if not self.cv.wait_for(lambda: seq in self.done, timeout):
+                raise RuntimeError("REST request %d: no answer" % seq)
+            return self.done[seq]
 
     def close(self):
         with self.cv:
@@ -259,7 +269,7 @@ class WsSession:
         self.first, self.final = {}, {}
         self.errors = []
         self.c.recv()  # hello
-        self.thread = threading.Thread(target=self.reader)
+        self.thread = threading.Thread(target=self.reader, daemon=True)
         self.thread.start()
 
     def reader(self):
@@ -290,10 +300,11 @@ class WsSession:
     def send(self, obj):
         self.c.send(obj)
 
-    def wait(self, rid, timeout=120):
+    def wait(self, rid, timeout=300):
         with self.cv:
-            self.cv.wait_for(lambda: rid in self.final, timeout)
-            return self.final.get(rid)
+            if not self.cv.wait_for(lambda: rid in self.final, timeout):
+                raise RuntimeError("socket request %d: no answer" % rid)
+            return self.final[rid]
 
     def close(self):
         self.c.close()
@@ -461,8 +472,19 @@ def main():
             warm.run(i, x, y)
         warm.close()
         print("sequential (one request at a time, transports taking turns):")
-        for name, r in sequential(a.port, ids, views, a.px, proc.pid).items():
+        seq = sequential(a.port, ids, views, a.px, proc.pid)
+        for name, r in seq.items():
             line(name, r)
+        print("sequential by window width, p50 first / final ms:")
+        bands = [("< 100 ms", 0, 10 ** 8), ("100 ms - 10 s", 10 ** 8, 10 ** 10),
+                 (">= 10 s", 10 ** 10, 1 << 62)]
+        for label, lo, hi in bands:
+            idx = [i for i, (x, y) in enumerate(views) if lo <= y - x < hi]
+            cells = ["%s %.1f / %.1f" % (name.strip(),
+                                         1000 * pct([r["first"][i] for i in idx], 50),
+                                         1000 * pct([r["final"][i] for i in idx], 50))
+                     for name, r in seq.items()]
+            print("  %-14s (%3d views)  %s" % (label, len(idx), ";  ".join(cells)))
         print("paced (gestures of 10 views %g ms apart; the wait for the "
               "last view of each):" % a.pace_ms)
         res = paced(a.port, ids, views, a.px, a.pace_ms / 1000)

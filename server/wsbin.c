@@ -46,14 +46,13 @@ struct wsbin_name {
   char *text;
 };
 
-/* A growable column. */
+/* A growable column of 8-byte values: integers or (counters' min, max,
+ * last) doubles. */
 struct wsbin_col {
-  int64_t *v;
-  size_t n, cap;
-};
-
-struct wsbin_dcol {
-  double *v;
+  union {
+    int64_t *v;
+    double *d;
+  };
   size_t n, cap;
 };
 
@@ -67,29 +66,21 @@ struct wsbin {
   struct wsbin_name *names;
   size_t n_names, cap_names;
   struct wsbin_col ts, dur, name, grp, count; /* dur/name/grp: slices */
-  struct wsbin_dcol min, max, last;           /* counters */
+  struct wsbin_col min, max, last;            /* counters: doubles */
   /* after wsbin_finish() */
   unsigned char head[WSBIN_HEADER];
-  struct sbuf body; /* directory and columns */
+  struct sbuf body; /* dictionary, directory and columns */
 };
 
 /* ---- building (the sink) ---- */
 
-static void wsbin_col_add(struct wsbin_col *c, const int64_t *v, size_t n) {
+/* Appends n 8-byte values (int64_t or double) to c. */
+static void wsbin_col_add(struct wsbin_col *c, const void *v, size_t n) {
   if (c->n + n > c->cap) {
     c->cap = c->n + n > 2 * c->cap ? c->n + n : 2 * c->cap;
-    c->v = xrealloc(c->v, c->cap * sizeof *c->v);
+    c->v = xrealloc(c->v, c->cap * 8);
   }
-  memcpy(c->v + c->n, v, n * sizeof *v);
-  c->n += n;
-}
-
-static void wsbin_dcol_add(struct wsbin_dcol *c, const double *v, size_t n) {
-  if (c->n + n > c->cap) {
-    c->cap = c->n + n > 2 * c->cap ? c->n + n : 2 * c->cap;
-    c->v = xrealloc(c->v, c->cap * sizeof *c->v);
-  }
-  memcpy(c->v + c->n, v, n * sizeof *v);
+  memcpy(c->v + c->n, v, n * 8);
   c->n += n;
 }
 
@@ -173,9 +164,9 @@ static void wsbin_on_series(void *ud, int64_t series, int level,
   g->name = xstrdup(name ? name : "");
   g->unit = xstrdup(unit ? unit : "");
   wsbin_col_add(&b->ts, ts, n);
-  wsbin_dcol_add(&b->min, min, n);
-  wsbin_dcol_add(&b->max, max, n);
-  wsbin_dcol_add(&b->last, last, n);
+  wsbin_col_add(&b->min, min, n);
+  wsbin_col_add(&b->max, max, n);
+  wsbin_col_add(&b->last, last, n);
   wsbin_col_add(&b->count, count, n);
 }
 
@@ -221,15 +212,11 @@ static void wsbin_rows_free(struct wsbin *b) {
   b->tracks = NULL;
   b->groups = NULL;
   b->n_tracks = b->n_groups = b->cap_tracks = b->cap_groups = 0;
-  struct wsbin_col *cols[] = {&b->ts, &b->dur, &b->name, &b->grp, &b->count};
-  struct wsbin_dcol *dcols[] = {&b->min, &b->max, &b->last};
+  struct wsbin_col *cols[] = {&b->ts,    &b->dur, &b->name, &b->grp,
+                              &b->count, &b->min, &b->max,  &b->last};
   for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
     free(cols[i]->v);
     *cols[i] = (struct wsbin_col){0};
-  }
-  for (size_t i = 0; i < sizeof dcols / sizeof *dcols; i++) {
-    free(dcols[i]->v);
-    *dcols[i] = (struct wsbin_dcol){0};
   }
 }
 
@@ -500,9 +487,9 @@ int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
     wsbin_int_col(&b->body, b->name.v, b->name.n, 0);
     wsbin_int_col(&b->body, b->grp.v, b->grp.n, 0);
   } else {
-    wsbin_double_col(&b->body, b->min.v, b->min.n);
-    wsbin_double_col(&b->body, b->max.v, b->max.n);
-    wsbin_double_col(&b->body, b->last.v, b->last.n);
+    wsbin_double_col(&b->body, b->min.d, b->min.n);
+    wsbin_double_col(&b->body, b->max.d, b->max.n);
+    wsbin_double_col(&b->body, b->last.d, b->last.n);
   }
   wsbin_int_col(&b->body, b->count.v, b->count.n, 0);
   wsbin_rows_free(b); /* a frame waiting to be sent keeps only its bytes */
