@@ -286,7 +286,8 @@ static int ingest_chrome_flow_cmp(const void *x, const void *y) {
 }
 
 void ingest_chrome_bind_flows(struct ing *g) {
-  qsort(g->flows, g->nflows, sizeof *g->flows, ingest_chrome_flow_cmp);
+  if (g->nflows > 1)
+    qsort(g->flows, g->nflows, sizeof *g->flows, ingest_chrome_flow_cmp);
   struct ingest_chrome_bind *to =
       xcalloc(g->nflows ? g->nflows : 1, sizeof *to);
   for (size_t s = 0, e; s < g->nflows; s = e) {
