@@ -76,6 +76,8 @@ struct wsbin {
 
 /* Appends n 8-byte values (int64_t or double) to c. */
 static void wsbin_col_add(struct wsbin_col *c, const void *v, size_t n) {
+  if (n == 0) /* an empty lane: nothing to copy (and maybe no buffers) */
+    return;
   if (c->n + n > c->cap) {
     c->cap = c->n + n > 2 * c->cap ? c->n + n : 2 * c->cap;
     c->v = xrealloc(c->v, c->cap * 8);

@@ -538,9 +538,13 @@ def run(tmp):
           "right (%.2f s for 6 requests)" % waited)
     check(taken < sent, "a client that stops reading: the server stops "
           "reading it (%d of %d requests read)" % (taken, sent), st)
-    check(peak - before < 200 * 1024,
-          "a client that stops reading: memory bounded (RSS +%d MiB)" %
-          ((peak - before) // 1024))
+    # Under AddressSanitizer freed memory sits in its quarantine, so RSS
+    # says nothing about the server's own bound there.
+    asan = "ASAN_OPTIONS" in os.environ
+    check(asan or peak - before < 200 * 1024,
+          "a client that stops reading: memory bounded (RSS +%d MiB%s)" %
+          ((peak - before) // 1024,
+           "; the bound is not checked under AddressSanitizer" if asan else ""))
     slow.close()
     st = watch.wait_idle(9500)
     check(st["queued"] == 0 and server.poll() is None,
