@@ -513,28 +513,39 @@ static void wsq_conn_flow(struct wsq_conn *c) {
   }
 }
 
+/* Removes the waiting messages of request `id` (has_id) or of group
+ * `group` -- only the coarse ones when coarse_only -- counting them in
+ * *counter. */
+static void wsq_conn_remove(struct wsq_conn *c, bool has_id, uint32_t id,
+                            const char *group, bool coarse_only,
+                            _Atomic uint64_t *counter) {
+  struct wsq_msg **pp = &c->out, *prev = NULL;
+  while (*pp) {
+    struct wsq_msg *o = *pp;
+    bool hit = (!coarse_only || o->coarse) &&
+               ((has_id && o->has_id && o->id == id) ||
+                (group && o->group && strcmp(group, o->group) == 0));
+    if (hit) {
+      *pp = o->next;
+      if (c->out_tail == o)
+        c->out_tail = prev;
+      c->out_n--;
+      c->out_bytes -= wsq_msg_size(o);
+      atomic_fetch_add(counter, 1);
+      wsq_msg_free(o);
+      continue;
+    }
+    prev = o;
+    pp = &o->next;
+  }
+}
+
 /* Queues m for writing.  A final answer replaces the coarse one of the
  * same request if it still waits. */
 static void wsq_conn_push(struct wsq_conn *c, struct wsq_msg *m) {
   m->next = NULL;
-  if (m->has_id && !m->coarse) {
-    struct wsq_msg **pp = &c->out, *prev = NULL;
-    while (*pp) {
-      struct wsq_msg *o = *pp;
-      if (o->coarse && o->has_id && o->id == m->id) {
-        *pp = o->next;
-        if (c->out_tail == o)
-          c->out_tail = prev;
-        c->out_n--;
-        c->out_bytes -= wsq_msg_size(o);
-        atomic_fetch_add(&c->q->superseded, 1);
-        wsq_msg_free(o);
-        continue;
-      }
-      prev = o;
-      pp = &o->next;
-    }
-  }
+  if (m->has_id && !m->coarse)
+    wsq_conn_remove(c, true, m->id, NULL, true, &c->q->superseded);
   if (c->out_tail)
     c->out_tail->next = m;
   else
@@ -550,24 +561,7 @@ static void wsq_conn_push(struct wsq_conn *c, struct wsq_msg *m) {
 /* Drops waiting answers of request `id` (has_id) or of group `group`. */
 static void wsq_conn_drop(struct wsq_conn *c, bool has_id, uint32_t id,
                           const char *group) {
-  struct wsq_msg **pp = &c->out, *prev = NULL;
-  while (*pp) {
-    struct wsq_msg *o = *pp;
-    bool hit = (has_id && o->has_id && o->id == id) ||
-               (group && o->group && strcmp(group, o->group) == 0);
-    if (hit) {
-      *pp = o->next;
-      if (c->out_tail == o)
-        c->out_tail = prev;
-      c->out_n--;
-      c->out_bytes -= wsq_msg_size(o);
-      atomic_fetch_add(&c->q->discarded, 1);
-      wsq_msg_free(o);
-      continue;
-    }
-    prev = o;
-    pp = &o->next;
-  }
+  wsq_conn_remove(c, has_id, id, group, false, &c->q->discarded);
 }
 
 static void wsq_job_cancel(struct wsq *q, struct wsq_job *j) {
