@@ -16,7 +16,6 @@ import math
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,34 +29,13 @@ SYNTH = os.path.join(BUILD, "tools", "neuron-explorer-synth")
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
 from wsq_client import WsqClient, frame_rows, rest_rows  # noqa: E402
-
-n_tests = 0
-n_failed = 0
-
-
-def check(cond, what, detail=""):
-    global n_tests, n_failed
-    n_tests += 1
-    print(("ok %d - " if cond else "not ok %d - ") % n_tests + what)
-    if not cond:
-        n_failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print("#   " + line)
-    sys.stdout.flush()
-    return cond
+import nextest  # noqa: E402
+from nextest import check, free_port  # noqa: E402
 
 
 def note(text):
     print("# " + text)
     sys.stdout.flush()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Rest:
@@ -561,12 +539,12 @@ def main():
     finally:
         if server and server.poll() is None:
             server.kill()
-        if not n_failed:
+        if not nextest.n_failed:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             print("# kept %s" % tmp)
-    print("1..%d" % n_tests)
-    return 1 if n_failed else 0
+    print("1..%d" % nextest.n_tests)
+    return 1 if nextest.n_failed else 0
 
 
 if __name__ == "__main__":
