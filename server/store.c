@@ -16,18 +16,22 @@
 
 extern const char store_schema_sql[]; /* schema.sql, generated at build */
 
-#define STORE_BATCH_ROWS 32
-#define STORE_QUEUE_MAX 256 /* row buffers waiting for the writer thread */
+#define STORE_BATCH_ROWS 32   /* rows per multi-row INSERT */
+#define STORE_CHUNK_ROWS 2048 /* rows per hand-off to the writer thread */
+#define STORE_QUEUE_MAX 16    /* chunks waiting for the writer thread */
 #define STORE_INTERN_MIN 1024
 
-/* Up to STORE_BATCH_ROWS rows of one table, on their way to SQLite. */
+/* Up to STORE_CHUNK_ROWS rows of one table, on their way to SQLite.  A
+ * text cell keeps its bytes in `text` (offset in ints[cell], -1 for NULL;
+ * length in lens[cell]): one buffer per chunk, no allocation per row. */
 struct store_rows {
   struct store_batch *table;
   int n;
   int64_t *ints;
   double *reals;
-  char **texts;
   size_t *lens;
+  struct sbuf text;
+  int *order; /* rows in key order (store_rows_sort) */
   struct store_rows *next;
 };
 
@@ -38,6 +42,7 @@ struct store_batch {
   const char *table;
   const char *types;
   int ncols;
+  int nkey; /* leading int columns that form the primary key */
   sqlite3_stmt *multi, *single;
   struct store_rows *cur; /* being filled by the ingest thread */
 };
@@ -120,36 +125,46 @@ static struct store_rows *store_rows_new(struct store_writer *w,
     }
   pthread_mutex_unlock(&w->mu);
   if (!r) {
-    size_t cells = (size_t)(b->ncols * STORE_BATCH_ROWS);
+    size_t cells = (size_t)(b->ncols * STORE_CHUNK_ROWS);
     r = xcalloc(1, sizeof *r);
     r->table = b;
     r->ints = xcalloc(cells, sizeof *r->ints);
     r->reals = xcalloc(cells, sizeof *r->reals);
-    r->texts = xcalloc(cells, sizeof *r->texts);
     r->lens = xcalloc(cells, sizeof *r->lens);
+    r->order = xcalloc(STORE_CHUNK_ROWS, sizeof *r->order);
   }
   r->n = 0;
+  r->text.len = 0;
   r->next = NULL;
   return r;
 }
 
 static void store_rows_free(struct store_rows *r) {
-  size_t cells = (size_t)(r->table->ncols * STORE_BATCH_ROWS);
-  for (size_t i = 0; i < cells; i++)
-    free(r->texts[i]);
   free(r->ints);
   free(r->reals);
-  free(r->texts);
   free(r->lens);
+  free(r->order);
+  sbuf_free(&r->text);
   free(r);
+}
+
+/* Sets text cell `cell` of rows to a copy of s (len bytes; NULL: SQL
+ * NULL). */
+static void store_rows_text(struct store_rows *rows, int cell, const char *s,
+                            size_t len) {
+  rows->ints[cell] = s ? (int64_t)rows->text.len : -1;
+  rows->lens[cell] = len;
+  if (s)
+    sbuf_add(&rows->text, s, len);
 }
 
 static void store_batch_init(struct store_writer *w, struct store_batch *b,
                              const char *table, const char *cols,
-                             const char *types) {
+                             const char *types, int nkey) {
   b->table = table;
   b->types = types;
   b->ncols = (int)strlen(types);
+  b->nkey = nkey;
   struct sbuf sql = {0};
   /* a flow may be named twice (args.flow_id and a v2 bind_id): once is
    * enough */
@@ -191,13 +206,12 @@ static void store_rows_bind(struct store_rows *rows, sqlite3_stmt *st, int r,
     case 'r':
       sqlite3_bind_double(st, p, rows->reals[cell]);
       break;
-    default:
-      if (rows->texts[cell])
-        sqlite3_bind_text(st, p, rows->texts[cell], (int)rows->lens[cell],
-                          free);
+    default: /* the chunk outlives the step that reads it */
+      if (v >= 0)
+        sqlite3_bind_text(st, p, rows->text.s + v, (int)rows->lens[cell],
+                          SQLITE_STATIC);
       else
         sqlite3_bind_null(st, p);
-      rows->texts[cell] = NULL;
     }
   }
 }
@@ -206,23 +220,18 @@ static void store_rows_bind(struct store_rows *rows, sqlite3_stmt *st, int r,
  * drained). */
 static void store_rows_write(struct store_writer *w, struct store_rows *rows) {
   struct store_batch *b = rows->table;
-  if (w->error) {
-    for (int i = 0; i < rows->n * b->ncols; i++) {
-      free(rows->texts[i]);
-      rows->texts[i] = NULL;
-    }
+  if (w->error)
     return;
-  }
-  if (rows->n == STORE_BATCH_ROWS) {
-    for (int r = 0; r < rows->n; r++)
-      store_rows_bind(rows, b->multi, r, r * b->ncols);
+  int r = 0;
+  for (; r + STORE_BATCH_ROWS <= rows->n; r += STORE_BATCH_ROWS) {
+    for (int k = 0; k < STORE_BATCH_ROWS; k++)
+      store_rows_bind(rows, b->multi, rows->order[r + k], k * b->ncols);
     if (!store_ok(sqlite3_step(b->multi)))
       store_error(w, b->table);
     sqlite3_reset(b->multi);
-    return;
   }
-  for (int r = 0; r < rows->n; r++) {
-    store_rows_bind(rows, b->single, r, 0);
+  for (; r < rows->n; r++) {
+    store_rows_bind(rows, b->single, rows->order[r], 0);
     if (!store_ok(sqlite3_step(b->single)))
       store_error(w, b->table);
     sqlite3_reset(b->single);
@@ -257,12 +266,34 @@ static void *store_writer_thread(void *arg) {
   return NULL;
 }
 
-/* Hands the batch's current buffer to the writer thread. */
+static int store_rows_cmp(const void *a, const void *b, void *arg) {
+  const struct store_rows *rows = arg;
+  const int64_t *x = rows->ints + *(const int *)a * rows->table->ncols;
+  const int64_t *y = rows->ints + *(const int *)b * rows->table->ncols;
+  for (int k = 0; k < rows->table->nkey; k++)
+    if (x[k] != y[k])
+      return x[k] < y[k] ? -1 : 1;
+  return 0;
+}
+
+/* Puts the rows in primary key order: the writer's inserts then walk the
+ * B-tree in order, each one next to the last instead of anywhere. */
+static void store_rows_sort(struct store_rows *rows) {
+  for (int r = 0; r < rows->n; r++)
+    rows->order[r] = r;
+  if (rows->table->nkey)
+    qsort_r(rows->order, (size_t)rows->n, sizeof *rows->order,
+            store_rows_cmp, rows);
+}
+
+/* Hands the batch's current buffer to the writer thread (sorted here, on
+ * the ingest thread, which has time to spare). */
 static void store_batch_send(struct store_writer *w, struct store_batch *b) {
   struct store_rows *r = b->cur;
   if (!r || r->n == 0)
     return;
   b->cur = NULL;
+  store_rows_sort(r);
   pthread_mutex_lock(&w->mu);
   while (w->queued >= STORE_QUEUE_MAX && !w->hold) /* held: grows */
     pthread_cond_wait(&w->cv_space, &w->mu);
@@ -289,7 +320,7 @@ static void store_drain(struct store_writer *w) {
 
 /* Returns the first cell of a new row of table b. */
 static int store_batch_row(struct store_writer *w, struct store_batch *b) {
-  if (b->cur && b->cur->n == STORE_BATCH_ROWS)
+  if (b->cur && b->cur->n == STORE_CHUNK_ROWS)
     store_batch_send(w, b);
   if (!b->cur)
     b->cur = store_rows_new(w, b);
@@ -343,25 +374,25 @@ int store_writer_open(const char *path, struct store_writer **out,
     free(w);
     return -EIO;
   }
-  store_batch_init(w, &w->str, "str", "id,s", "it");
+  store_batch_init(w, &w->str, "str", "id,s", "it", 0);
   store_batch_init(w, &w->track, "track",
                    "id,kind,domain,source,instance_id,pid,tid,nc_idx,"
                    "pcore_idx,worker_gid,stream_id,device_idx,hbm_idx,cpu_id,"
                    "device_profile_id,label",
-                   "ittttnnNNNNNNtIt");
+                   "ittttnnNNNNNNtIt", 0);
   store_batch_init(w, &w->slice, "slice", "track,lane,ts,id,dur,name,grp,args",
-                   "iiiiiiIt");
+                   "iiiiiiIt", 4);
   store_batch_init(w, &w->counter, "counter", "track,series,ts,seq,value",
-                   "iiiir");
+                   "iiiir", 4);
   store_batch_init(w, &w->slice_lod, "slice_lod",
                    "track,level,lane,bucket,ts,end_ts,id,name,grp,dur,count",
-                   "iiiiiiiiIii");
+                   "iiiiiiiiIii", 4);
   store_batch_init(w, &w->counter_lod, "counter_lod",
                    "track,series,level,bucket,ts,min,max,last,count",
-                   "iiiiirrri");
-  store_batch_init(w, &w->flow, "flow", "flow_id,track,lane,ts,id", "iiiii");
+                   "iiiiirrri", 4);
+  store_batch_init(w, &w->flow, "flow", "flow_id,track,lane,ts,id", "iiiii", 5);
   store_batch_init(w, &w->name_stat, "name_stat", "name,track,count,total_dur",
-                   "iiii");
+                   "iiii", 2);
   w->track_upd = store_prepare(
       w, "UPDATE track SET lanes=?, max_dur=?, event_count=?, first_ts=?, "
          "last_ts=?, lod_min_level=? WHERE id=?");
@@ -375,13 +406,10 @@ int store_writer_open(const char *path, struct store_writer **out,
   return 0;
 }
 
-static char *store_text(const char *s, size_t *len) {
-  if (!s) {
-    *len = 0;
-    return NULL;
-  }
-  *len = strlen(s);
-  return xstrndup(s, *len);
+/* Sets text cell `cell` of the batch's current chunk to a copy of the
+ * NUL-terminated s (NULL: SQL NULL). */
+static void store_batch_text(struct store_batch *b, int cell, const char *s) {
+  store_rows_text(b->cur, cell, s, s ? strlen(s) : 0);
 }
 
 int64_t store_writer_intern(struct store_writer *w, const char *s) {
@@ -414,11 +442,9 @@ int64_t store_writer_intern(struct store_writer *w, const char *s) {
   }
   t->keys[j] = xstrdup(s);
   t->ids[j] = (int64_t)++t->n;
-  struct store_rows *r;
   int c = store_batch_row(w, &w->str);
-  r = w->str.cur;
-  r->ints[c] = t->ids[j];
-  r->texts[c + 1] = store_text(s, &r->lens[c + 1]);
+  w->str.cur->ints[c] = t->ids[j];
+  store_rows_text(w->str.cur, c + 1, s, len);
   return t->ids[j];
 }
 
@@ -431,16 +457,16 @@ int64_t store_writer_track(struct store_writer *w,
                          t->instance_id ? t->instance_id : ""};
   r->ints[c] = id;
   for (int i = 0; i < 4; i++)
-    r->texts[c + 1 + i] = store_text(texts[i], &r->lens[c + 1 + i]);
+    store_batch_text(&w->track, c + 1 + i, texts[i]);
   r->ints[c + 5] = t->has_pid ? t->pid : INT64_MIN;
   r->ints[c + 6] = t->has_tid ? t->tid : INT64_MIN;
   int64_t ints[] = {t->nc_idx,    t->pcore_idx,  t->worker_gid,
                     t->stream_id, t->device_idx, t->hbm_idx};
   for (int i = 0; i < 6; i++)
     r->ints[c + 7 + i] = ints[i];
-  r->texts[c + 13] = store_text(t->cpu_id, &r->lens[c + 13]);
+  store_batch_text(&w->track, c + 13, t->cpu_id);
   r->ints[c + 14] = t->device_profile_id;
-  r->texts[c + 15] = store_text(t->label, &r->lens[c + 15]);
+  store_batch_text(&w->track, c + 15, t->label);
   return id;
 }
 
@@ -482,8 +508,7 @@ void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
   int64_t *v = r->ints + c;
   v[0] = track, v[1] = lane, v[2] = ts, v[3] = id, v[4] = dur, v[5] = name,
   v[6] = grp;
-  r->texts[c + 7] = args ? xstrndup(args, args_len) : NULL;
-  r->lens[c + 7] = args_len;
+  store_rows_text(r, c + 7, args, args_len);
 }
 
 void store_writer_counter(struct store_writer *w, int64_t track, int series,
