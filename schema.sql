@@ -98,7 +98,9 @@ CREATE TABLE counter_series (
 -- Level of detail.  Level L groups by bucket = ts >> (6 + 2*L), i.e.
 -- buckets of 64 * 4^L ns (L = 0..20).  Per (track, level, lane, bucket):
 -- ts = earliest start, end_ts = latest end of the slices starting in the
--- bucket, id/name/dur of the longest one, count of slices.
+-- bucket, id/name/dur of the longest one, count of slices.  A row runs on
+-- over the following buckets while their slices have its name and grp and
+-- follow with a gap under half a bucket; bucket is then its first bucket.
 CREATE TABLE slice_lod (
   track INTEGER NOT NULL,
   level INTEGER NOT NULL,

@@ -32,6 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The store layout this build writes (schema.sql plus the meaning of its
+ * rows, e.g. LOD runs): a store of another version is built again. */
+#define INGEST_SCHEMA_VERSION "2"
+
 /* ------------------------------------------------------------ warnings */
 
 void ingest_warn(struct ing *g, const char *category, const char *file,
@@ -1255,7 +1259,8 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   char fp[17];
   {
     struct sbuf b = {0};
-    sbuf_printf(&b, "schema-1|%s|%s|dev=%d|sys=%d", d->fingerprint,
+    sbuf_printf(&b, "schema-%s|%s|%s|dev=%d|sys=%d", INGEST_SCHEMA_VERSION,
+                d->fingerprint,
                 filter_describe(o->filter), o->ignore_device, o->ignore_system);
     snprintf(fp, sizeof fp, "%016llx",
              (unsigned long long)util_hash(b.s, b.len));
@@ -1303,7 +1308,7 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
       store_writer_name_stat(w, g.stats[i].name, g.stats[i].track,
                              g.stats[i].count, g.stats[i].dur);
   char *real = realpath(o->dir, NULL);
-  ingest_info(&g, "schema_version", "1");
+  ingest_info(&g, "schema_version", INGEST_SCHEMA_VERSION);
   ingest_info(&g, "fingerprint", fp);
   ingest_info(&g, "dir", real ? real : o->dir);
   ingest_info(&g, "profile_name", base);

@@ -18,8 +18,10 @@ int lod_pick_level(int64_t span, int64_t n) {
   return LOD_MAX_LEVEL;
 }
 
+/* One LOD row being built: a run of buckets from `bucket` to `last`. */
 struct lod_bucket {
   int64_t bucket; /* -1: empty */
+  int64_t last;
   int64_t ts, end, id, name, grp, dur, count;
 };
 
@@ -58,7 +60,14 @@ void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
     int level = l->min_level + i;
     struct lod_bucket *b = &l->b[lane * l->nlevels + i];
     int64_t bucket = ts >> LOD_SHIFT(level);
-    if (b->bucket == bucket) {
+    /* Joins the row when in its last bucket, or when it continues a run
+     * of the row's name with a gap under half a bucket: a queried level's
+     * buckets are 1/2 to 2 pixels wide, so the gap is under a pixel. */
+    if (b->bucket >= 0 &&
+        (b->last == bucket ||
+         (name == b->name && grp == b->grp &&
+          ts - b->end < (INT64_C(1) << LOD_SHIFT(level)) / 2))) {
+      b->last = bucket;
       b->count++;
       if (end > b->end)
         b->end = end;
@@ -69,7 +78,7 @@ void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
     }
     if (b->bucket >= 0)
       lod_emit(l, w, lane, level, b);
-    *b = (struct lod_bucket){bucket, ts, end, id, name, grp, dur, 1};
+    *b = (struct lod_bucket){bucket, bucket, ts, end, id, name, grp, dur, 1};
   }
 }
 

@@ -6,8 +6,12 @@
  * finest stored level already merges several events per bucket and the
  * LOD rows stay a fraction of the events.  Per (level, lane, bucket) a
  * slice row keeps the earliest start, the latest end, the longest slice's
- * id/name/grp/dur and the count; per (series, level, bucket) a counter row
- * keeps the first ts, min, max, last and count.
+ * id/name/grp/dur and the count; a row runs on over the next buckets while
+ * their slices carry its name and grp and follow with a gap under half a
+ * bucket (under a pixel at any zoom that reads the level), so a lane
+ * busy with one kind of event is a few rows, not one per bucket.  Per
+ * (series, level, bucket) a counter row keeps the first ts, min, max, last
+ * and count.
  *
  * Slices of one lane must come in start order (lanes.c guarantees it).
  * Counter samples should come in time order; a sample older than its

@@ -568,9 +568,10 @@ static int64_t query_pixel(int64_t ts, int64_t start, int64_t r) {
 
 /* Appends the current LOD row of s (ts, end_ts, name, grp, count, dur) to
  * l if it reaches into the window.  A row starting in the same pixel
- * column as the previous one merges into it (the level's buckets are 1/4
- * to 1 pixel wide): at most about one row per pixel, named after the
- * longest event. */
+ * column as the previous one merges into it (the level's buckets are 1/2
+ * to 2 pixels wide), and so does a row that continues the previous one's
+ * name and grp after a gap under a pixel: at most about one row per pixel,
+ * one row for a run of the same event, named after the longest event. */
 static void query_lod_row(sqlite3_stmt *s, int64_t start, int64_t r,
                           struct query_lane *l) {
   int64_t ts = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
@@ -578,7 +579,11 @@ static void query_lod_row(sqlite3_stmt *s, int64_t start, int64_t r,
   if (ts < start && end <= start)
     return;
   size_t k = l->n - 1;
-  if (l->n && query_pixel(l->ts[k], start, r) == query_pixel(ts, start, r)) {
+  if (l->n &&
+      (query_pixel(l->ts[k], start, r) == query_pixel(ts, start, r) ||
+       (l->name[k] == sqlite3_column_int64(s, 2) &&
+        l->grp[k] == sqlite3_column_int64(s, 3) &&
+        ts - (l->ts[k] + l->dur[k]) < r))) {
     if (end > l->ts[k] + l->dur[k])
       l->dur[k] = end - l->ts[k];
     l->count[k] += sqlite3_column_int64(s, 4);

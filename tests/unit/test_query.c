@@ -1,6 +1,7 @@
 /* test_query.c -- window queries on a hand-made store: the straddling
  * slice, the raw limit falling back to the finest LOD level, the LOD row
- * before the first bucket, counters with the sample before the window;
+ * before the first bucket, LOD runs of one event name (stored and merged
+ * per pixel), counters with the sample before the window;
  * plus search, range summary, the SQL guard and the small parsers. */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,11 +22,38 @@
 
 /* Track A: one lane, "long" [0, 1500) then 100 "short" slices of 50 ns
  * every 100 ns from 2000; finest LOD level 2 (1024 ns buckets).
- * Track B: a counter, sample i (value i) at i * 1000 ns, LOD from level 2. */
+ * Track B: a counter, sample i (value i) at i * 1000 ns, LOD from level 2.
+ * Track C: runs of "busy" for the LOD runs (see add_runs). */
 #define SHORT_N 100
 static char store_path[64];
 static struct store_pool *pool;
-static int64_t track_a, track_b;
+static int64_t track_a, track_b, track_c;
+
+/* Track C, one lane, LOD from level 2 (1024 ns buckets): 20 "busy" of
+ * 900 ns every 1000 ns from 0 (gaps of 100 ns: one run), a 2100 ns gap,
+ * 5 more from 22000 (a second run at level 2; at level 3, 4096 ns buckets,
+ * the gap is still over half a bucket), then "other" [27000, 27500) and
+ * "busy" [27600, 27700) sharing bucket 26. */
+static void add_runs(struct store_writer *w, const struct store_track *tmpl) {
+  track_c = store_writer_track(w, tmpl);
+  int64_t busy = store_writer_intern(w, "busy");
+  int64_t other = store_writer_intern(w, "other");
+  struct lod *l = lod_new(track_c, 2);
+  int64_t id = 1000;
+  for (int i = 0; i < 25; i++) {
+    int64_t ts = i < 20 ? 1000 * i : 22000 + 1000 * (i - 20);
+    store_writer_slice(w, track_c, 0, ts, id, 900, busy, 0, NULL, 0);
+    lod_slice(l, w, 0, ts, 900, id++, busy, 0);
+  }
+  store_writer_slice(w, track_c, 0, 27000, id, 500, other, 0, NULL, 0);
+  lod_slice(l, w, 0, 27000, 500, id++, other, 0);
+  store_writer_slice(w, track_c, 0, 27600, id, 100, busy, 0, NULL, 0);
+  lod_slice(l, w, 0, 27600, 100, id++, busy, 0);
+  lod_flush(l, w);
+  lod_free(l);
+  struct store_track_stats sc = {1, 900, 27, 0, 27700, 2};
+  store_writer_track_stats(w, track_c, &sc);
+}
 
 static int setup(void **state) {
   struct store_writer *w;
@@ -79,6 +107,7 @@ static int setup(void **state) {
   lod_counter_free(c);
   struct store_track_stats sb = {0, 0, 100, 0, 99000, 2};
   store_writer_track_stats(w, track_b, &sb);
+  add_runs(w, &a);
   assert_int_equal(store_writer_finish(w, &cause), 0);
   assert_int_equal(store_pool_open(store_path, 2, &pool, &cause), 0);
   return 0;
@@ -189,6 +218,60 @@ static void test_lod_before_row(void **state) {
   assert_int_equal(at(l, "dur", 0), 1500);
   assert_int_equal(at(l, "count", 0), 1);
   assert_int_equal(sum(l, "count"), SHORT_N + 1);
+  json_decref(j);
+}
+
+/* The stored LOD rows of track C at `level`, as "bucket:count:ts:end;". */
+static char *lod_rows(int level) {
+  sqlite3 *db = store_pool_get(pool);
+  sqlite3_stmt *st;
+  assert_int_equal(
+      sqlite3_prepare_v2(db,
+                         "SELECT group_concat(bucket || ':' || count || ':' "
+                         "|| ts || ':' || end_ts, ';') FROM (SELECT * FROM "
+                         "slice_lod WHERE track=?1 AND level=?2 AND lane=0 "
+                         "ORDER BY bucket)",
+                         -1, &st, NULL),
+      SQLITE_OK);
+  sqlite3_bind_int64(st, 1, track_c);
+  sqlite3_bind_int(st, 2, level);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  char *s = strdup((const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  store_pool_put(pool, db);
+  return s;
+}
+
+static void test_lod_runs(void **state) {
+  char *s = lod_rows(2);
+  /* a run per gap under half a bucket; "busy" [27600, 27700) shares
+   * "other"'s bucket and is merged there */
+  assert_string_equal(s, "0:20:0:19900;21:5:22000:26900;26:2:27000:27700");
+  free(s);
+  s = lod_rows(3);
+  assert_string_equal(s, "0:20:0:19900;5:7:22000:27700");
+  free(s);
+}
+
+static void test_query_runs(void **state) {
+  /* r = 1000 ns, level 2: the 2100 ns gap is two pixels: three rows */
+  json_t *j = window(track_c, 0, 28000, 28, 0);
+  json_t *l = lane0(j);
+  assert_int_equal(level_of(j), 2);
+  assert_int_equal(rows(l), 3);
+  assert_int_equal(at(l, "count", 0), 20);
+  assert_int_equal(at(l, "dur", 0), 19900);
+  assert_int_equal(at(l, "count", 1), 5);
+  assert_int_equal(at(l, "count", 2), 2);
+  json_decref(j);
+  /* r = 2800 ns, level 3: the gap is under a pixel: one run of 27 */
+  j = window(track_c, 0, 28000, 10, 0);
+  l = lane0(j);
+  assert_int_equal(level_of(j), 3);
+  assert_int_equal(rows(l), 1);
+  assert_int_equal(at(l, "ts", 0), 0);
+  assert_int_equal(at(l, "dur", 0), 27700);
+  assert_int_equal(at(l, "count", 0), 27);
   json_decref(j);
 }
 
@@ -326,7 +409,9 @@ static void test_sql_guard(void **state) {
   struct query_err e;
   json_t *out;
   assert_int_equal(
-      query_sql(store_path, "SELECT count(*) FROM slice", &out, &e), 0);
+      query_sql(store_path, "SELECT count(*) FROM slice WHERE track=1", &out,
+                &e),
+      0);
   assert_int_equal(json_integer_value(json_array_get(
                        json_array_get(json_object_get(out, "rows"), 0), 0)),
                    SHORT_N + 1);
@@ -350,6 +435,8 @@ int main(void) {
       cmocka_unit_test(test_lod_level),
       cmocka_unit_test(test_raw_limit_falls_back),
       cmocka_unit_test(test_lod_before_row),
+      cmocka_unit_test(test_lod_runs),
+      cmocka_unit_test(test_query_runs),
       cmocka_unit_test(test_counter_raw),
       cmocka_unit_test(test_counter_lod),
       cmocka_unit_test(test_level),
