@@ -115,7 +115,7 @@ async function setup() {
   assert(fs.existsSync(SYNTH), `synth tool not built: ${SYNTH}`);
   fs.mkdirSync(OUT, { recursive: true });
   execFileSync(SYNTH, ['--out', path.join(tmp, 'profile'), '--manifest', path.join(tmp, 'manifest.json'),
-    '--seed', '7', '--instances', '1', '--processes', '2', '--cores', '2', '--steps', '20'], { stdio: 'pipe' });
+    '--seed', '7', '--instances', '1', '--processes', '2', '--cores', '2', '--target-events', '200000'], { stdio: 'pipe' });
   manifest = JSON.parse(fs.readFileSync(path.join(tmp, 'manifest.json'), 'utf8'));
   port = await freePort();
   await startServer();
@@ -304,6 +304,29 @@ test('wheel, keys and axis drag change the visible window', async () => {
   await idle();
   await shot('03-zoomed');
   await page.keyboard.press('0');
+});
+
+test('clicking a merged run as wide as the view zooms in around the click', async () => {
+  await page.keyboard.press('0');
+  await idle();
+  const hit = (await api('search?q=nc_exec_running&per_page=1')).items[0];
+  const pos = await page.evaluate((k) => window.nexDebug.locate(k), hit.key);
+  assert(pos, 'the first nc_exec_running row is on screen');
+  // The executions run back to back: on the whole profile they are one run.
+  const x = pos.x + 40;
+  const run = await page.evaluate(([a, b]) => window.nexDebug.hit(a, b), [x, pos.y]);
+  const w0 = await win();
+  assert(run && run.count > 1, `a merged run under the cursor (${JSON.stringify(run)})`);
+  assert(run.end - run.start > (w0.end - w0.start) / 4, `the run spans over a quarter of the view (${JSON.stringify(run)})`);
+  const t0 = await page.evaluate((a) => window.nexDebug.timeAt(a), x);
+  await page.mouse.click(x, pos.y);
+  await page.waitForFunction((d) => { const w = window.nexDebug.window(); return w.end - w.start < d / 4; }, w0.end - w0.start);
+  const w1 = await win();
+  assert(Math.abs((w1.end - w1.start) * 8 - (w0.end - w0.start)) < 2, `zoomed in 8x (${w1.end - w1.start} of ${w0.end - w0.start})`);
+  const t1 = await page.evaluate((a) => window.nexDebug.timeAt(a), x);
+  assert(Math.abs(t1 - t0) < (w1.end - w1.start) / 1000, `the clicked time stays under the cursor (${t0} -> ${t1})`);
+  await page.keyboard.press('0');
+  await idle();
 });
 
 let execKey = null;

@@ -266,6 +266,14 @@ window.nexDebug = {
     const r = tl.canvas.getBoundingClientRect();
     return { x: r.left + p.x + 2, y: r.top + p.y };
   },
+  hit: (x, y) => {
+    const tl = app.view?.tv?.tl;
+    if (!tl) return null;
+    const r = tl.canvas.getBoundingClientRect();
+    const h = tl.hitTest(x - r.left, y - r.top);
+    return h?.kind === 'slice' ? { count: h.count, start: h.ts, end: h.ts + h.dur } : null;
+  },
+  timeAt: (x) => { const tl = app.view?.tv?.tl; return tl ? tl.tOf(x - tl.canvas.getBoundingClientRect().left) : null; },
   frames: () => app.view?.tv?.tl.frames.slice() || [],
   transport: () => windowStats(),
   resetFrames: () => { const tl = app.view?.tv?.tl; if (tl) tl.frames.length = 0; },

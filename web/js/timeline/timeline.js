@@ -633,7 +633,12 @@ export class Timeline {
       const h = this.hitTest(x, y);
       if (this.area && !h) { this.area = null; this.o.onArea?.(null); }
       if (h?.kind === 'slice') {
-        if (h.count > 1) { this.vp.set(h.ts - h.dur * 0.1, h.ts + h.dur * 1.1); return; }
+        if (h.count > 1) {
+          // A run of one event as wide as the view: zoom in around the click.
+          if (h.dur > this.vp.dur / 4) this.vp.zoom(1 / 8, this.tOf(x));
+          else this.vp.set(h.ts - h.dur * 0.1, h.ts + h.dur * 1.1);
+          return;
+        }
         if (d.ctrl) { this.o.onOpen?.(h); return; }
         this.select(h);
       } else if (!h) this.select(null);
