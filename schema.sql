@@ -96,23 +96,22 @@ CREATE TABLE counter_series (
 ) WITHOUT ROWID;
 
 -- Level of detail.  Level L groups by bucket = ts >> (6 + 2*L), i.e.
--- buckets of 64 * 4^L ns (L = 0..20).  Per (track, level, lane, bucket):
--- ts = earliest start, end_ts = latest end of the slices starting in the
--- bucket, id/name/dur of the longest one, count of slices.  A row runs on
--- over the following buckets while their slices have its name and grp and
--- follow with a gap under half a bucket; bucket is then its first bucket.
+-- buckets of 64 * 4^L ns (L = 0..20).  A LOD row, per (track, level,
+-- lane, bucket): ts = earliest start, end_ts = latest end of the slices
+-- starting in the bucket, id/name/grp/dur of the longest one, count of
+-- slices.  A row runs on over the following buckets while their slices
+-- have its name and grp and follow with a gap under half a bucket.  The
+-- rows of a (track, level, lane) are stored packed in blocks of up to 64
+-- (server/lod.h: zigzag varint deltas); bucket is the block's first row's
+-- bucket, n its rows, count the slices they stand for.
 CREATE TABLE slice_lod (
   track INTEGER NOT NULL,
   level INTEGER NOT NULL,
   lane INTEGER NOT NULL,
   bucket INTEGER NOT NULL,
-  ts INTEGER NOT NULL,
-  end_ts INTEGER NOT NULL,
-  id INTEGER NOT NULL,
-  name INTEGER NOT NULL,
-  grp INTEGER,
-  dur INTEGER NOT NULL,
+  n INTEGER NOT NULL,
   count INTEGER NOT NULL,
+  rows BLOB NOT NULL,
   PRIMARY KEY (track, level, lane, bucket)
 ) WITHOUT ROWID;
 

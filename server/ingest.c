@@ -34,7 +34,7 @@
 
 /* The store layout this build writes (schema.sql plus the meaning of its
  * rows, e.g. LOD runs): a store of another version is built again. */
-#define INGEST_SCHEMA_VERSION "2"
+#define INGEST_SCHEMA_VERSION "3"
 
 /* ------------------------------------------------------------ warnings */
 

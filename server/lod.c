@@ -3,9 +3,12 @@
 #include "store.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #define LOD_EVENTS_PER_BUCKET 8
+#define LOD_BLOCK_BYTES 1024 /* a block is written once it holds this much */
+#define LOD_ROW_BYTES 80     /* at most 8 varints of 10 bytes */
 
 int lod_pick_level(int64_t span, int64_t n) {
   if (n < 2 || span <= 0)
@@ -18,6 +21,84 @@ int lod_pick_level(int64_t span, int64_t n) {
   return LOD_MAX_LEVEL;
 }
 
+/* ---- packed blocks ----
+ * A row is 8 zigzag varints: bucket, ts and id as deltas from the row
+ * before (the first row's from the block's bucket, its start time and 0),
+ * end - ts, name, grp, dur, count.  Deltas are taken modulo 2^64, so any
+ * int64 values round-trip. */
+
+static int64_t lod_sub(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
+static int64_t lod_add(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+/* The row before a block's first row. */
+static struct lod_row lod_block_origin(int level, int64_t bucket) {
+  return (struct lod_row){
+      .bucket = bucket, .ts = (int64_t)((uint64_t)bucket << LOD_SHIFT(level))};
+}
+
+static unsigned char *lod_put(unsigned char *p, int64_t v) {
+  uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+  for (; z >= 0x80; z >>= 7)
+    *p++ = (unsigned char)(z | 0x80);
+  *p++ = (unsigned char)z;
+  return p;
+}
+
+static int lod_get(struct lod_block *b, int64_t *v) {
+  uint64_t z = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (b->p == b->end)
+      return -EINVAL;
+    unsigned char c = *b->p++;
+    z |= (uint64_t)(c & 0x7f) << shift;
+    if (!(c & 0x80)) {
+      *v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+      return 0;
+    }
+  }
+  return -EINVAL;
+}
+
+void lod_block_init(struct lod_block *b, int level, int64_t bucket,
+                    const void *rows, size_t len) {
+  b->p = rows;
+  b->end = b->p + (rows ? len : 0);
+  b->prev = lod_block_origin(level, bucket);
+}
+
+int lod_block_next(struct lod_block *b, struct lod_row *r) {
+  if (b->p == b->end)
+    return 0;
+  int64_t v[8];
+  for (int i = 0; i < 8; i++)
+    if (lod_get(b, &v[i]) < 0)
+      return -EINVAL;
+  r->bucket = lod_add(b->prev.bucket, v[0]);
+  r->ts = lod_add(b->prev.ts, v[1]);
+  r->end = lod_add(r->ts, v[2]);
+  r->id = lod_add(b->prev.id, v[3]);
+  r->name = v[4], r->grp = v[5], r->dur = v[6], r->count = v[7];
+  b->prev = *r;
+  return 1;
+}
+
+/* The rows of one (lane, level) waiting to be written as a block. */
+struct lod_pack {
+  int64_t bucket; /* of the first row */
+  int n;
+  int64_t count;
+  struct lod_row prev;
+  size_t len;
+  unsigned char buf[LOD_BLOCK_BYTES + LOD_ROW_BYTES];
+};
+
+/* ---- slices ---- */
+
 /* One LOD row being built: a run of buckets from `bucket` to `last`. */
 struct lod_bucket {
   int64_t bucket; /* -1: empty */
@@ -25,10 +106,15 @@ struct lod_bucket {
   int64_t ts, end, id, name, grp, dur, count;
 };
 
+struct lod_level {
+  struct lod_bucket open;
+  struct lod_pack pack;
+};
+
 struct lod {
   int64_t track;
   int min_level, nlevels;
-  struct lod_bucket *b; /* [lane * nlevels + level - min_level] */
+  struct lod_level *b; /* [lane * nlevels + level - min_level] */
   int64_t nlanes;
 };
 
@@ -40,10 +126,41 @@ struct lod *lod_new(int64_t track, int min_level) {
   return l;
 }
 
+static void lod_write(struct lod *l, struct store_writer *w, int64_t lane,
+                      int level, struct lod_pack *p) {
+  if (p->n)
+    store_writer_slice_lod(w, l->track, level, lane, p->bucket, p->n, p->count,
+                           p->buf, p->len);
+  p->n = 0;
+}
+
+/* Appends the finished row of lv to its block, writing the block when
+ * full. */
 static void lod_emit(struct lod *l, struct store_writer *w, int64_t lane,
-                     int level, const struct lod_bucket *b) {
-  store_writer_slice_lod(w, l->track, level, lane, b->bucket, b->ts, b->end,
-                         b->id, b->name, b->grp, b->dur, b->count);
+                     int level, struct lod_level *lv) {
+  const struct lod_bucket *b = &lv->open;
+  struct lod_pack *p = &lv->pack;
+  if (p->n == 0) {
+    p->bucket = b->bucket;
+    p->count = 0;
+    p->len = 0;
+    p->prev = lod_block_origin(level, b->bucket);
+  }
+  unsigned char *q = p->buf + p->len;
+  q = lod_put(q, lod_sub(b->bucket, p->prev.bucket));
+  q = lod_put(q, lod_sub(b->ts, p->prev.ts));
+  q = lod_put(q, lod_sub(b->end, b->ts));
+  q = lod_put(q, lod_sub(b->id, p->prev.id));
+  q = lod_put(q, b->name);
+  q = lod_put(q, b->grp > 0 ? b->grp : 0);
+  q = lod_put(q, b->dur);
+  q = lod_put(q, b->count);
+  p->len = (size_t)(q - p->buf);
+  p->prev = (struct lod_row){.bucket = b->bucket, .ts = b->ts, .id = b->id};
+  p->n++;
+  p->count += b->count;
+  if (p->n == LOD_BLOCK_ROWS || p->len >= LOD_BLOCK_BYTES)
+    lod_write(l, w, lane, level, p);
 }
 
 void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
@@ -51,14 +168,17 @@ void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
   while (lane >= l->nlanes) {
     l->b =
         xrealloc(l->b, sizeof *l->b * (size_t)((l->nlanes + 1) * l->nlevels));
-    for (int i = 0; i < l->nlevels; i++)
-      l->b[l->nlanes * l->nlevels + i].bucket = -1;
+    for (int i = 0; i < l->nlevels; i++) {
+      l->b[l->nlanes * l->nlevels + i].open.bucket = -1;
+      l->b[l->nlanes * l->nlevels + i].pack.n = 0;
+    }
     l->nlanes++;
   }
   int64_t end = ts + dur;
   for (int i = 0; i < l->nlevels; i++) {
     int level = l->min_level + i;
-    struct lod_bucket *b = &l->b[lane * l->nlevels + i];
+    struct lod_level *lv = &l->b[lane * l->nlevels + i];
+    struct lod_bucket *b = &lv->open;
     int64_t bucket = ts >> LOD_SHIFT(level);
     /* Joins the row when in its last bucket, or when it continues a run
      * of the row's name with a gap under half a bucket: a queried level's
@@ -77,7 +197,7 @@ void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
       continue;
     }
     if (b->bucket >= 0)
-      lod_emit(l, w, lane, level, b);
+      lod_emit(l, w, lane, level, lv);
     *b = (struct lod_bucket){bucket, bucket, ts, end, id, name, grp, dur, 1};
   }
 }
@@ -85,10 +205,11 @@ void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
 void lod_flush(struct lod *l, struct store_writer *w) {
   for (int64_t lane = 0; lane < l->nlanes; lane++)
     for (int i = 0; i < l->nlevels; i++) {
-      struct lod_bucket *b = &l->b[lane * l->nlevels + i];
-      if (b->bucket >= 0)
-        lod_emit(l, w, lane, l->min_level + i, b);
-      b->bucket = -1;
+      struct lod_level *lv = &l->b[lane * l->nlevels + i];
+      if (lv->open.bucket >= 0)
+        lod_emit(l, w, lane, l->min_level + i, lv);
+      lod_write(l, w, lane, l->min_level + i, &lv->pack);
+      lv->open.bucket = -1;
     }
 }
 

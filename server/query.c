@@ -266,8 +266,7 @@ int query_parse_key(const char *key, int64_t *track, int64_t *lane,
 int query_level(int64_t r) {
   int level = -1;
   /* 2r: buckets of half a pixel to two pixels, about one row a pixel */
-  while (level < LOD_MAX_LEVEL &&
-         r >= (int64_t)1 << (LOD_SHIFT(level + 1) - 1))
+  while (level < LOD_MAX_LEVEL && r >= (int64_t)1 << (LOD_SHIFT(level + 1) - 1))
     level++;
   return level;
 }
@@ -548,16 +547,14 @@ static int query_lane_raw(sqlite3 *db, int64_t track, int64_t lane,
   return rc == SQLITE_DONE ? 0 : query_db_fail(e, db);
 }
 
+/* The block holding bucket ?4 (or the last one before it), then the
+ * blocks starting in (?4, ?5]. */
+#define QUERY_SQL_LOD_FIRST                                                    \
+  "SELECT bucket, rows FROM slice_lod WHERE track=?1 AND level=?2 AND "        \
+  "lane=?3 AND bucket<=?4 ORDER BY bucket DESC LIMIT 1"
 #define QUERY_SQL_LOD_LANE                                                     \
-  "SELECT ts, end_ts, name, coalesce(grp, 0), count, dur FROM slice_lod "      \
-  "WHERE "                                                                     \
-  "track=?1 AND level=?2 AND lane=?3 AND bucket>=?4 AND bucket<=?5 "           \
-  "ORDER BY bucket"
-#define QUERY_SQL_LOD_BEFORE                                                   \
-  "SELECT ts, end_ts, name, coalesce(grp, 0), count, dur FROM slice_lod "      \
-  "WHERE "                                                                     \
-  "track=?1 AND level=?2 AND lane=?3 AND bucket<?4 ORDER BY bucket DESC "      \
-  "LIMIT 1"
+  "SELECT bucket, rows FROM slice_lod WHERE track=?1 AND level=?2 AND "        \
+  "lane=?3 AND bucket>?4 AND bucket<=?5 ORDER BY bucket"
 
 /* The pixel column of ts (floor division: columns left of the window are
  * negative). */
@@ -572,58 +569,73 @@ static int64_t query_pixel(int64_t ts, int64_t start, int64_t r) {
  * to 2 pixels wide), and so does a row that continues the previous one's
  * name and grp after a gap under a pixel: at most about one row per pixel,
  * one row for a run of the same event, named after the longest event. */
-static void query_lod_row(sqlite3_stmt *s, int64_t start, int64_t r,
+static void query_lod_row(const struct lod_row *row, int64_t start, int64_t r,
                           struct query_lane *l) {
-  int64_t ts = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
-  int64_t longest = sqlite3_column_int64(s, 5);
-  if (ts < start && end <= start)
+  if (row->ts < start && row->end <= start)
     return;
   size_t k = l->n - 1;
   if (l->n &&
-      (query_pixel(l->ts[k], start, r) == query_pixel(ts, start, r) ||
-       (l->name[k] == sqlite3_column_int64(s, 2) &&
-        l->grp[k] == sqlite3_column_int64(s, 3) &&
-        ts - (l->ts[k] + l->dur[k]) < r))) {
-    if (end > l->ts[k] + l->dur[k])
-      l->dur[k] = end - l->ts[k];
-    l->count[k] += sqlite3_column_int64(s, 4);
-    if (longest > l->longest) {
-      l->longest = longest;
-      l->name[k] = sqlite3_column_int64(s, 2);
-      l->grp[k] = sqlite3_column_int64(s, 3);
+      (query_pixel(l->ts[k], start, r) == query_pixel(row->ts, start, r) ||
+       (l->name[k] == row->name && l->grp[k] == row->grp &&
+        row->ts - (l->ts[k] + l->dur[k]) < r))) {
+    if (row->end > l->ts[k] + l->dur[k])
+      l->dur[k] = row->end - l->ts[k];
+    l->count[k] += row->count;
+    if (row->dur > l->longest) {
+      l->longest = row->dur;
+      l->name[k] = row->name;
+      l->grp[k] = row->grp;
     }
     return;
   }
-  query_lane_push(l, ts, end - ts, sqlite3_column_int64(s, 2),
-                  sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4));
-  l->longest = longest;
+  query_lane_push(l, row->ts, row->end - row->ts, row->name, row->grp,
+                  row->count);
+  l->longest = row->dur;
+}
+
+/* Adds the rows of the block in the current row of s (bucket, rows) up to
+ * bucket b1 to l.  Returns 0 or -EIO for a block that does not decode. */
+static int query_lod_block(sqlite3_stmt *s, int level, int64_t b1,
+                           const struct query_window *w, int64_t r,
+                           struct query_lane *l, struct query_err *e) {
+  struct lod_block b;
+  struct lod_row row;
+  int rc;
+  lod_block_init(&b, level, sqlite3_column_int64(s, 0),
+                 sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1));
+  while ((rc = lod_block_next(&b, &row)) == 1 && row.bucket <= b1)
+    query_lod_row(&row, w->start, r, l);
+  if (rc < 0)
+    return query_fail(e, -EIO, 500, "store_error",
+                      "a level-of-detail block of level %d does not decode",
+                      level);
+  return 0;
 }
 
 /* Reads one lane from LOD level `level`. */
 static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
                           const struct query_window *w, struct query_lane *l,
                           struct query_err *e) {
-  int shift = LOD_SHIFT(level), rc;
+  int shift = LOD_SHIFT(level), rc = 0;
   int64_t b0 = w->start >> shift, b1 = (w->end - 1) >> shift;
   int64_t r = query_resolution(w);
-  sqlite3_stmt *s = query_stmt(db, QUERY_SQL_LOD_BEFORE, e);
-  if (!s)
-    return -EIO;
+  const char *sql[] = {QUERY_SQL_LOD_FIRST, QUERY_SQL_LOD_LANE};
   l->n = 0;
-  query_bind_i64(s, (int64_t[]){track, level, lane, b0}, 4);
-  rc = sqlite3_step(s);
-  if (rc == SQLITE_ROW)
-    query_lod_row(s, w->start, r, l);
-  sqlite3_reset(s);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    return query_db_fail(e, db);
-  if (!(s = query_stmt(db, QUERY_SQL_LOD_LANE, e)))
-    return -EIO;
-  query_bind_i64(s, (int64_t[]){track, level, lane, b0, b1}, 5);
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-    query_lod_row(s, w->start, r, l);
-  sqlite3_reset(s);
-  return rc == SQLITE_DONE ? 0 : query_db_fail(e, db);
+  for (int i = 0; i < 2; i++) {
+    sqlite3_stmt *s = query_stmt(db, sql[i], e);
+    if (!s)
+      return -EIO;
+    query_bind_i64(s, (int64_t[]){track, level, lane, b0, b1}, i ? 5 : 4);
+    int step;
+    while (rc == 0 && (step = sqlite3_step(s)) == SQLITE_ROW)
+      rc = query_lod_block(s, level, b1, w, r, l, e);
+    sqlite3_reset(s);
+    if (rc < 0)
+      return rc;
+    if (step != SQLITE_DONE)
+      return query_db_fail(e, db);
+  }
+  return 0;
 }
 
 /* Writes {"track":..,"level":..,"lanes":[..]} for one slice track, or

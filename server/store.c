@@ -37,7 +37,7 @@ struct store_rows {
 
 /* One table written through a multi-row INSERT.  Column types: 'i' int64,
  * 'I' int64 or NULL if <= 0, 'N' int64 or NULL if < 0, 'n' int64 or NULL
- * if INT64_MIN, 'r' double, 't' owned text or NULL. */
+ * if INT64_MIN, 'r' double, 't' text or NULL, 'b' blob. */
 struct store_batch {
   const char *table;
   const char *types;
@@ -206,7 +206,11 @@ static void store_rows_bind(struct store_rows *rows, sqlite3_stmt *st, int r,
     case 'r':
       sqlite3_bind_double(st, p, rows->reals[cell]);
       break;
-    default: /* the chunk outlives the step that reads it */
+    case 'b': /* the chunk outlives the step that reads it */
+      sqlite3_bind_blob(st, p, rows->text.s + v, (int)rows->lens[cell],
+                        SQLITE_STATIC);
+      break;
+    default:
       if (v >= 0)
         sqlite3_bind_text(st, p, rows->text.s + v, (int)rows->lens[cell],
                           SQLITE_STATIC);
@@ -282,8 +286,8 @@ static void store_rows_sort(struct store_rows *rows) {
   for (int r = 0; r < rows->n; r++)
     rows->order[r] = r;
   if (rows->table->nkey)
-    qsort_r(rows->order, (size_t)rows->n, sizeof *rows->order,
-            store_rows_cmp, rows);
+    qsort_r(rows->order, (size_t)rows->n, sizeof *rows->order, store_rows_cmp,
+            rows);
 }
 
 /* Hands the batch's current buffer to the writer thread (sorted here, on
@@ -385,8 +389,7 @@ int store_writer_open(const char *path, struct store_writer **out,
   store_batch_init(w, &w->counter, "counter", "track,series,ts,seq,value",
                    "iiiir", 4);
   store_batch_init(w, &w->slice_lod, "slice_lod",
-                   "track,level,lane,bucket,ts,end_ts,id,name,grp,dur,count",
-                   "iiiiiiiiIii", 4);
+                   "track,level,lane,bucket,n,count,rows", "iiiiiib", 4);
   store_batch_init(w, &w->counter_lod, "counter_lod",
                    "track,series,level,bucket,ts,min,max,last,count",
                    "iiiiirrri", 4);
@@ -521,13 +524,13 @@ void store_writer_counter(struct store_writer *w, int64_t track, int series,
 }
 
 void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
-                            int64_t lane, int64_t bucket, int64_t ts,
-                            int64_t end_ts, int64_t id, int64_t name,
-                            int64_t grp, int64_t dur, int64_t count) {
+                            int64_t lane, int64_t bucket, int64_t n,
+                            int64_t count, const void *rows, size_t len) {
   int c = store_batch_row(w, &w->slice_lod);
   int64_t *v = w->slice_lod.cur->ints + c;
-  v[0] = track, v[1] = level, v[2] = lane, v[3] = bucket, v[4] = ts,
-  v[5] = end_ts, v[6] = id, v[7] = name, v[8] = grp, v[9] = dur, v[10] = count;
+  v[0] = track, v[1] = level, v[2] = lane, v[3] = bucket, v[4] = n,
+  v[5] = count;
+  store_rows_text(w->slice_lod.cur, c + 6, rows, len);
 }
 
 void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,

@@ -12,9 +12,9 @@
 #ifndef NEX_STORE_H
 #define NEX_STORE_H
 
+#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sqlite3.h>
 
 /* ---- read-only pool ---- */
 struct store_pool;
@@ -45,7 +45,7 @@ struct store_track {
   int64_t pid, tid;
   int has_pid, has_tid;
   int nc_idx, pcore_idx, worker_gid;
-  int64_t stream_id;      /* < 0: NULL */
+  int64_t stream_id; /* < 0: NULL */
   int device_idx, hbm_idx;
   const char *cpu_id, *label;
   int64_t device_profile_id; /* <= 0: NULL */
@@ -54,7 +54,7 @@ struct store_track {
 /* What ingest learned about a track once all its rows were written. */
 struct store_track_stats {
   int64_t lanes, max_dur, event_count, first_ts, last_ts;
-  int lod_min_level;      /* < 0: NULL */
+  int lod_min_level; /* < 0: NULL */
 };
 
 /* Creates "<path>.tmp" (replacing a stale one), applies the schema and
@@ -78,18 +78,18 @@ void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
                         int64_t grp, const char *args, size_t args_len);
 void store_writer_counter(struct store_writer *w, int64_t track, int series,
                           int64_t ts, int64_t seq, double value);
+/* A block of n packed LOD rows (see lod.h) whose first row is in `bucket`
+ * and whose rows stand for `count` slices; `rows` (len bytes) is copied. */
 void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
-                            int64_t lane, int64_t bucket, int64_t ts,
-                            int64_t end_ts, int64_t id, int64_t name,
-                            int64_t grp, int64_t dur, int64_t count);
-void store_writer_counter_lod(struct store_writer *w, int64_t track,
-                              int series, int level, int64_t bucket,
-                              int64_t ts, double min, double max, double last,
-                              int64_t count);
+                            int64_t lane, int64_t bucket, int64_t n,
+                            int64_t count, const void *rows, size_t len);
+void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
+                              int level, int64_t bucket, int64_t ts, double min,
+                              double max, double last, int64_t count);
 void store_writer_flow(struct store_writer *w, int64_t flow_id, int64_t track,
                        int64_t lane, int64_t ts, int64_t id);
-void store_writer_name_stat(struct store_writer *w, int64_t name,
-                            int64_t track, int64_t count, int64_t total_dur);
+void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
+                            int64_t count, int64_t total_dur);
 
 /* Small tables.  Each takes a statement text with ? placeholders and a
  * type string: one char per parameter, 'i' int64, 'I' int64 or NULL when

@@ -10,6 +10,7 @@
  */
 #include "api.h"
 #include "app.h"
+#include "lod.h"
 #include "store.h"
 #include "util.h"
 
@@ -35,33 +36,49 @@ static void fuzz_api_store(const char *path) {
   int64_t base = 1766072157000000000LL;
   int64_t exec = store_writer_intern(w, "nrt_execute");
   int64_t run = store_writer_intern(w, "nc_exec_running");
-  struct store_track t = {.kind = "slices", .domain = "system",
-                          .source = "neuron_rt", .instance_id = "i-1",
-                          .pid = 10, .tid = 11, .has_pid = 1, .has_tid = 1,
-                          .nc_idx = 0, .pcore_idx = -1, .worker_gid = -1,
-                          .stream_id = -1, .device_idx = -1, .hbm_idx = -1};
+  struct store_track t = {.kind = "slices",
+                          .domain = "system",
+                          .source = "neuron_rt",
+                          .instance_id = "i-1",
+                          .pid = 10,
+                          .tid = 11,
+                          .has_pid = 1,
+                          .has_tid = 1,
+                          .nc_idx = 0,
+                          .pcore_idx = -1,
+                          .worker_gid = -1,
+                          .stream_id = -1,
+                          .device_idx = -1,
+                          .hbm_idx = -1};
   int64_t rt = store_writer_track(w, &t);
   t.source = "neuron_hw";
   t.pcore_idx = 0;
   t.worker_gid = 0;
   int64_t hw = store_writer_track(w, &t);
-  struct store_track c = {.kind = "counter", .domain = "system",
-                          .source = "host_cpu_util", .instance_id = "i-1",
-                          .nc_idx = -1, .pcore_idx = -1, .worker_gid = -1,
-                          .stream_id = -1, .device_idx = -1, .hbm_idx = -1,
+  struct store_track c = {.kind = "counter",
+                          .domain = "system",
+                          .source = "host_cpu_util",
+                          .instance_id = "i-1",
+                          .nc_idx = -1,
+                          .pcore_idx = -1,
+                          .worker_gid = -1,
+                          .stream_id = -1,
+                          .device_idx = -1,
+                          .hbm_idx = -1,
                           .cpu_id = "0"};
   int64_t cpu = store_writer_track(w, &c);
+  struct lod *lod = lod_new(rt, 1);
   for (int i = 0; i < 300; i++) {
     int64_t ts = base + i * 1000;
     store_writer_slice(w, rt, i % 2, ts, i + 1, 1500, exec, 0,
                        "{\"exec_id\":1,\"flow_id\":[\"5\"]}", 28);
+    lod_slice(lod, w, i % 2, ts, 1500, i + 1, exec, 0);
     store_writer_slice(w, hw, 0, ts + 100, 1000 + i, 500, run, 0,
                        "{\"exec_id\":1}", 13);
     store_writer_counter(w, cpu, 0, ts, i, (double)(i % 100));
   }
-  for (int lane = 0; lane < 2; lane++)
-    store_writer_slice_lod(w, rt, 1, lane, base >> 8, base, base + 300000, 1,
-                           exec, 0, 1500, 150);
+  lod_flush(lod, w);
+  lod_free(lod);
   store_writer_counter_lod(w, cpu, 0, 1, base >> 8, base, 0, 99, 99, 300);
   store_writer_flow(w, 5, rt, 0, base, 1);
   store_writer_flow(w, 5, hw, 0, base + 100, 1000);
@@ -160,7 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                            .path = path,
                            .arg = fuzz_api_arg,
                            .arg_ctx = &args,
-                           .body = body && !strcmp(method, "POST") ? body : NULL,
+                           .body =
+                               body && !strcmp(method, "POST") ? body : NULL,
                            .body_len = body ? strlen(body) : 0};
   struct api_response rs = {0};
   api_handle(fuzz_api_app, &rq, &rs);

@@ -19,6 +19,7 @@
 #include "lod.h"
 #include "query.h"
 #include "store.h"
+#include "util.h"
 
 /* Track A: one lane, "long" [0, 1500) then 100 "short" slices of 50 ns
  * every 100 ns from 2000; finest LOD level 2 (1024 ns buckets).
@@ -225,21 +226,57 @@ static void test_lod_before_row(void **state) {
 static char *lod_rows(int level) {
   sqlite3 *db = store_pool_get(pool);
   sqlite3_stmt *st;
-  assert_int_equal(
-      sqlite3_prepare_v2(db,
-                         "SELECT group_concat(bucket || ':' || count || ':' "
-                         "|| ts || ':' || end_ts, ';') FROM (SELECT * FROM "
-                         "slice_lod WHERE track=?1 AND level=?2 AND lane=0 "
-                         "ORDER BY bucket)",
-                         -1, &st, NULL),
-      SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db,
+                                      "SELECT bucket, n, count, rows FROM "
+                                      "slice_lod WHERE track=?1 AND level=?2 "
+                                      "AND lane=0 ORDER BY bucket",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
   sqlite3_bind_int64(st, 1, track_c);
   sqlite3_bind_int(st, 2, level);
-  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-  char *s = strdup((const char *)sqlite3_column_text(st, 0));
+  struct sbuf out = {0};
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    struct lod_block b;
+    struct lod_row r;
+    int64_t n = 0, count = 0;
+    lod_block_init(&b, level, sqlite3_column_int64(st, 0),
+                   sqlite3_column_blob(st, 3),
+                   (size_t)sqlite3_column_bytes(st, 3));
+    while (lod_block_next(&b, &r) == 1) {
+      sbuf_printf(&out, "%s%lld:%lld:%lld:%lld", out.len ? ";" : "",
+                  (long long)r.bucket, (long long)r.count, (long long)r.ts,
+                  (long long)r.end);
+      n++;
+      count += r.count;
+    }
+    assert_int_equal(n, sqlite3_column_int64(st, 1));
+    assert_int_equal(count, sqlite3_column_int64(st, 2));
+  }
   sqlite3_finalize(st);
   store_pool_put(pool, db);
-  return s;
+  return out.s;
+}
+
+/* Blocks round-trip any int64 (deltas modulo 2^64) and refuse truncation. */
+static void test_lod_block_bytes(void **state) {
+  static const unsigned char one[] = {0, 2, 4, 6, 8, 10, 12, 14};
+  struct lod_block b;
+  struct lod_row r;
+  lod_block_init(&b, 1, 5, one, sizeof one);
+  assert_int_equal(lod_block_next(&b, &r), 1);
+  assert_int_equal(r.bucket, 5);
+  assert_int_equal(r.ts, 5 * 256 + 1);
+  assert_int_equal(r.end, r.ts + 2);
+  assert_int_equal(r.id, 3);
+  assert_int_equal(r.name, 4);
+  assert_int_equal(r.count, 7);
+  assert_int_equal(lod_block_next(&b, &r), 0);
+  lod_block_init(&b, 1, 5, one, sizeof one - 1);
+  assert_int_equal(lod_block_next(&b, &r), -EINVAL);
+  static const unsigned char endless[11] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                            0xff, 0xff, 0xff, 0xff, 0xff};
+  lod_block_init(&b, 1, 5, endless, sizeof endless);
+  assert_int_equal(lod_block_next(&b, &r), -EINVAL);
 }
 
 static void test_lod_runs(void **state) {
@@ -408,10 +445,10 @@ static void test_range_summary(void **state) {
 static void test_sql_guard(void **state) {
   struct query_err e;
   json_t *out;
-  assert_int_equal(
-      query_sql(store_path, "SELECT count(*) FROM slice WHERE track=1", &out,
-                &e),
-      0);
+  assert_int_equal(query_sql(store_path,
+                             "SELECT count(*) FROM slice WHERE track=1", &out,
+                             &e),
+                   0);
   assert_int_equal(json_integer_value(json_array_get(
                        json_array_get(json_object_get(out, "rows"), 0), 0)),
                    SHORT_N + 1);
@@ -436,6 +473,7 @@ int main(void) {
       cmocka_unit_test(test_raw_limit_falls_back),
       cmocka_unit_test(test_lod_before_row),
       cmocka_unit_test(test_lod_runs),
+      cmocka_unit_test(test_lod_block_bytes),
       cmocka_unit_test(test_query_runs),
       cmocka_unit_test(test_counter_raw),
       cmocka_unit_test(test_counter_lod),
