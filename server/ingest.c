@@ -1097,9 +1097,11 @@ static void ingest_derived(struct ing *g) {
     d.device_profile_id = dp.ids[i];
     d.label = "dma_throughput";
     ingest_binned_rate(g, ingest_track(g, &d), first, last,
+                       /* CROSS JOIN: track first, then each DMA track's
+                        * slices by key (not a scan of every slice) */
                        "SELECT s.ts, s.dur, coalesce(CAST(json_extract(s.args,"
-                       " '$.transfer_bytes') AS REAL), 0) FROM slice s "
-                       "JOIN track t ON t.id = s.track WHERE "
+                       " '$.transfer_bytes') AS REAL), 0) FROM track t "
+                       "CROSS JOIN slice s ON s.track = t.id WHERE "
                        "t.device_profile_id = ? AND t.source = 'dma'",
                        dp.ids[i]);
   }
