@@ -288,6 +288,8 @@ static void ingest_place(struct ing *g, struct itrack *t, struct lanes_item *it,
     lod_slice(t->lod, g->w, lane, it->ts, it->dur, it->id, it->name, it->grp);
   for (int i = 0; i < it->n_flows; i++)
     store_writer_flow(g->w, (int64_t)it->flows[i], t->id, lane, it->ts, it->id);
+  if (t->bind)
+    ingest_chrome_placed(g, t, lane, it);
   ingest_stat_add(g, t->id, it->name, it->dur);
   lanes_item_clear(it);
 }
@@ -410,6 +412,7 @@ static void ingest_track_finish(struct ing *g, struct itrack *t) {
 }
 
 static void ingest_track_free(struct itrack *t) {
+  ingest_chrome_sweep_free(t->bind);
   lanes_free(t->lanes);
   lod_free(t->lod);
   lod_counter_free(t->clod);
@@ -1243,6 +1246,7 @@ static void ingest_free(struct ing *g) {
   free(g->stats);
   free(g->syncs);
   free(g->flows);
+  free(g->chrome_files);
   for (size_t i = 0; i < g->nsynth; i++)
     free(g->synth_names[i]);
   free(g->synth_names);

@@ -17,7 +17,105 @@ struct ingest_chrome {
   int64_t pid;          /* >= 0: every event goes to this process */
   int64_t *seen;        /* pids already recorded in the process table */
   size_t nseen;
+  uint32_t file; /* rel's index in g->chrome_files */
+  /* the track of the last pid/tid texts: events come in runs */
+  struct sbuf last_pid, last_tid, last_scope;
+  struct itrack *last;
+  int64_t last_pid_v, last_tid_v;
+  const char *last_thread; /* its thread name (last_scope) or NULL */
 };
+
+/* Flow endpoints are bound to slices once all slices exist: s/t (and
+ * bp:"e") go to the deepest enclosing slice (the highest lane whose latest
+ * slice started at or before ts still covers it), f to the first slice
+ * starting at or after ts.  A sweep meets a track's slices in (ts, lane)
+ * order with its endpoints in ts order.  So that nothing is read back from
+ * the store, each Chrome track keeps a compact history of its slices in
+ * the order ingest_place gave them: (ts, lane) order, except for slices
+ * that came later than the reorder window allows; such a late slice
+ * rebinds the settled endpoints it changes (lanes never put it below a
+ * slice that starts after it).  A track whose history cannot be used is
+ * swept from the store. */
+struct ingest_chrome_bind {
+  int64_t lane, ts, id, end;
+  int found;
+};
+
+/* A track's endpoints of one kind, indices into g->flows sorted by ts:
+ * [0, head) are settled, [head, n) wait for a slice. */
+struct ingest_chrome_queue {
+  size_t *v;
+  size_t head, n;
+};
+
+struct ingest_chrome_sweep {
+  /* history: per slice, varints of the ts and id deltas (zigzag), the
+   * duration and the lane */
+  unsigned char *hist;
+  size_t hlen, hcap;
+  int64_t hts, hid; /* the last slice added */
+  int rebind;       /* the history cannot be used: sweep from the store */
+  struct ingest_chrome_queue next; /* f: the next slice at or after ts */
+  struct ingest_chrome_queue encl; /* s, t, bp:"e": the enclosing slice */
+  struct ingest_chrome_bind *lane; /* the latest slice of each lane */
+  int64_t nlanes;
+  struct ingest_chrome_bind last; /* the latest slice swept in order */
+};
+
+void ingest_chrome_sweep_free(struct ingest_chrome_sweep *w) {
+  if (!w)
+    return;
+  free(w->hist);
+  free(w->next.v);
+  free(w->encl.v);
+  free(w->lane);
+  free(w);
+}
+
+static void ingest_chrome_put(struct ingest_chrome_sweep *w, uint64_t v) {
+  if (w->hcap - w->hlen < 10) {
+    w->hcap = w->hcap ? w->hcap * 2 : 4096;
+    w->hist = xrealloc(w->hist, w->hcap);
+  }
+  for (; v >= 0x80; v >>= 7)
+    w->hist[w->hlen++] = (unsigned char)(v | 0x80);
+  w->hist[w->hlen++] = (unsigned char)v;
+}
+
+static uint64_t ingest_chrome_get(const unsigned char **p) {
+  uint64_t v = 0;
+  for (int sh = 0;; sh += 7) {
+    unsigned char c = *(*p)++;
+    v |= (uint64_t)(c & 0x7f) << sh;
+    if (c < 0x80)
+      return v;
+  }
+}
+
+static uint64_t ingest_chrome_zig(int64_t d) {
+  return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+}
+
+static int64_t ingest_chrome_unzig(uint64_t v) {
+  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
+                          const struct lanes_item *it) {
+  struct ingest_chrome_sweep *w = t->bind;
+  (void)g;
+  if (w->rebind)
+    return;
+  /* wrapping differences: the decoder adds them back the same way */
+  ingest_chrome_put(
+      w, ingest_chrome_zig((int64_t)((uint64_t)it->ts - (uint64_t)w->hts)));
+  ingest_chrome_put(
+      w, ingest_chrome_zig((int64_t)((uint64_t)it->id - (uint64_t)w->hid)));
+  ingest_chrome_put(w, (uint64_t)(it->dur > 0 ? it->dur : 0));
+  ingest_chrome_put(w, (uint64_t)lane);
+  w->hts = it->ts;
+  w->hid = it->id;
+}
 
 /* A Chrome pid/tid text as an integer: itself when it is one, else a
  * stable synthetic id (the text becomes the process or thread name). */
@@ -54,21 +152,40 @@ static int64_t ingest_chrome_pid(struct ingest_chrome *c, const char *pid) {
  * category share one track per process, in lanes. */
 static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
                                           const char *pid, const char *tid) {
+  if (c->last && strcmp(c->last_pid.s, pid) == 0 &&
+      strcmp(c->last_tid.s, tid) == 0) {
+    if (c->last_thread && c->last->count == 0)
+      ingest_thread(c->g, c->instance, c->last_pid_v, c->last_tid_v,
+                    c->last_thread);
+    return c->last;
+  }
   struct store_track d =
       ingest_desc("slices", "system", "framework", c->instance);
   bool named;
-  char *scope = NULL;
   const char *colon = strncmp(tid, "async:", 6) == 0 ? strrchr(tid, ':') : NULL;
-  if (colon)
-    tid = scope = xstrndup(tid, (size_t)(colon - tid));
+  sbuf_reset(&c->last_pid);
+  sbuf_adds(&c->last_pid, pid);
+  sbuf_reset(&c->last_tid);
+  sbuf_adds(&c->last_tid, tid);
+  sbuf_reset(&c->last_scope);
+  sbuf_add(&c->last_scope, tid, colon ? (size_t)(colon - tid) : strlen(tid));
+  const char *scope = c->last_scope.s;
   d.pid = ingest_chrome_pid(c, pid);
   d.has_pid = 1;
-  d.tid = ingest_chrome_int(c->g, tid, &named);
+  d.tid = ingest_chrome_int(c->g, scope, &named);
   d.has_tid = 1;
   struct itrack *t = ingest_track(c->g, &d);
   if (named && t->count == 0)
-    ingest_thread(c->g, c->instance, d.pid, d.tid, tid);
-  free(scope);
+    ingest_thread(c->g, c->instance, d.pid, d.tid, scope);
+  if (!t->bind) {
+    t->bind = xcalloc(1, sizeof *t->bind);
+    /* slices placed before cannot be swept any more */
+    t->bind->rebind = t->count > 0;
+  }
+  c->last = t;
+  c->last_pid_v = d.pid;
+  c->last_tid_v = d.tid;
+  c->last_thread = named ? scope : NULL;
   return t;
 }
 
@@ -145,9 +262,15 @@ static int ingest_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
           ? (uint64_t)v2
           : util_hash(c->rel, strlen(c->rel)) ^
                 util_hash(f->id, strlen(f->id)) * 31;
-  g->flows[g->nflows++] = (struct iflow){
-      c->rel,   f->offset,   (int64_t)(h & INT64_MAX), t->id, f->ts_ns,
-      f->phase, f->enclosing};
+  g->flows[g->nflows] = (struct iflow){.offset = f->offset,
+                                       .flow_id = (int64_t)(h & INT64_MAX),
+                                       .ts = f->ts_ns,
+                                       .track = t,
+                                       .lane = -1,
+                                       .file = c->file,
+                                       .phase = f->phase,
+                                       .enclosing = f->enclosing};
+  g->nflows++;
   return 0;
 }
 
@@ -198,7 +321,14 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
     }
     instance = group;
   }
-  struct ingest_chrome c = {g, rel, instance, pid, NULL, 0};
+  g->chrome_files = xrealloc(g->chrome_files,
+                             sizeof *g->chrome_files * (g->nchrome_files + 1));
+  g->chrome_files[g->nchrome_files] = rel;
+  struct ingest_chrome c = {.g = g,
+                            .rel = rel,
+                            .instance = instance,
+                            .pid = pid,
+                            .file = (uint32_t)g->nchrome_files++};
   struct fmt_chrome_cb cb = {&c,
                              ingest_chrome_slice,
                              ingest_chrome_counter,
@@ -215,104 +345,237 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
   }
   free(cause);
   free(c.seen);
+  sbuf_free(&c.last_pid);
+  sbuf_free(&c.last_tid);
+  sbuf_free(&c.last_scope);
   free(group);
   free(path);
 }
 
-/* Binds Chrome flow endpoints to slices now that all slices exist.  Per
- * track, the endpoints sorted by ts meet the track's slices in one pass
- * ordered by (ts, lane) -- one query per track, not per endpoint: s/t (and
- * bp:"e") go to the deepest enclosing slice (the highest lane whose latest
- * slice started at or before ts still covers it), f to the first slice
- * starting at or after ts. */
-struct ingest_chrome_bind {
-  int64_t lane, ts, id, end;
-  int found;
-};
+/* ------------------------------------------------------------ binding */
 
-struct ingest_chrome_sweep {
-  const struct iflow *f;         /* this track's endpoints, sorted by ts */
-  struct ingest_chrome_bind *to; /* one result per endpoint */
-  size_t i, n;
-  struct ingest_chrome_bind *lane; /* the latest slice of each lane */
-  int64_t nlanes;
-};
+/* The first settled endpoint whose ts is >= ts (after = 0) or > ts. */
+static size_t ingest_chrome_find(const struct ing *g,
+                                 const struct ingest_chrome_queue *q,
+                                 int64_t ts, int after) {
+  size_t lo = 0, hi = q->head;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int64_t t = g->flows[q->v[mid]].ts;
+    if (t < ts || (after && t == ts))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
 
-static void ingest_chrome_enclosing(struct ingest_chrome_sweep *w, size_t i) {
+static void ingest_chrome_bound(struct ing *g, size_t i,
+                                const struct ingest_chrome_bind *b) {
+  g->flows[i].lane = b->lane;
+  g->flows[i].slice_ts = b->ts;
+  g->flows[i].slice_id = b->id;
+}
+
+static void ingest_chrome_enclosing(struct ing *g,
+                                    const struct ingest_chrome_sweep *w,
+                                    size_t i) {
+  int64_t ts = g->flows[i].ts;
   for (int64_t l = w->nlanes - 1; l >= 0; l--)
-    if (w->lane[l].found && w->lane[l].ts <= w->f[i].ts &&
-        w->f[i].ts < w->lane[l].end) {
-      w->to[i] = w->lane[l];
+    if (w->lane[l].found && w->lane[l].ts <= ts && ts < w->lane[l].end) {
+      ingest_chrome_bound(g, i, &w->lane[l]);
       return;
     }
 }
 
+/* Makes b the latest slice of its lane. */
+static void ingest_chrome_sweep_lane(struct ingest_chrome_sweep *w,
+                                     const struct ingest_chrome_bind *b) {
+  if (b->lane >= w->nlanes) {
+    int64_t n = b->lane + 1 > 2 * w->nlanes ? b->lane + 1 : 2 * w->nlanes;
+    w->lane = xrealloc(w->lane, sizeof *w->lane * (size_t)n);
+    memset(w->lane + w->nlanes, 0, sizeof *w->lane * (size_t)(n - w->nlanes));
+    w->nlanes = n;
+  }
+  w->lane[b->lane] = *b;
+}
+
+/* The next slice in (ts, lane) order: endpoints before it are settled (it
+ * cannot enclose them, and it is the first slice at or after an f at its
+ * ts or earlier). */
+static void ingest_chrome_sweep_slice(struct ing *g,
+                                      struct ingest_chrome_sweep *w,
+                                      const struct ingest_chrome_bind *b) {
+  struct ingest_chrome_queue *q = &w->next;
+  for (; q->head < q->n && g->flows[q->v[q->head]].ts <= b->ts; q->head++)
+    ingest_chrome_bound(g, q->v[q->head], b);
+  q = &w->encl;
+  for (; q->head < q->n && g->flows[q->v[q->head]].ts < b->ts; q->head++)
+    ingest_chrome_enclosing(g, w, q->v[q->head]);
+  ingest_chrome_sweep_lane(w, b);
+  w->last = *b;
+}
+
+/* A slice that starts before the latest one swept: the settled f
+ * endpoints at or before its ts bound to a slice after it now have it
+ * first, and the settled enclosing endpoints it covers have it as a
+ * candidate (no slice of its lane starts between it and them).  The
+ * waiting endpoints all come after it. */
+static void ingest_chrome_sweep_late(struct ing *g,
+                                     struct ingest_chrome_sweep *w,
+                                     const struct ingest_chrome_bind *b) {
+  const struct ingest_chrome_queue *q = &w->next;
+  for (size_t k = ingest_chrome_find(g, q, b->ts, 1); k > 0; k--) {
+    const struct iflow *f = &g->flows[q->v[k - 1]];
+    if (f->slice_ts < b->ts || (f->slice_ts == b->ts && f->lane < b->lane))
+      break;
+    ingest_chrome_bound(g, q->v[k - 1], b);
+  }
+  q = &w->encl;
+  for (size_t k = ingest_chrome_find(g, q, b->ts, 0);
+       k < q->head && g->flows[q->v[k]].ts < b->end; k++)
+    if (g->flows[q->v[k]].lane < b->lane)
+      ingest_chrome_bound(g, q->v[k], b);
+  ingest_chrome_sweep_lane(w, b);
+}
+
+/* No slice follows: the enclosing endpoints left are settled, the f ones
+ * have no slice. */
+static void ingest_chrome_sweep_end(struct ing *g,
+                                    struct ingest_chrome_sweep *w) {
+  struct ingest_chrome_queue *q = &w->encl;
+  for (; q->head < q->n; q->head++)
+    ingest_chrome_enclosing(g, w, q->v[q->head]);
+  w->next.head = w->next.n;
+}
+
+/* Starts the sweep of a track over: its endpoints wait, no slice seen. */
+static void ingest_chrome_sweep_reset(struct ing *g,
+                                      struct ingest_chrome_sweep *w) {
+  const struct ingest_chrome_queue *qs[] = {&w->next, &w->encl};
+  for (int k = 0; k < 2; k++)
+    for (size_t i = 0; i < qs[k]->n; i++)
+      g->flows[qs[k]->v[i]].lane = -1;
+  w->next.head = w->encl.head = 0;
+  w->last.found = 0;
+  free(w->lane);
+  w->lane = NULL;
+  w->nlanes = 0;
+}
+
+/* Replays a track's history.  Returns 0, or -1 if a slice does not come
+ * as lanes places them (then the sweep must be done again). */
+static int ingest_chrome_sweep_hist(struct ing *g,
+                                    struct ingest_chrome_sweep *w) {
+  const unsigned char *p = w->hist, *end = w->hist + w->hlen;
+  uint64_t ts = 0, id = 0;
+  while (p < end) {
+    struct ingest_chrome_bind b = {0};
+    ts += (uint64_t)ingest_chrome_unzig(ingest_chrome_get(&p));
+    id += (uint64_t)ingest_chrome_unzig(ingest_chrome_get(&p));
+    int64_t dur = (int64_t)ingest_chrome_get(&p);
+    b.lane = (int64_t)ingest_chrome_get(&p);
+    b.ts = (int64_t)ts;
+    b.id = (int64_t)id;
+    b.end = b.ts + (dur > 1 ? dur : 1);
+    b.found = 1;
+    if (!w->last.found || b.ts > w->last.ts ||
+        (b.ts == w->last.ts && b.lane > w->last.lane))
+      ingest_chrome_sweep_slice(g, w, &b);
+    else if (b.ts < w->last.ts &&
+             (b.lane >= w->nlanes || !w->lane[b.lane].found ||
+              w->lane[b.lane].end <= b.ts))
+      ingest_chrome_sweep_late(g, w, &b);
+    else
+      return -1;
+  }
+  return 0;
+}
+
+struct ingest_chrome_sweep_ctx {
+  struct ing *g;
+  struct ingest_chrome_sweep *w;
+};
+
 static int ingest_chrome_sweep_row(void *ud, sqlite3_stmt *st) {
-  struct ingest_chrome_sweep *w = ud;
+  struct ingest_chrome_sweep_ctx *c = ud;
   struct ingest_chrome_bind b = {sqlite3_column_int64(st, 0),
                                  sqlite3_column_int64(st, 1),
                                  sqlite3_column_int64(st, 3), 0, 1};
   int64_t dur = sqlite3_column_int64(st, 2);
   b.end = b.ts + (dur > 1 ? dur : 1);
-  /* endpoints before this slice are settled: it cannot enclose them, and
-   * it is the first slice at or after an f at its ts or earlier */
-  for (; w->i < w->n; w->i++) {
-    const struct iflow *f = &w->f[w->i];
-    if (f->phase == 'f' && !f->enclosing) {
-      if (f->ts > b.ts)
-        break;
-      w->to[w->i] = b;
-    } else {
-      if (f->ts >= b.ts)
-        break;
-      ingest_chrome_enclosing(w, w->i);
-    }
-  }
-  if (b.lane >= w->nlanes) {
-    w->lane = xrealloc(w->lane, sizeof *w->lane * (size_t)(b.lane + 1));
-    memset(w->lane + w->nlanes, 0,
-           sizeof *w->lane * (size_t)(b.lane + 1 - w->nlanes));
-    w->nlanes = b.lane + 1;
-  }
-  w->lane[b.lane] = b;
+  ingest_chrome_sweep_slice(c->g, c->w, &b);
   return 0;
 }
 
-static int ingest_chrome_flow_cmp(const void *x, const void *y) {
-  const struct iflow *a = x, *b = y;
-  if (a->track != b->track)
-    return a->track < b->track ? -1 : 1;
-  return (a->ts > b->ts) - (a->ts < b->ts);
+static int ingest_chrome_ts_cmp(const void *x, const void *y, void *ud) {
+  const struct ing *g = ud;
+  int64_t a = g->flows[*(const size_t *)x].ts,
+          b = g->flows[*(const size_t *)y].ts;
+  return (a > b) - (a < b);
+}
+
+/* Binds the endpoints of one track (in w's queues). */
+static void ingest_chrome_sweep_track(struct ing *g, struct itrack *t) {
+  struct ingest_chrome_sweep *w = t->bind;
+  if (w->next.n > 1)
+    qsort_r(w->next.v, w->next.n, sizeof *w->next.v, ingest_chrome_ts_cmp, g);
+  if (w->encl.n > 1)
+    qsort_r(w->encl.v, w->encl.n, sizeof *w->encl.v, ingest_chrome_ts_cmp, g);
+  if (w->rebind || ingest_chrome_sweep_hist(g, w)) {
+    struct ingest_chrome_sweep_ctx c = {g, w};
+    ingest_chrome_sweep_reset(g, w);
+    store_writer_query(g->w, ingest_chrome_sweep_row, &c,
+                       "SELECT lane, ts, dur, id FROM slice WHERE track = ? "
+                       "ORDER BY ts, lane",
+                       "i", t->id);
+  }
+  ingest_chrome_sweep_end(g, w);
 }
 
 void ingest_chrome_bind_flows(struct ing *g) {
-  if (g->nflows > 1)
-    qsort(g->flows, g->nflows, sizeof *g->flows, ingest_chrome_flow_cmp);
-  struct ingest_chrome_bind *to =
-      xcalloc(g->nflows ? g->nflows : 1, sizeof *to);
-  for (size_t s = 0, e; s < g->nflows; s = e) {
-    for (e = s; e < g->nflows && g->flows[e].track == g->flows[s].track; e++)
-      ;
-    struct ingest_chrome_sweep w = {g->flows + s, to + s, 0, e - s, NULL, 0};
-    store_writer_query(g->w, ingest_chrome_sweep_row, &w,
-                       "SELECT lane, ts, dur, id FROM slice WHERE track = ? "
-                       "ORDER BY ts, lane",
-                       "i", g->flows[s].track);
-    for (; w.i < w.n; w.i++)
-      if (w.f[w.i].phase != 'f' || w.f[w.i].enclosing)
-        ingest_chrome_enclosing(&w, w.i);
-    free(w.lane);
+  /* each track's endpoints, by kind */
+  for (size_t i = 0; i < g->nflows; i++) {
+    const struct iflow *f = &g->flows[i];
+    struct ingest_chrome_sweep *w = f->track->bind;
+    (f->phase == 'f' && !f->enclosing ? &w->next : &w->encl)->n++;
+  }
+  for (size_t k = 0; k < g->tn; k++) {
+    struct ingest_chrome_sweep *w = g->order[k]->bind;
+    if (!w)
+      continue;
+    if (w->next.n)
+      w->next.v = xmalloc(w->next.n * sizeof *w->next.v);
+    if (w->encl.n)
+      w->encl.v = xmalloc(w->encl.n * sizeof *w->encl.v);
+    w->next.n = w->encl.n = 0;
   }
   for (size_t i = 0; i < g->nflows; i++) {
     const struct iflow *f = &g->flows[i];
-    if (to[i].found)
-      store_writer_flow(g->w, f->flow_id, f->track, to[i].lane, to[i].ts,
-                        to[i].id);
+    struct ingest_chrome_queue *q = f->phase == 'f' && !f->enclosing
+                                        ? &f->track->bind->next
+                                        : &f->track->bind->encl;
+    q->v[q->n++] = i;
+  }
+  for (size_t k = 0; k < g->tn; k++) {
+    struct ingest_chrome_sweep *w = g->order[k]->bind;
+    if (w && (w->next.n || w->encl.n))
+      ingest_chrome_sweep_track(g, g->order[k]);
+    if (w) {
+      free(w->hist);
+      w->hist = NULL;
+      w->hlen = w->hcap = 0;
+    }
+  }
+  for (size_t i = 0; i < g->nflows; i++) {
+    const struct iflow *f = &g->flows[i];
+    if (f->lane >= 0)
+      store_writer_flow(g->w, f->flow_id, f->track->id, f->lane, f->slice_ts,
+                        f->slice_id);
     else
-      ingest_warn(g, "Missing Data", f->file, f->offset,
+      ingest_warn(g, "Missing Data", g->chrome_files[f->file], f->offset,
                   "flow endpoint '%c' at %" PRId64
                   " ns has no slice to bind to",
                   f->phase, f->ts);
   }
-  free(to);
 }

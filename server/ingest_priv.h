@@ -37,6 +37,8 @@
 
 enum { TRACK_SLICES, TRACK_COUNTER };
 
+struct ingest_chrome_sweep;
+
 /* A base track being written. */
 struct itrack {
   struct store_track desc; /* strings owned */
@@ -46,6 +48,7 @@ struct itrack {
   struct lanes *lanes;
   struct lod *lod;
   struct lod_counter *clod;
+  struct ingest_chrome_sweep *bind; /* Chrome tracks: flow binding state */
   int level; /* -2 undecided, -1 no LOD, else the finest LOD level */
   int64_t count, max_dur, first_ts, last_ts, seq;
   /* counters: samples held until the LOD level is decided */
@@ -63,13 +66,15 @@ struct isync {
   int64_t exec_id, cpu, dev;
 };
 
-/* A Chrome flow endpoint waiting for its slice. */
+/* A Chrome flow endpoint and the slice it is bound to. */
 struct iflow {
-  const char *file; /* borrowed from the discovery result */
   uint64_t offset;
-  int64_t flow_id, track, ts;
+  int64_t flow_id, ts;
+  struct itrack *track;
+  int64_t lane, slice_ts, slice_id; /* the slice; lane < 0 while unbound */
+  uint32_t file;                    /* index in ing.chrome_files */
   char phase;
-  int enclosing;
+  bool enclosing;
 };
 
 /* Per (track, name): count and total duration. */
@@ -101,6 +106,8 @@ struct ing {
   size_t nsync, capsync;
   struct iflow *flows;
   size_t nflows, capflows;
+  const char **chrome_files; /* iflow.file: borrowed from the discovery */
+  size_t nchrome_files;
   /* Chrome pid/tid texts that are not numbers */
   char **synth_names;
   size_t nsynth;
@@ -196,6 +203,13 @@ char *ingest_profile_base(const char *dir);
 void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
                         int64_t pid);
 void ingest_chrome_bind_flows(struct ing *g);
+/* A slice of a Chrome track was given its lane (ingest_place): flow
+ * endpoints waiting for it are bound while the track's slices come in
+ * (ts, lane) order. */
+void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
+                          const struct lanes_item *it);
+/* Frees a track's binding state (NULL allowed). */
+void ingest_chrome_sweep_free(struct ingest_chrome_sweep *w);
 
 /* ingest_device.c: reads one NTFF (and its NEFF header) as a device
  * profile of the current process (g->instance, g->pid). */

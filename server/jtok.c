@@ -15,6 +15,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 typedef unsigned char uchar;
 
@@ -212,6 +215,67 @@ static const uchar scalar_stop[256] = {
     [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1, [','] = 1, ['}'] = 1,
     [']'] = 1, [':'] = 1,  ['{'] = 1,  ['['] = 1,  ['"'] = 1};
 
+/* The first byte of [p, end) that str_stop flags, or end.  Strings are
+ * the bulk of a trace: 16 bytes at a time where the CPU can. */
+static inline const uchar *str_find(const uchar *p, const uchar *end) {
+#ifdef __SSE2__
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                space = _mm_set1_epi8(0x20);
+  for (; end - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    /* signed: below 0x20 are the control bytes and those >= 0x80 */
+    __m128i m = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+        _mm_cmplt_epi8(v, space));
+    unsigned bits = (unsigned)_mm_movemask_epi8(m);
+    if (bits)
+      return p + __builtin_ctz(bits);
+  }
+#endif
+  while (p < end && !str_stop[*p])
+    p++;
+  return p;
+}
+
+/* The first quote or backslash of [p, end), or end. */
+static inline const uchar *quote_find(const uchar *p, const uchar *end) {
+#ifdef __SSE2__
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+  for (; end - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    unsigned bits = (unsigned)_mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+    if (bits)
+      return p + __builtin_ctz(bits);
+  }
+#endif
+  while (p < end && *p != '"' && *p != '\\')
+    p++;
+  return p;
+}
+
+/* The first byte of [p, end) that nest_stop flags, or end. */
+static inline const uchar *nest_find(const uchar *p, const uchar *end) {
+#ifdef __SSE2__
+  /* { } [ ] are the bytes b with (b & 0xD9) == 0x59 but for Y _ y DEL */
+  const __m128i quote = _mm_set1_epi8('"'), mask = _mm_set1_epi8((char)0xD9),
+                brace = _mm_set1_epi8(0x59);
+  for (; end - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    unsigned bits = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                     _mm_cmpeq_epi8(_mm_and_si128(v, mask), brace)),
+        v));
+    for (; bits; bits &= bits - 1)
+      if (nest_stop[p[__builtin_ctz(bits)]])
+        return p + __builtin_ctz(bits);
+  }
+#endif
+  while (p < end && !nest_stop[*p])
+    p++;
+  return p;
+}
+
 static inline const uchar *ws(const uchar *p, const uchar *end) {
   while (p < end && jtok_blank(*p))
     p++;
@@ -303,8 +367,7 @@ static int str_scan(const uchar **pp, const uchar *end, struct jtok_span *sp) {
   const uchar *p = *pp + 1, *start = p;
   unsigned fl = 0;
   for (;;) {
-    while (p < end && !str_stop[*p])
-      p++;
+    p = str_find(p, end);
     if (p >= end)
       return JTOK_MORE;
     uchar c = *p;
@@ -404,6 +467,9 @@ static int json_number(const uchar *s, size_t n) {
 /* 1 if the JSON number s[0..n) fits a double (parsers refuse 1e999). */
 static int number_finite(const uchar *s, size_t n) {
   char buf[512];
+  /* without an exponent, up to 300 digits are far below DBL_MAX */
+  if (n <= 300 && !memchr(s, 'e', n) && !memchr(s, 'E', n))
+    return 1;
   if (n >= sizeof buf)
     return 0;
   memcpy(buf, s, n);
@@ -982,8 +1048,7 @@ void jtok_skip(struct jtok_src *s) {
       uchar c = *p;
       switch (state) {
       case OUT:
-        while (p < end && !nest_stop[*p])
-          p++;
+        p = nest_find(p, end);
         if (p >= end)
           break;
         c = *p++;
@@ -997,8 +1062,7 @@ void jtok_skip(struct jtok_src *s) {
         }
         break;
       case STR:
-        while (p < end && *p != '"' && *p != '\\')
-          p++;
+        p = quote_find(p, end);
         if (p >= end)
           break;
         state = *p++ == '\\' ? ESC : PEEK;
