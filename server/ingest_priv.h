@@ -28,9 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define INGEST_WINDOW 256          /* reorder window per track */
-#define INGEST_STDERR_WARNINGS 100 /* warning lines printed before summing up  \
-                                    */
+#define INGEST_WINDOW 256 /* reorder window per track */
+#define INGEST_STDERR_WARNINGS                                                 \
+  100 /* warning lines printed before summing up                               \
+       */
 #define INGEST_SYNTHETIC_ID (1LL << 62)
 #define INGEST_SYNTHETIC_PID (1LL << 40)
 #define INGEST_RATE_BUCKETS 20000 /* samples of a bandwidth counter */
