@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#define LOD_EVENTS_PER_BUCKET 8
+#define LOD_EVENTS_PER_BUCKET 2
 #define LOD_BLOCK_BYTES 1024 /* a block is written once it holds this much */
 #define LOD_ROW_BYTES 80     /* at most 8 varints of 10 bytes */
 

@@ -53,7 +53,9 @@ void lod_block_init(struct lod_block *b, int level, int64_t bucket,
 int lod_block_next(struct lod_block *b, struct lod_row *r);
 
 /* The finest level worth storing for `n` events spanning `span` ns: the
- * smallest L >= 1 whose bucket holds at least ~8 events on average. */
+ * smallest L >= 1 whose bucket holds at least ~2 events on average (so
+ * that a window dense enough to need more than a few raw rows per pixel is
+ * answered from LOD: packed rows are cheap to store). */
 int lod_pick_level(int64_t span, int64_t n);
 
 struct lod;

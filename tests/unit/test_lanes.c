@@ -111,8 +111,8 @@ static void test_overlapping_x_events(void **state) {
 
 static void test_lod_pick_level(void **state) {
   (void)state;
-  /* 1000 events over 1 ms: gap ~1 us; 8 us buckets -> 64*4^L >= 8008 */
-  assert_int_equal(lod_pick_level(1000000, 1000), 4); /* 16384 ns */
+  /* 1000 events over 1 ms: gap ~1 us; 2 per bucket -> 64*4^L >= 2002 */
+  assert_int_equal(lod_pick_level(1000000, 1000), 3); /* 4096 ns */
   assert_int_equal(lod_pick_level(0, 1000), 1);
   assert_int_equal(lod_pick_level(100, 1), 1);
   assert_int_equal(lod_pick_level(INT64_MAX / 2, 2), LOD_MAX_LEVEL);
