@@ -298,6 +298,7 @@ static void api_window_query(struct api_ctx *c, bool counters) {
   if (!api_tracks(c, ids, &w.n_tracks) || !api_window(c, true, true, &w) ||
       !api_db(c))
     return;
+  w.names = store_pool_names(c->pool, c->db);
   int rc = counters ? query_counters(c->db, &w, &b, &e)
                     : query_slices(c->db, &w, &b, &e);
   if (rc < 0) {

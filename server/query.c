@@ -13,6 +13,7 @@
 #include "query.h"
 #include "lod.h"
 #include "log.h"
+#include "store.h"
 
 #include <errno.h>
 #include <math.h>
@@ -308,34 +309,48 @@ static void query_ids_add(struct query_ids *s, int64_t id) {
   query_slot(s->v, s->cap, &s->n, id);
 }
 
+/* Adds "<id>":"<string>" to the names map being written to out, or gives
+ * the pair to the sink when there is one. */
+static void query_name(int64_t id, const char *t, struct sbuf *out,
+                       const struct query_sink *sk, bool *first) {
+  if (sk) {
+    sk->name(sk->ud, id, t);
+    return;
+  }
+  if (!*first)
+    sbuf_addc(out, ',');
+  *first = false;
+  sbuf_addc(out, '"');
+  query_add_i64(out, id);
+  sbuf_adds(out, "\":");
+  sbuf_add_json_str(out, t, strlen(t));
+}
+
 /* Appends {"<id>":"<string>",...} for every id of the set, or gives each
- * to the sink when there is one. */
-static int query_ids_names(sqlite3 *db, const struct query_ids *s,
-                           struct sbuf *out, const struct query_sink *sk,
-                           struct query_err *e) {
-  sqlite3_stmt *st = query_stmt(db, "SELECT s FROM str WHERE id=?1", e);
+ * to the sink when there is one; from `names` when the store's strings are
+ * in memory, else from the str table. */
+static int query_ids_names(sqlite3 *db, const struct store_names *names,
+                           const struct query_ids *s, struct sbuf *out,
+                           const struct query_sink *sk, struct query_err *e) {
+  sqlite3_stmt *st = NULL;
   bool first = true;
-  if (!st)
+  if (!names && !(st = query_stmt(db, "SELECT s FROM str WHERE id=?1", e)))
     return -EIO;
   if (!sk)
     sbuf_addc(out, '{');
   for (size_t i = 0; i < s->cap; i++) {
     if (!s->v[i])
       continue;
+    if (names) {
+      const char *t = store_names_get(names, s->v[i]);
+      if (t)
+        query_name(s->v[i], t, out, sk, &first);
+      continue;
+    }
     sqlite3_bind_int64(st, 1, s->v[i]);
     if (sqlite3_step(st) == SQLITE_ROW) {
       const char *t = (const char *)sqlite3_column_text(st, 0);
-      if (sk) {
-        sk->name(sk->ud, s->v[i], t ? t : "");
-      } else {
-        if (!first)
-          sbuf_addc(out, ',');
-        first = false;
-        sbuf_addc(out, '"');
-        query_add_i64(out, s->v[i]);
-        sbuf_adds(out, "\":");
-        sbuf_add_json_str(out, t ? t : "", t ? strlen(t) : 0);
-      }
+      query_name(s->v[i], t ? t : "", out, sk, &first);
     }
     sqlite3_reset(st);
   }
@@ -958,13 +973,13 @@ static int query_window_do(sqlite3 *db, const struct query_window *w,
     query_window_head(out, w, query_resolution(w));
     if (slices) {
       sbuf_adds(out, ",\"names\":");
-      rc = query_ids_names(db, &run.names, out, NULL, e);
+      rc = query_ids_names(db, w->names, &run.names, out, NULL, e);
     }
     sbuf_adds(out, ",\"tracks\":");
     sbuf_add(out, tb.s, tb.len);
     sbuf_addc(out, '}');
   } else if (rc == 0 && slices) {
-    rc = query_ids_names(db, &run.names, NULL, sk, e);
+    rc = query_ids_names(db, w->names, &run.names, NULL, sk, e);
   }
   query_run_free(&run);
   sbuf_free(&tb);

@@ -42,12 +42,15 @@ int query_fail(struct query_err *e, int rc, int status, const char *code,
 /* Most pixels of one window request. */
 #define QUERY_MAX_PX 10000
 
-/* A window request: base track ids, [start, end) in ns, width in pixels. */
+/* A window request: base track ids, [start, end) in ns, width in pixels;
+ * names: the store's strings in memory (store_pool_names) or NULL (then
+ * the names of the answer are read from the str table). */
 struct query_window {
   const int64_t *tracks;
   size_t n_tracks;
   int64_t start, end;
   int px;
+  const struct store_names *names;
 };
 
 /* The LOD level for a resolution of r ns per pixel: the largest L with

@@ -32,6 +32,17 @@ const char *store_pool_path(const struct store_pool *p);
 /* Closes every connection; all must have been put back.  NULL allowed. */
 void store_pool_close(struct store_pool *p);
 
+/* The store's interned strings (table str) in memory. */
+struct store_names;
+/* p's strings, read with db (a connection to the same store that the
+ * caller holds) on the first call and shared by every user of p until
+ * store_pool_close(p).  NULL when the table is too big to keep
+ * (STORE_NAMES_MAX_BYTES) or could not be read: read str then. */
+const struct store_names *store_pool_names(struct store_pool *p, sqlite3 *db);
+/* The string of str id `id` (borrowed), or NULL for an unknown id. */
+const char *store_names_get(const struct store_names *n, int64_t id);
+#define STORE_NAMES_MAX_BYTES (32 << 20)
+
 #endif
 
 /* ---- writer (the ingest thread only) ---- */

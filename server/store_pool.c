@@ -10,8 +10,15 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+struct store_names {
+  char *text;    /* every string, NUL-terminated */
+  uint32_t *off; /* [id]: offset in text, UINT32_MAX: no such id */
+  int64_t max_id;
+};
 
 struct store_pool {
   pthread_mutex_t mu;
@@ -20,6 +27,9 @@ struct store_pool {
   int n;
   sqlite3 **db;
   bool *busy;
+  pthread_mutex_t names_mu;
+  bool names_read;
+  struct store_names *names;
 };
 
 /* "file:<path>?immutable=1" with the URI's special characters escaped.  A
@@ -89,6 +99,7 @@ int store_pool_open(const char *path, int n, struct store_pool **out,
   p->busy = xcalloc((size_t)n, sizeof *p->busy);
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
+  pthread_mutex_init(&p->names_mu, NULL);
   for (int i = 0; i < n; i++) {
     int rc = store_pool_open_one(path, &p->db[i], cause);
     if (rc < 0) {
@@ -126,6 +137,80 @@ void store_pool_put(struct store_pool *p, sqlite3 *db) {
 
 const char *store_pool_path(const struct store_pool *p) { return p->path; }
 
+static void store_names_free(struct store_names *n) {
+  if (!n)
+    return;
+  free(n->text);
+  free(n->off);
+  free(n);
+}
+
+/* Reads the str table with db, or returns NULL (too big, sparse ids or a
+ * read error). */
+static struct store_names *store_names_read(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  struct store_names *n = NULL;
+  int64_t count = 0, bytes = 0, max_id = 0;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT count(*), coalesce(sum(length(CAST(s AS "
+                         "BLOB))), 0), coalesce(max(id), 0) FROM str",
+                         -1, &st, NULL) != SQLITE_OK ||
+      sqlite3_step(st) != SQLITE_ROW)
+    goto out;
+  count = sqlite3_column_int64(st, 0);
+  bytes = sqlite3_column_int64(st, 1) + count;
+  max_id = sqlite3_column_int64(st, 2);
+  sqlite3_finalize(st);
+  st = NULL;
+  if (bytes > STORE_NAMES_MAX_BYTES || max_id < 0 || max_id > 2 * count + 1024)
+    goto out;
+  n = xcalloc(1, sizeof *n);
+  n->max_id = max_id;
+  n->text = xmalloc((size_t)bytes + 1);
+  n->off = xmalloc(((size_t)max_id + 1) * sizeof *n->off);
+  memset(n->off, 0xff, ((size_t)max_id + 1) * sizeof *n->off);
+  size_t used = 0;
+  int rc;
+  if (sqlite3_prepare_v2(db, "SELECT id, s FROM str", -1, &st, NULL) !=
+      SQLITE_OK)
+    goto fail;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    const char *s = (const char *)sqlite3_column_text(st, 1);
+    size_t len = (size_t)sqlite3_column_bytes(st, 1);
+    if (id < 0 || id > max_id || used + len + 1 > (size_t)bytes + 1)
+      goto fail; /* changed under us: not an immutable store */
+    n->off[id] = (uint32_t)used;
+    memcpy(n->text + used, s ? s : "", len);
+    n->text[used + len] = '\0';
+    used += len + 1;
+  }
+  if (rc == SQLITE_DONE)
+    goto out;
+fail:
+  store_names_free(n);
+  n = NULL;
+out:
+  sqlite3_finalize(st);
+  return n;
+}
+
+const struct store_names *store_pool_names(struct store_pool *p, sqlite3 *db) {
+  pthread_mutex_lock(&p->names_mu);
+  if (!p->names_read) {
+    p->names = store_names_read(db);
+    p->names_read = true;
+  }
+  pthread_mutex_unlock(&p->names_mu);
+  return p->names;
+}
+
+const char *store_names_get(const struct store_names *n, int64_t id) {
+  if (id < 0 || id > n->max_id || n->off[id] == UINT32_MAX)
+    return NULL;
+  return n->text + n->off[id];
+}
+
 void store_pool_close(struct store_pool *p) {
   if (!p)
     return;
@@ -133,6 +218,8 @@ void store_pool_close(struct store_pool *p) {
     store_pool_close_one(p->db[i]);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->names_mu);
+  store_names_free(p->names);
   free(p->db);
   free(p->busy);
   free(p->path);

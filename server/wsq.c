@@ -300,7 +300,9 @@ static sqlite3 *wsq_worker_db(struct wsq_worker *wk, struct query_err *e) {
 static void wsq_run_window(struct wsq_worker *wk, struct wsq_job *j,
                            sqlite3 *db, bool coarse) {
   struct wsq *q = wk->q;
-  struct query_window w = {j->tracks, j->n_tracks, j->start, j->end, j->px};
+  struct query_window w = {j->tracks, j->n_tracks,
+                           j->start,  j->end,
+                           j->px,     store_pool_names(wk->app_pool, db)};
   struct query_err e = {0};
   if (coarse)
     w.px = j->px / WSQ_COARSE_DIV;
