@@ -123,7 +123,7 @@ static int teardown(void **state) {
 /* Runs a window query and parses the answer. */
 static json_t *window(int64_t track, int64_t start, int64_t end, int px,
                       int counters) {
-  struct query_window w = {&track, 1, start, end, px};
+  struct query_window w = {&track, 1, start, end, px, NULL};
   struct query_err e;
   struct sbuf b = {0};
   sqlite3 *db = store_pool_get(pool);
@@ -255,6 +255,28 @@ static char *lod_rows(int level) {
   sqlite3_finalize(st);
   store_pool_put(pool, db);
   return out.s;
+}
+
+/* The names of an answer are the same from the in-memory str table. */
+static void test_names_in_memory(void **state) {
+  sqlite3 *db = store_pool_get(pool);
+  const struct store_names *names = store_pool_names(pool, db);
+  assert_non_null(names);
+  assert_ptr_equal(store_pool_names(pool, db), names); /* read once */
+  assert_string_equal(store_names_get(names, 1), "long");
+  assert_null(store_names_get(names, 0));
+  assert_null(store_names_get(names, 1000000));
+  struct query_window w = {&track_c, 1, 0, 28000, 28, NULL};
+  struct query_err e;
+  struct sbuf a = {0}, b = {0};
+  assert_int_equal(query_slices(db, &w, &a, &e), 0);
+  w.names = names;
+  assert_int_equal(query_slices(db, &w, &b, &e), 0);
+  store_pool_put(pool, db);
+  assert_string_equal(a.s, b.s);
+  assert_non_null(strstr(b.s, "\"other\""));
+  sbuf_free(&a);
+  sbuf_free(&b);
 }
 
 /* Blocks round-trip any int64 (deltas modulo 2^64) and refuse truncation. */
@@ -418,7 +440,7 @@ static void test_search(void **state) {
 }
 
 static void test_range_summary(void **state) {
-  struct query_window w = {&track_a, 1, 0, 1000000, 0};
+  struct query_window w = {&track_a, 1, 0, 1000000, 0, NULL};
   struct query_err e;
   json_t *out;
   sqlite3 *db = store_pool_get(pool);
@@ -474,6 +496,7 @@ int main(void) {
       cmocka_unit_test(test_lod_before_row),
       cmocka_unit_test(test_lod_runs),
       cmocka_unit_test(test_lod_block_bytes),
+      cmocka_unit_test(test_names_in_memory),
       cmocka_unit_test(test_query_runs),
       cmocka_unit_test(test_counter_raw),
       cmocka_unit_test(test_counter_lod),

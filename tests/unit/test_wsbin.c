@@ -62,7 +62,7 @@ static void int_col(struct rd *r, size_t n, int64_t *out) {
   assert_true(r->off <= r->len);
 }
 
-static const struct query_window win = {NULL, 0, 1000, 9000, 100};
+static const struct query_window win = {NULL, 0, 1000, 9000, 100, NULL};
 
 /* Two slice tracks: 7 (lane 0: two rows) and 9 (one lane, a restart
  * first: its first attempt's lane must vanish). */
