@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """ingest_bench.py -- end-to-end ingest speed and memory (issue: foundation).
 
-Generates a profile of --events system events (and a device profile),
-ingests it with --ingest-only, reopens it, and prints events/s, MB/s and peak
-RSS beside the raw SQLite insert rate of the same number of rows measured in
-the same run (bench/sqlite_baseline).
+Generates a profile of --events system events (and model-mode device
+profiles of --device-instructions instructions each), ingests it with
+--ingest-only -- the system trace alone, the device profiles alone, both --
+reopens it, and prints events/s, instructions/s, MB/s and peak RSS beside
+the raw SQLite insert rate of the same number of rows measured in the same
+run (bench/sqlite_baseline).
 
   bench/ingest_bench.py --build BUILD_DIR [--events 10000000] [--work DIR]
+                        [--device-instructions 250000]
 """
 import argparse
 import json
@@ -42,7 +45,7 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--work", default="/tmp/nex-bench")
-    ap.add_argument("--device-instructions", type=int, default=20000)
+    ap.add_argument("--device-instructions", type=int, default=250000)
     a = ap.parse_args()
     synth = os.path.join(a.build, "tools/neuron-explorer-synth")
     server = os.path.join(a.build, "server/neuron-explorer-server")
@@ -71,6 +74,15 @@ def main():
     print(f"system ingest: {sys_events} events in {secs:.2f} s = "
           f"{sys_events / secs / 1e6:.2f} M events/s, "
           f"{du(prof) / secs / 1e6:.0f} MB/s of input, peak RSS {rss:.0f} MiB")
+    os.remove(db)
+    instructions = m["tables"]["Instruction"]
+    secs, rss = run([server, "--dir", prof, "--db", db, "--ingest-only",
+                     "--quiet", "--ignore-system-profile"])
+    print(f"device ingest: {instructions} instructions + "
+          f"{dev_events - instructions} DMA packets in {secs:.2f} s = "
+          f"{instructions / secs / 1e6:.2f} M instructions/s, "
+          f"{dev_events / secs / 1e6:.2f} M device records/s, "
+          f"peak RSS {rss:.0f} MiB")
     os.remove(db)
     secs, rss = run([server, "--dir", prof, "--db", db, "--ingest-only",
                      "--quiet"])
