@@ -108,7 +108,7 @@ static void export_us(struct sbuf *b, int64_t ns) {
     sbuf_addc(b, '-');
     ns = -ns;
   }
-  query_add_i64(b, ns / 1000);
+  sbuf_add_i64(b, ns / 1000);
   sbuf_printf(b, ".%03d", (int)(ns % 1000));
 }
 
@@ -216,7 +216,7 @@ static void export_json_int(struct sbuf *b, const char *key, int64_t v) {
   if (v == TRACKS_NONE)
     return;
   sbuf_printf(b, ",\"%s\":", key);
-  query_add_i64(b, v);
+  sbuf_add_i64(b, v);
 }
 
 /* One trace_events element: the SystemProfileEvents columns under the
@@ -233,15 +233,15 @@ static void export_json_event(struct export *x, struct sbuf *b,
   sbuf_adds(b, ",\"name\":");
   sbuf_add_json_str(b, ev->name, strlen(ev->name));
   sbuf_adds(b, ",\"timestamp\":");
-  query_add_i64(b, ev->ts);
+  sbuf_add_i64(b, ev->ts);
   sbuf_adds(b, ",\"duration\":");
-  query_add_i64(b, ev->dur);
+  sbuf_add_i64(b, ev->dur);
   sbuf_adds(b, ",\"trace_event_source\":");
   sbuf_add_json_str(b, t->source, strlen(t->source));
   sbuf_adds(b, ",\"instance_id\":");
   sbuf_add_json_str(b, t->instance_id, strlen(t->instance_id));
   sbuf_adds(b, ",\"process_id\":\"");
-  query_add_i64(b, t->pid);
+  sbuf_add_i64(b, t->pid);
   sbuf_addc(b, '"');
   export_json_int(b, "thread_id", t->tid);
   export_json_int(b, "nc_idx", t->nc);
@@ -275,21 +275,21 @@ static void export_csv_field(struct sbuf *b, const char *s, bool last) {
 
 static void export_csv_int(struct sbuf *b, int64_t v) {
   if (v != TRACKS_NONE)
-    query_add_i64(b, v);
+    sbuf_add_i64(b, v);
   sbuf_addc(b, ',');
 }
 
 static void export_csv_event(struct sbuf *b,
                              const struct query_export_event *ev) {
   const struct tracks_row *t = ev->track;
-  query_add_i64(b, ev->id);
+  sbuf_add_i64(b, ev->id);
   sbuf_addc(b, ',');
   export_csv_field(b, ev->name, false);
-  query_add_i64(b, ev->ts);
+  sbuf_add_i64(b, ev->ts);
   sbuf_addc(b, ',');
-  query_add_i64(b, ev->ts + ev->dur);
+  sbuf_add_i64(b, ev->ts + ev->dur);
   sbuf_addc(b, ',');
-  query_add_i64(b, ev->dur);
+  sbuf_add_i64(b, ev->dur);
   sbuf_addc(b, ',');
   export_csv_field(b, t->source, false);
   export_csv_field(b, t->instance_id, false);

@@ -80,21 +80,9 @@ static sqlite3_stmt *query_stmt_once(sqlite3 *db, const char *sql,
   return s;
 }
 
-void query_add_i64(struct sbuf *b, int64_t v) {
-  char buf[24], *p = buf + sizeof buf;
-  uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-  do {
-    *--p = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  if (v < 0)
-    *--p = '-';
-  sbuf_add(b, p, (size_t)(buf + sizeof buf - p));
-}
-
 void query_add_i64_str(struct sbuf *b, int64_t v) {
   sbuf_addc(b, '"');
-  query_add_i64(b, v);
+  sbuf_add_i64(b, v);
   sbuf_addc(b, '"');
 }
 
@@ -103,7 +91,7 @@ static void query_add_double(struct sbuf *b, double v) {
   if (!isfinite(v))
     sbuf_adds(b, "null");
   else if (v == (double)(int64_t)v && fabs(v) < 9.007199254740992e15)
-    query_add_i64(b, (int64_t)v);
+    sbuf_add_i64(b, (int64_t)v);
   else
     sbuf_printf(b, "%.15g", v);
 }
@@ -321,7 +309,7 @@ static void query_name(int64_t id, const char *t, struct sbuf *out,
     sbuf_addc(out, ',');
   *first = false;
   sbuf_addc(out, '"');
-  query_add_i64(out, id);
+  sbuf_add_i64(out, id);
   sbuf_adds(out, "\":");
   sbuf_add_json_str(out, t, strlen(t));
 }
@@ -364,6 +352,7 @@ static int query_ids_names(sqlite3 *db, const struct store_names *names,
 
 struct query_track {
   int64_t id, lanes, lod_min; /* lod_min -1: no LOD */
+  int64_t events, first_ts, last_ts;
   char kind[16], domain[16], source[64];
 };
 
@@ -376,7 +365,9 @@ static int query_track_get(sqlite3 *db, int64_t id, const char *param,
                            struct query_track *t, struct query_err *e) {
   sqlite3_stmt *s = query_stmt(db,
                                "SELECT kind, domain, source, lanes, "
-                               "lod_min_level FROM track WHERE id=?1",
+                               "lod_min_level, event_count, "
+                               "coalesce(first_ts, 0), coalesce(last_ts, 0) "
+                               "FROM track WHERE id=?1",
                                e);
   if (!s)
     return -EIO;
@@ -398,6 +389,9 @@ static int query_track_get(sqlite3 *db, int64_t id, const char *param,
   t->lod_min = sqlite3_column_type(s, 4) == SQLITE_NULL
                    ? -1
                    : sqlite3_column_int64(s, 4);
+  t->events = sqlite3_column_int64(s, 5);
+  t->first_ts = sqlite3_column_int64(s, 6);
+  t->last_ts = sqlite3_column_int64(s, 7);
   sqlite3_reset(s);
   return 0;
 }
@@ -498,12 +492,10 @@ static void query_run_free(struct query_run *run) {
 
 static void query_add_column(struct sbuf *b, const char *key, const int64_t *v,
                              size_t n, int64_t base) {
-  sbuf_printf(b, ",\"%s\":[", key);
-  for (size_t i = 0; i < n; i++) {
-    if (i)
-      sbuf_addc(b, ',');
-    query_add_i64(b, v[i] - base);
-  }
+  sbuf_adds(b, ",\"");
+  sbuf_adds(b, key);
+  sbuf_adds(b, "\":[");
+  sbuf_add_i64s(b, v, n, base);
   sbuf_addc(b, ']');
 }
 
@@ -521,7 +513,7 @@ static void query_lane_write(struct sbuf *b, int64_t lane,
                              const struct query_lane *l, int64_t base,
                              bool truncated, struct query_ids *names) {
   sbuf_adds(b, "{\"lane\":");
-  query_add_i64(b, lane);
+  sbuf_add_i64(b, lane);
   query_add_column(b, "ts", l->ts, l->n, base);
   query_add_column(b, "dur", l->dur, l->n, 0);
   query_add_column(b, "name", l->name, l->n, 0);
@@ -653,6 +645,20 @@ static int query_lane_lod(sqlite3 *db, int64_t track, int64_t lane, int level,
   return 0;
 }
 
+/* True when the track's average density puts more than one event per
+ * pixel per lane in w: reading the raw lanes would only end at the raw
+ * limit, so the answer comes from the finest LOD level at once. */
+static bool query_dense(const struct query_track *t,
+                        const struct query_window *w) {
+  int64_t lo = w->start > t->first_ts ? w->start : t->first_ts;
+  int64_t hi = w->end < t->last_ts ? w->end : t->last_ts;
+  if (hi <= lo || t->last_ts <= t->first_ts || t->lanes < 1)
+    return false;
+  double in = (double)t->events * (double)(hi - lo) /
+              (double)(t->last_ts - t->first_ts);
+  return in / (double)t->lanes > (double)w->px;
+}
+
 /* Writes {"track":..,"level":..,"lanes":[..]} for one slice track, or
  * gives the rows to the sink sk when there is one (b unused). */
 static int query_slice_track(sqlite3 *db, const struct query_track *t,
@@ -662,7 +668,8 @@ static int query_slice_track(sqlite3 *db, const struct query_track *t,
   struct query_lane *l = &run->lane;
   const struct query_sink *sk = run->sk;
   struct query_ids *names = &run->names;
-  bool raw = level < 0 || t->lod_min < 0 || level < t->lod_min;
+  bool raw = t->lod_min < 0 ||
+             ((level < 0 || level < t->lod_min) && !query_dense(t, w));
   size_t mark = sk ? 0 : b->len;
   int rc;
   for (bool restart = false;; restart = true) {
@@ -731,7 +738,7 @@ static void query_window_head(struct sbuf *out, const struct query_window *w,
   sbuf_adds(out, ",\"end\":");
   query_add_i64_str(out, w->end);
   sbuf_printf(out, ",\"px\":%d,\"resolution_ns\":", w->px);
-  query_add_i64(out, r);
+  sbuf_add_i64(out, r);
 }
 
 /* One track's part of a window answer (query_slice_track(),
@@ -964,25 +971,28 @@ static int query_window_do(sqlite3 *db, const struct query_window *w,
                            bool slices, struct sbuf *out,
                            const struct query_sink *sk, struct query_err *e) {
   struct query_run run = {.sk = sk};
-  struct sbuf tb = {0};
-  int rc = slices ? query_window_tracks(db, w, "slices", "counters",
-                                        query_slice_track, &run, &tb, e)
-                  : query_window_tracks(db, w, "counter", "slices",
-                                        query_counter_track, &run, &tb, e);
-  if (rc == 0 && !sk) {
+  struct sbuf brackets = {0}; /* with a sink: all the tracks text there is */
+  struct sbuf *tb = sk ? &brackets : out;
+  int rc = query_window_check(w, e);
+  if (rc < 0)
+    return rc;
+  if (!sk) { /* the tracks go straight into the answer, the names after */
     query_window_head(out, w, query_resolution(w));
-    if (slices) {
-      sbuf_adds(out, ",\"names\":");
-      rc = query_ids_names(db, w->names, &run.names, out, NULL, e);
-    }
     sbuf_adds(out, ",\"tracks\":");
-    sbuf_add(out, tb.s, tb.len);
-    sbuf_addc(out, '}');
-  } else if (rc == 0 && slices) {
-    rc = query_ids_names(db, w->names, &run.names, NULL, sk, e);
   }
+  rc = slices ? query_window_tracks(db, w, "slices", "counters",
+                                    query_slice_track, &run, tb, e)
+              : query_window_tracks(db, w, "counter", "slices",
+                                    query_counter_track, &run, tb, e);
+  if (rc == 0 && slices) {
+    if (!sk)
+      sbuf_adds(out, ",\"names\":");
+    rc = query_ids_names(db, w->names, &run.names, sk ? NULL : out, sk, e);
+  }
+  if (rc == 0 && !sk)
+    sbuf_addc(out, '}');
   query_run_free(&run);
-  sbuf_free(&tb);
+  sbuf_free(&brackets);
   return rc;
 }
 
@@ -1457,7 +1467,7 @@ static int query_flow_links(sqlite3 *db, int64_t flow, struct query_link *links,
     }
     if (links[i].flows.len)
       sbuf_addc(&links[i].flows, ',');
-    query_add_i64(&links[i].flows, flow);
+    sbuf_add_i64(&links[i].flows, flow);
   }
   sqlite3_reset(s);
   return rc == SQLITE_DONE ? 0 : query_db_fail(e, db);
@@ -2202,7 +2212,7 @@ static int query_search_matches(sqlite3 *db, const struct query_search *q,
     } else {
       sbuf_addc(&m->names, ',');
     }
-    query_add_i64(&m->names, sqlite3_column_int64(s, 1));
+    sbuf_add_i64(&m->names, sqlite3_column_int64(s, 1));
     m->count += sqlite3_column_int64(s, 2);
   }
   sqlite3_reset(s);

@@ -188,8 +188,7 @@ int query_parse_key(const char *key, int64_t *track, int64_t *lane,
  * reset it) before asking for the same SQL again. */
 sqlite3_stmt *query_stmt(sqlite3 *db, const char *sql, struct query_err *e);
 
-/* Appends an int64 in decimal, and the same as a JSON string. */
-void query_add_i64(struct sbuf *b, int64_t v);
+/* Appends an int64 as a JSON string ("123"). */
 void query_add_i64_str(struct sbuf *b, int64_t v);
 /* A JSON string for text that may not be valid UTF-8 (bad bytes become
  * U+FFFD); a new reference. */

@@ -151,22 +151,57 @@ void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
   sbuf_addc(b, '"');
 }
 
-void sbuf_add_i64(struct sbuf *b, int64_t v) {
-  char buf[24], *e = buf + sizeof buf, *q = e;
-  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  do
-    *--q = (char)('0' + u % 10);
-  while (u /= 10);
+/* Writes the decimal digits of u to end on the left, two at a time;
+ * returns the first. */
+static char *util_digits(char *end, uint64_t u) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021222"
+                              "32425262728293031323334353637383940414243444546"
+                              "47484950515253545556575859606162636465666768697"
+                              "07172737475767778798081828384858687888990919293"
+                              "949596979899";
+  for (; u >= 100; u /= 100) {
+    end -= 2;
+    memcpy(end, pairs + 2 * (u % 100), 2);
+  }
+  if (u >= 10) {
+    end -= 2;
+    memcpy(end, pairs + 2 * u, 2);
+  } else {
+    *--end = (char)('0' + u);
+  }
+  return end;
+}
+
+/* Writes v in decimal at p (room for 20 bytes); returns the end. */
+static char *util_i64(char *p, int64_t v) {
+  char buf[24], *e = buf + sizeof buf;
+  char *q = util_digits(e, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
   if (v < 0)
     *--q = '-';
-  sbuf_add(b, q, (size_t)(e - q));
+  memcpy(p, q, (size_t)(e - q));
+  return p + (e - q);
+}
+
+void sbuf_add_i64(struct sbuf *b, int64_t v) {
+  sbuf_grow(b, 20);
+  b->len = (size_t)(util_i64(b->s + b->len, v) - b->s);
+  b->s[b->len] = '\0';
+}
+
+void sbuf_add_i64s(struct sbuf *b, const int64_t *v, size_t n, int64_t base) {
+  sbuf_grow(b, n * 21);
+  char *p = b->s + b->len;
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      *p++ = ',';
+    p = util_i64(p, v[i] - base);
+  }
+  b->len = (size_t)(p - b->s);
+  b->s[b->len] = '\0';
 }
 
 void sbuf_add_u64(struct sbuf *b, uint64_t u) {
-  char buf[24], *e = buf + sizeof buf, *q = e;
-  do
-    *--q = (char)('0' + u % 10);
-  while (u /= 10);
+  char buf[24], *e = buf + sizeof buf, *q = util_digits(e, u);
   sbuf_add(b, q, (size_t)(e - q));
 }
 

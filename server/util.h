@@ -6,9 +6,9 @@
 #ifndef NEX_UTIL_H
 #define NEX_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdarg.h>
 
 /* malloc/calloc/realloc/strdup that abort with a message on exhaustion. */
 void *xmalloc(size_t n);
@@ -36,6 +36,8 @@ void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n);
 /* Append a decimal integer (no printf). */
 void sbuf_add_i64(struct sbuf *b, int64_t v);
 void sbuf_add_u64(struct sbuf *b, uint64_t v);
+/* Append v[0] - base, ..., v[n-1] - base in decimal, comma-separated. */
+void sbuf_add_i64s(struct sbuf *b, const int64_t *v, size_t n, int64_t base);
 void sbuf_reset(struct sbuf *b);
 void sbuf_free(struct sbuf *b);
 

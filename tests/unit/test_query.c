@@ -211,6 +211,20 @@ static void test_raw_limit_falls_back(void **state) {
   json_decref(j);
 }
 
+static void test_dense_reads_lod(void **state) {
+  /* r = 240 ns, level 1 is finer than the stored levels, and 101 events
+   * fit the raw limit (200), but at ~2 events per pixel the answer comes
+   * from level 2 without reading them */
+  json_t *j = window(track_a, 0, 12000, 50, 0);
+  assert_int_equal(level_of(j), 2);
+  assert_int_equal(sum(lane0(j), "count"), SHORT_N + 1);
+  json_decref(j);
+  j = window(track_a, 0, 12000, 120, 0); /* under one per pixel: raw */
+  assert_int_equal(level_of(j), -1);
+  assert_int_equal(rows(lane0(j)), SHORT_N + 1);
+  json_decref(j);
+}
+
 static void test_lod_before_row(void **state) {
   json_t *j = window(track_a, 1100, 1100 + 12 * 1024, 12, 0);
   json_t *l = lane0(j);
@@ -493,6 +507,7 @@ int main(void) {
       cmocka_unit_test(test_raw_skips_ended),
       cmocka_unit_test(test_lod_level),
       cmocka_unit_test(test_raw_limit_falls_back),
+      cmocka_unit_test(test_dense_reads_lod),
       cmocka_unit_test(test_lod_before_row),
       cmocka_unit_test(test_lod_runs),
       cmocka_unit_test(test_lod_block_bytes),
