@@ -362,7 +362,7 @@ int store_writer_open(const char *path, struct store_writer **out,
                       NULL) != SQLITE_OK ||
       sqlite3_exec(w->db,
                    "PRAGMA page_size=8192; PRAGMA journal_mode=OFF;"
-                   "PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;"
+                   "PRAGMA synchronous=OFF; PRAGMA cache_size=-32768;"
                    "PRAGMA secure_delete=OFF;",
                    NULL, NULL, &err) != SQLITE_OK ||
       sqlite3_exec(w->db, store_schema_sql, NULL, NULL, &err) != SQLITE_OK ||
