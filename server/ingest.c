@@ -527,6 +527,12 @@ static const struct isync *ingest_sync_find(struct ing *g, int nc,
   return NULL;
 }
 
+int64_t ingest_sync_cpu(struct ing *g, int nc, int64_t exec_id) {
+  bool exact;
+  const struct isync *s = ingest_sync_find(g, nc, exec_id, &exact);
+  return s && exact ? s->cpu : 0;
+}
+
 void ingest_pb_error(struct ing *g, const char *rel, int rc, uint64_t off) {
   g->st->skipped++;
   if (rc == -EBADMSG)
@@ -554,7 +560,6 @@ struct fmt_pb *ingest_pb_open(struct ing *g, const char *rel,
   }
   return r;
 }
-
 
 static const char *ingest_source_name(Nex__TraceEventSource s,
                                       const char *name) {
@@ -734,8 +739,8 @@ static void ingest_sync_add(struct ing *g, const Nex__SystemEvent *e) {
     g->capsync = g->capsync ? g->capsync * 2 : 1024;
     g->syncs = xrealloc(g->syncs, sizeof *g->syncs * g->capsync);
   }
-  g->syncs[g->nsync++] = (struct isync){e->nc_idx, e->exec_id,
-                                        e->cpu_timestamp_ns, e->nc_timestamp_ns};
+  g->syncs[g->nsync++] = (struct isync){
+      e->nc_idx, e->exec_id, e->cpu_timestamp_ns, e->nc_timestamp_ns};
 }
 
 static void ingest_ntrace_record(struct ing *g, const char *rel,
@@ -1002,9 +1007,8 @@ static int ingest_bins_row(void *ud, sqlite3_stmt *st) {
 /* A rate counter on dst: the bytes of the intervals `sql` returns (ts,
  * dur, bytes; one int parameter) per bucket of (last - first) /
  * INGEST_RATE_BUCKETS ns (at least 1 us), as bytes/s. */
-static void ingest_binned_rate(struct ing *g, struct itrack *dst,
-                               int64_t first, int64_t last, const char *sql,
-                               int64_t param) {
+static void ingest_binned_rate(struct ing *g, struct itrack *dst, int64_t first,
+                               int64_t last, const char *sql, int64_t param) {
   if (last <= first)
     return;
   struct ingest_bins b = {.first = first};
@@ -1110,7 +1114,28 @@ static void ingest_derived(struct ing *g) {
   }
   ingest_collect_free(&dp);
   /* device timeline -> system timeline, through the first execution's
-   * nc_exec_running */
+   * nc_exec_running: first near the cpu time of its sync point (lanes by
+   * equality so the ts range uses the key), then, for the rest, anywhere
+   * on the track */
+  for (size_t i = 0; i < g->nhints; i++)
+    store_writer_exec(
+        g->w,
+        "UPDATE DeviceProfileList SET time_offset_ns = ("
+        " SELECT s.ts - e.execution_start_ts"
+        " FROM (SELECT * FROM ExecutionInfo x WHERE x.device_profile_id ="
+        "       DeviceProfileList.id AND x.exec_id IS NOT NULL"
+        "       ORDER BY x.execution_index LIMIT 1) e,"
+        "      track t CROSS JOIN slice s ON s.track = t.id"
+        " WHERE t.domain = 'system' AND t.source = 'neuron_hw'"
+        "   AND t.instance_id = DeviceProfileList.instance_id"
+        "   AND t.pid = DeviceProfileList.process_id"
+        "   AND t.nc_idx = DeviceProfileList.nc_id"
+        "   AND s.lane IN (0, 1, 2, 3, 4, 5, 6, 7)"
+        "   AND s.ts BETWEEN ?2 - 10000000000 AND ?2 + 10000000000"
+        "   AND s.name = (SELECT id FROM str WHERE s = 'nc_exec_running')"
+        "   AND json_extract(s.args, '$.exec_id') = e.exec_id LIMIT 1)"
+        " WHERE id = ?1",
+        "ii", g->hints[i].dp_id, g->hints[i].cpu_ts);
   store_writer_exec(
       g->w,
       "UPDATE DeviceProfileList SET time_offset_ns = ("
@@ -1124,7 +1149,8 @@ static void ingest_derived(struct ing *g) {
       "   AND t.pid = DeviceProfileList.process_id"
       "   AND t.nc_idx = DeviceProfileList.nc_id"
       "   AND s.name = (SELECT id FROM str WHERE s = 'nc_exec_running')"
-      "   AND json_extract(s.args, '$.exec_id') = e.exec_id LIMIT 1)",
+      "   AND json_extract(s.args, '$.exec_id') = e.exec_id LIMIT 1)"
+      " WHERE time_offset_ns IS NULL",
       "");
 }
 
@@ -1245,6 +1271,7 @@ static void ingest_free(struct ing *g) {
   free(g->order);
   free(g->stats);
   free(g->syncs);
+  free(g->hints);
   free(g->flows);
   free(g->chrome_files);
   for (size_t i = 0; i < g->nsynth; i++)
@@ -1266,13 +1293,14 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   {
     struct sbuf b = {0};
     sbuf_printf(&b, "schema-%s|%s|%s|dev=%d|sys=%d", INGEST_SCHEMA_VERSION,
-                d->fingerprint,
-                filter_describe(o->filter), o->ignore_device, o->ignore_system);
+                d->fingerprint, filter_describe(o->filter), o->ignore_device,
+                o->ignore_system);
     snprintf(fp, sizeof fp, "%016llx",
              (unsigned long long)util_hash(b.s, b.len));
     sbuf_free(&b);
   }
-  if (!o->force && store_is_current(o->db_path, fp, &st->events, &st->warnings)) {
+  if (!o->force &&
+      store_is_current(o->db_path, fp, &st->events, &st->warnings)) {
     st->reused = 1;
     st->seconds = (double)(util_now_ns() - t0) / 1e9;
     discover_free(d);

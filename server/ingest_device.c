@@ -120,6 +120,11 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
         "iitiiiiI", g->dp_id, (int64_t)e->execution_index, e->neff_name,
         e->execution_start_ts, e->execution_end_ts, (int64_t)e->num_subgraphs,
         (int64_t)e->row_count, e->exec_id > 0 ? e->exec_id : -1);
+    if (e->exec_id > 0 && (g->dev.exec_id == 0 ||
+                           (int64_t)e->execution_index < g->dev.exec_index)) {
+      g->dev.exec_id = e->exec_id;
+      g->dev.exec_index = (int64_t)e->execution_index;
+    }
     break;
   }
   case NEX__NTFF_RECORD__RECORD_CC_OP: {
@@ -202,6 +207,7 @@ void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
         h->neuroncore_clock_freq, h->hbm_ddr_bandwidth);
   memset(&g->dev, 0, sizeof g->dev);
   g->dev.pcore = d->pcore;
+  g->dev.nc = d->nc;
 }
 
 void ingest_device_end(struct ing *g) {
@@ -213,6 +219,11 @@ void ingest_device_end(struct ing *g) {
                     "hbm_bytes=? WHERE id=?",
                     "IIiirri", any ? t->first : -1, any ? t->last : -1,
                     t->instructions, t->dmas, t->flops, t->hbm, g->dp_id);
+  int64_t cpu = t->exec_id ? ingest_sync_cpu(g, t->nc, t->exec_id) : 0;
+  if (cpu) {
+    g->hints = xrealloc(g->hints, (g->nhints + 1) * sizeof *g->hints);
+    g->hints[g->nhints++] = (struct idevhint){g->dp_id, cpu};
+  }
 }
 
 void ingest_device_read(struct ing *g, const struct discover_device *dev,

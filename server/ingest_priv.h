@@ -83,11 +83,19 @@ struct istat {
   int64_t track, name, count, dur;
 };
 
-/* Totals of the device profile being read. */
+/* Totals of the device profile being read; exec_id/exec_index: its first
+ * execution that names an exec_id (exec_id 0: none yet). */
 struct ingest_device_totals {
-  int pcore;
+  int pcore, nc;
   int64_t instructions, dmas, first, last;
   double flops, hbm;
+  int64_t exec_id, exec_index;
+};
+
+/* Where a device profile's first execution ran on the system clock: the
+ * cpu time of its timestamp_sync_point (finds its nc_exec_running fast). */
+struct idevhint {
+  int64_t dp_id, cpu_ts;
 };
 
 struct ing {
@@ -125,6 +133,8 @@ struct ing {
   int64_t pid;
   int64_t dp_id; /* device profile being read */
   struct ingest_device_totals dev;
+  struct idevhint *hints;
+  size_t nhints;
   uint64_t clock_missing;
   struct sbuf args;
   /* JSON files read as vendor exports (borrowed from the discovery) */
@@ -229,6 +239,10 @@ struct ingest_device_info {
 void ingest_device_begin(struct ing *g, const struct ingest_device_info *d);
 void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec);
 void ingest_device_end(struct ing *g);
+
+/* The cpu time of the timestamp_sync_point of (nc, exec_id) of the
+ * process being read; 0 when it has none. */
+int64_t ingest_sync_cpu(struct ing *g, int nc, int64_t exec_id);
 
 /* ingest_vjson.c: the vendor's JSON exports (system_profile.json and the
  * device JSON), through the same functions as the capture files.  Reads

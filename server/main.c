@@ -319,6 +319,10 @@ static int main_ingest_once(struct main_ingest *mi) {
     free(cause);
     return rc;
   }
+  /* the names of window answers, read now rather than by the first one */
+  sqlite3 *db = store_pool_get(pool);
+  store_pool_names(pool, db);
+  store_pool_put(pool, db);
   app_set_ready(mi->app, pool, st.events, st.warnings);
   return 0;
 }
