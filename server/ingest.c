@@ -1143,7 +1143,7 @@ static void ingest_derived(struct ing *g) {
       " FROM (SELECT * FROM ExecutionInfo x WHERE x.device_profile_id ="
       "       DeviceProfileList.id AND x.exec_id IS NOT NULL"
       "       ORDER BY x.execution_index LIMIT 1) e,"
-      "      track t JOIN slice s ON s.track = t.id"
+      "      track t CROSS JOIN slice s ON s.track = t.id"
       " WHERE t.domain = 'system' AND t.source = 'neuron_hw'"
       "   AND t.instance_id = DeviceProfileList.instance_id"
       "   AND t.pid = DeviceProfileList.process_id"
