@@ -1058,6 +1058,23 @@ static void ingest_collect_free(struct ingest_track_row *c) {
   free(c->src);
 }
 
+/* Sets DeviceProfileList.time_offset_ns: the system start of the first
+ * execution's nc_exec_running (`where` narrows the slices searched) minus
+ * its device start. */
+#define INGEST_SQL_OFFSET(where)                                               \
+  "UPDATE DeviceProfileList SET time_offset_ns = ("                            \
+  " SELECT s.ts - e.execution_start_ts"                                        \
+  " FROM (SELECT * FROM ExecutionInfo x WHERE x.device_profile_id ="           \
+  "       DeviceProfileList.id AND x.exec_id IS NOT NULL"                      \
+  "       ORDER BY x.execution_index LIMIT 1) e,"                              \
+  "      track t CROSS JOIN slice s ON s.track = t.id"                         \
+  " WHERE t.domain = 'system' AND t.source = 'neuron_hw'"                      \
+  "   AND t.instance_id = DeviceProfileList.instance_id"                       \
+  "   AND t.pid = DeviceProfileList.process_id"                                \
+  "   AND t.nc_idx = DeviceProfileList.nc_id" where                            \
+  "   AND s.name = (SELECT id FROM str WHERE s = 'nc_exec_running')"           \
+  "   AND json_extract(s.args, '$.exec_id') = e.exec_id LIMIT 1)"
+
 static void ingest_derived(struct ing *g) {
   /* host<->device transfer bandwidth, per instance, NC and direction */
   struct ingest_track_row c = {.g = g};
@@ -1120,38 +1137,12 @@ static void ingest_derived(struct ing *g) {
   for (size_t i = 0; i < g->nhints; i++)
     store_writer_exec(
         g->w,
-        "UPDATE DeviceProfileList SET time_offset_ns = ("
-        " SELECT s.ts - e.execution_start_ts"
-        " FROM (SELECT * FROM ExecutionInfo x WHERE x.device_profile_id ="
-        "       DeviceProfileList.id AND x.exec_id IS NOT NULL"
-        "       ORDER BY x.execution_index LIMIT 1) e,"
-        "      track t CROSS JOIN slice s ON s.track = t.id"
-        " WHERE t.domain = 'system' AND t.source = 'neuron_hw'"
-        "   AND t.instance_id = DeviceProfileList.instance_id"
-        "   AND t.pid = DeviceProfileList.process_id"
-        "   AND t.nc_idx = DeviceProfileList.nc_id"
-        "   AND s.lane IN (0, 1, 2, 3, 4, 5, 6, 7)"
-        "   AND s.ts BETWEEN ?2 - 10000000000 AND ?2 + 10000000000"
-        "   AND s.name = (SELECT id FROM str WHERE s = 'nc_exec_running')"
-        "   AND json_extract(s.args, '$.exec_id') = e.exec_id LIMIT 1)"
-        " WHERE id = ?1",
+        INGEST_SQL_OFFSET("   AND s.lane IN (0, 1, 2, 3, 4, 5, 6, 7)"
+                          "   AND s.ts BETWEEN ?2 - 10000000000 AND "
+                          "?2 + 10000000000") " WHERE id = ?1",
         "ii", g->hints[i].dp_id, g->hints[i].cpu_ts);
-  store_writer_exec(
-      g->w,
-      "UPDATE DeviceProfileList SET time_offset_ns = ("
-      " SELECT s.ts - e.execution_start_ts"
-      " FROM (SELECT * FROM ExecutionInfo x WHERE x.device_profile_id ="
-      "       DeviceProfileList.id AND x.exec_id IS NOT NULL"
-      "       ORDER BY x.execution_index LIMIT 1) e,"
-      "      track t CROSS JOIN slice s ON s.track = t.id"
-      " WHERE t.domain = 'system' AND t.source = 'neuron_hw'"
-      "   AND t.instance_id = DeviceProfileList.instance_id"
-      "   AND t.pid = DeviceProfileList.process_id"
-      "   AND t.nc_idx = DeviceProfileList.nc_id"
-      "   AND s.name = (SELECT id FROM str WHERE s = 'nc_exec_running')"
-      "   AND json_extract(s.args, '$.exec_id') = e.exec_id LIMIT 1)"
-      " WHERE time_offset_ns IS NULL",
-      "");
+  store_writer_exec(g->w, INGEST_SQL_OFFSET("") " WHERE time_offset_ns IS NULL",
+                    "");
 }
 
 /* Finishes the tracks created since index `from`; returns the new end. */
