@@ -1263,7 +1263,6 @@ static void ingest_free(struct ing *g) {
   free(g->stats);
   free(g->syncs);
   free(g->hints);
-  free(g->flows);
   free(g->chrome_files);
   for (size_t i = 0; i < g->nsynth; i++)
     free(g->synth_names[i]);

@@ -4,11 +4,15 @@
 #include "filter.h"
 #include "fmt_chrome.h"
 #include "ingest_priv.h"
+#include "log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct ingest_chrome {
   struct ing *g;
@@ -23,6 +27,7 @@ struct ingest_chrome {
   struct itrack *last;
   int64_t last_pid_v, last_tid_v;
   const char *last_thread; /* its thread name (last_scope) or NULL */
+  uint64_t max_offset;     /* of the flow endpoints read */
 };
 
 /* Flow endpoints are bound to slices once all slices exist: s/t (and
@@ -35,26 +40,102 @@ struct ingest_chrome {
  * that came later than the reorder window allows; such a late slice
  * rebinds the settled endpoints it changes (lanes never put it below a
  * slice that starts after it).  A track whose history cannot be used is
- * swept from the store. */
+ * swept from the store.
+ *
+ * Memory stays bounded whatever the trace: a track's history and its
+ * endpoints are spools, blocks of whole records; when all blocks together
+ * pass a budget, blocks move to an unlinked spill file beside the store
+ * until half of it is left.  A track's endpoints are bound in batches of
+ * at most INGEST_CHROME_BATCH, each batch over the whole history.  Each
+ * batch, bound, is a run in file order (kept in memory within the budget,
+ * else in the spill file); the runs are merged so that the flows are
+ * written (and the unbound endpoints warned about) in file order, as the
+ * store's B-tree likes them best. */
+#ifndef INGEST_CHROME_CHUNK /* tests/unit/test_ingest_chrome.c: tiny ones */
+#define INGEST_CHROME_CHUNK (64u << 10)  /* largest spool block */
+#define INGEST_CHROME_BUDGET (32u << 20) /* blocks and runs in memory */
+#define INGEST_CHROME_BATCH (256u << 10) /* endpoints bound at once */
+#endif
+
+/* An endpoint as read: pos is its place in the Chrome files read (the
+ * file's base + its offset) times 4 plus its kind. */
+enum { CHROME_S, CHROME_T, CHROME_F, CHROME_F_ENCLOSING };
+
+struct ingest_chrome_end {
+  int64_t ts, flow_id;
+  uint64_t pos;
+};
+
+/* An endpoint being bound: lane < 0 while unbound. */
+struct ingest_chrome_ep {
+  struct ingest_chrome_end e;
+  int64_t lane, slice_ts, slice_id;
+};
+
+/* A bound endpoint (lane < 0: unbound, ts is the endpoint's). */
+struct ingest_chrome_out {
+  uint64_t pos;
+  int64_t flow_id, track, lane, ts, id;
+};
+
+/* Part of a spool: len bytes at mem (cap allocated), or at off in the
+ * spill file when mem is NULL. */
+struct ingest_chrome_block {
+  unsigned char *mem;
+  uint64_t off;
+  size_t len, cap;
+};
+
+/* A batch's endpoints in file order: n records at off in the spill file,
+ * or at mem without one; while merging, buf[at, nbuf) is read and done of
+ * them were read. */
+struct ingest_chrome_run {
+  uint64_t off;
+  size_t n;
+  struct ingest_chrome_out *mem;
+  struct ingest_chrome_out *buf;
+  size_t nbuf, at, done;
+};
+
+/* Bytes appended in whole records: blocks [0, spilled) are in the spill
+ * file, the others in memory. */
+struct ingest_chrome_spool {
+  struct ingest_chrome_block *b;
+  size_t nb, spilled;
+};
+
+struct ingest_chrome_state {
+  int fd;                       /* the spill file, -1 before it is needed */
+  bool fd_failed;               /* none or full: the rest stays in memory */
+  uint64_t size;                /* bytes in the spill file */
+  size_t mem;                   /* bytes of the blocks and runs in memory */
+  unsigned char *rends, *rhist; /* blocks read back (one of each kind) */
+  uint64_t *base;               /* per Chrome file: pos / 4 of its offset 0 */
+  uint64_t next_base;           /* the next file's base */
+  struct ingest_chrome_run *runs;
+  size_t nruns;
+};
+
 struct ingest_chrome_bind {
   int64_t lane, ts, id, end;
   int found;
 };
 
-/* A track's endpoints of one kind, indices into g->flows sorted by ts:
- * [0, head) are settled, [head, n) wait for a slice. */
+/* A track's endpoints of one kind sorted by ts: [0, head) are settled,
+ * [head, n) wait for a slice. */
 struct ingest_chrome_queue {
-  size_t *v;
+  struct ingest_chrome_ep *v;
   size_t head, n;
 };
 
 struct ingest_chrome_sweep {
   /* history: per slice, varints of the ts and id deltas (zigzag), the
    * duration and the lane */
-  unsigned char *hist;
-  size_t hlen, hcap;
+  struct ingest_chrome_spool hist;
   int64_t hts, hid; /* the last slice added */
   int rebind;       /* the history cannot be used: sweep from the store */
+  struct ingest_chrome_spool ends; /* struct ingest_chrome_end records */
+  size_t nends;
   struct ingest_chrome_queue next; /* f: the next slice at or after ts */
   struct ingest_chrome_queue encl; /* s, t, bp:"e": the enclosing slice */
   struct ingest_chrome_bind *lane; /* the latest slice of each lane */
@@ -62,24 +143,185 @@ struct ingest_chrome_sweep {
   struct ingest_chrome_bind last; /* the latest slice swept in order */
 };
 
+/* Frees a spool; mem (NULL allowed) is the budget to give its blocks back
+ * to. */
+static void ingest_chrome_spool_free(struct ingest_chrome_spool *sp,
+                                     size_t *mem) {
+  for (size_t k = sp->spilled; k < sp->nb; k++) {
+    if (mem)
+      *mem -= sp->b[k].cap;
+    free(sp->b[k].mem);
+  }
+  free(sp->b);
+  *sp = (struct ingest_chrome_spool){0};
+}
+
 void ingest_chrome_sweep_free(struct ingest_chrome_sweep *w) {
   if (!w)
     return;
-  free(w->hist);
-  free(w->next.v);
-  free(w->encl.v);
+  ingest_chrome_spool_free(&w->hist, NULL);
+  ingest_chrome_spool_free(&w->ends, NULL);
   free(w->lane);
   free(w);
 }
 
-static void ingest_chrome_put(struct ingest_chrome_sweep *w, uint64_t v) {
-  if (w->hcap - w->hlen < 10) {
-    w->hcap = w->hcap ? w->hcap * 2 : 4096;
-    w->hist = xrealloc(w->hist, w->hcap);
+/* The spill file: unlinked, in the store's directory. */
+static int ingest_chrome_spill_open(struct ing *g) {
+  struct ingest_chrome_state *s = g->chrome;
+  if (s->fd_failed)
+    return -1;
+  if (s->fd >= 0)
+    return s->fd;
+  const char *slash = strrchr(g->o->db_path, '/');
+  char *dir =
+      slash ? xstrndup(g->o->db_path, slash == g->o->db_path
+                                          ? 1
+                                          : (size_t)(slash - g->o->db_path))
+            : xstrdup(".");
+  s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (s->fd < 0) {
+    char *tmpl = xasprintf("%s/.nex-spill-XXXXXX", dir);
+    s->fd = mkostemp(tmpl, O_CLOEXEC);
+    if (s->fd >= 0)
+      unlink(tmpl);
+    free(tmpl);
   }
+  if (s->fd < 0) {
+    s->fd_failed = true;
+    log_warn("no spill file in %s (%s): flow binding data stays in memory", dir,
+             strerror(errno));
+  }
+  free(dir);
+  return s->fd;
+}
+
+/* Appends len bytes to the spill file and sets *off to where they are.
+ * Returns 0, or -1 when there is no spill file (or no more room in it:
+ * what it holds stays readable, nothing more goes there). */
+static int ingest_chrome_spill_write(struct ing *g, const void *p, size_t len,
+                                     uint64_t *off) {
+  struct ingest_chrome_state *s = g->chrome;
+  int fd = ingest_chrome_spill_open(g);
+  if (fd < 0)
+    return -1;
+  for (size_t done = 0; done < len;) {
+    ssize_t n =
+        pwrite(fd, (const char *)p + done, len - done, (off_t)(s->size + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      log_warn("cannot write the flow spill file (%s): flow binding data "
+               "stays in memory",
+               n < 0 ? strerror(errno) : "no space");
+      s->fd_failed = true;
+      return -1;
+    }
+    done += (size_t)n;
+  }
+  *off = s->size;
+  s->size += len;
+  return 0;
+}
+
+/* Reads len bytes at off of the spill file.  Returns 0 or -1. */
+static int ingest_chrome_spill_read(struct ing *g, void *p, size_t len,
+                                    uint64_t off) {
+  for (size_t done = 0; done < len;) {
+    ssize_t n =
+        pread(g->chrome->fd, (char *)p + done, len - done, (off_t)(off + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return -1;
+    done += (size_t)n;
+  }
+  return 0;
+}
+
+/* Moves a spool's blocks in memory to the spill file until the memory
+ * used is at most goal.  Returns 0, or -1 when there is no spill file. */
+static int ingest_chrome_spool_spill(struct ing *g,
+                                     struct ingest_chrome_spool *sp,
+                                     size_t goal) {
+  struct ingest_chrome_state *s = g->chrome;
+  for (; sp->spilled < sp->nb && s->mem > goal; sp->spilled++) {
+    struct ingest_chrome_block *b = &sp->b[sp->spilled];
+    if (ingest_chrome_spill_write(g, b->mem, b->len, &b->off))
+      return -1;
+    s->mem -= b->cap;
+    free(b->mem);
+    b->mem = NULL;
+  }
+  return 0;
+}
+
+/* Moves blocks to the spill file until half of the budget is used. */
+static void ingest_chrome_spill(struct ing *g) {
+  for (size_t k = 0; k < g->tn && g->chrome->mem > INGEST_CHROME_BUDGET / 2;
+       k++) {
+    struct ingest_chrome_sweep *w = g->order[k]->bind;
+    if (w &&
+        (ingest_chrome_spool_spill(g, &w->hist, INGEST_CHROME_BUDGET / 2) ||
+         ingest_chrome_spool_spill(g, &w->ends, INGEST_CHROME_BUDGET / 2)))
+      return;
+  }
+}
+
+/* Appends one record of n bytes (at most INGEST_CHROME_CHUNK). */
+static void ingest_chrome_spool_add(struct ing *g,
+                                    struct ingest_chrome_spool *sp,
+                                    const void *rec, size_t n) {
+  struct ingest_chrome_state *s = g->chrome;
+  struct ingest_chrome_block *b = sp->nb ? &sp->b[sp->nb - 1] : NULL;
+  if (!b || !b->mem || (b->cap - b->len < n && b->cap >= INGEST_CHROME_CHUNK)) {
+    /* a new block: as large as the one before (small at first) */
+    sp->b = xrealloc(sp->b, sizeof *sp->b * (sp->nb + 1));
+    b = &sp->b[sp->nb++];
+    *b = (struct ingest_chrome_block){0};
+  }
+  if (b->cap - b->len < n) {
+    size_t cap = b->cap ? b->cap * 2 : sp->nb > 1 ? sp->b[sp->nb - 2].cap : 256;
+    while (cap - b->len < n)
+      cap *= 2;
+    b->mem = xrealloc(b->mem, cap);
+    s->mem += cap - b->cap;
+    b->cap = cap;
+  }
+  memcpy(b->mem + b->len, rec, n);
+  b->len += n;
+  if (s->mem > INGEST_CHROME_BUDGET && !s->fd_failed)
+    ingest_chrome_spill(g);
+}
+
+/* Calls fn on each block of a spool in order; *buf is where blocks are
+ * read back (allocated on first use, freed by the caller).  Returns 0,
+ * fn's non-zero value, or -1 when the spill file cannot be read. */
+static int ingest_chrome_spool_each(
+    struct ing *g, const struct ingest_chrome_spool *sp, unsigned char **buf,
+    int (*fn)(void *ud, const unsigned char *p, size_t n), void *ud) {
+  int rc;
+  for (size_t k = 0; k < sp->nb; k++) {
+    const struct ingest_chrome_block *b = &sp->b[k];
+    const unsigned char *p = b->mem;
+    if (!p) {
+      if (!*buf)
+        *buf = xmalloc(INGEST_CHROME_CHUNK);
+      if (ingest_chrome_spill_read(g, *buf, b->len, b->off))
+        return -1;
+      p = *buf;
+    }
+    if ((rc = fn(ud, p, b->len)))
+      return rc;
+  }
+  return 0;
+}
+
+static size_t ingest_chrome_put(unsigned char *p, uint64_t v) {
+  size_t n = 0;
   for (; v >= 0x80; v >>= 7)
-    w->hist[w->hlen++] = (unsigned char)(v | 0x80);
-  w->hist[w->hlen++] = (unsigned char)v;
+    p[n++] = (unsigned char)(v | 0x80);
+  p[n++] = (unsigned char)v;
+  return n;
 }
 
 static uint64_t ingest_chrome_get(const unsigned char **p) {
@@ -103,16 +345,20 @@ static int64_t ingest_chrome_unzig(uint64_t v) {
 void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
                           const struct lanes_item *it) {
   struct ingest_chrome_sweep *w = t->bind;
-  (void)g;
-  if (w->rebind)
+  if (w->rebind || !g->chrome)
     return;
+  unsigned char rec[40];
+  size_t n = 0;
   /* wrapping differences: the decoder adds them back the same way */
-  ingest_chrome_put(
-      w, ingest_chrome_zig((int64_t)((uint64_t)it->ts - (uint64_t)w->hts)));
-  ingest_chrome_put(
-      w, ingest_chrome_zig((int64_t)((uint64_t)it->id - (uint64_t)w->hid)));
-  ingest_chrome_put(w, (uint64_t)(it->dur > 0 ? it->dur : 0));
-  ingest_chrome_put(w, (uint64_t)lane);
+  n += ingest_chrome_put(
+      rec + n,
+      ingest_chrome_zig((int64_t)((uint64_t)it->ts - (uint64_t)w->hts)));
+  n += ingest_chrome_put(
+      rec + n,
+      ingest_chrome_zig((int64_t)((uint64_t)it->id - (uint64_t)w->hid)));
+  n += ingest_chrome_put(rec + n, (uint64_t)(it->dur > 0 ? it->dur : 0));
+  n += ingest_chrome_put(rec + n, (uint64_t)lane);
+  ingest_chrome_spool_add(g, &w->hist, rec, n);
   w->hts = it->ts;
   w->hid = it->id;
 }
@@ -250,10 +496,6 @@ static int ingest_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
   struct ingest_chrome *c = ud;
   struct ing *g = c->g;
   struct itrack *t = ingest_chrome_track(c, f->pid, f->tid);
-  if (g->nflows == g->capflows) {
-    g->capflows = g->capflows ? g->capflows * 2 : 1024;
-    g->flows = xrealloc(g->flows, sizeof *g->flows * g->capflows);
-  }
   /* v2 ids that are numbers are the flow ids themselves (our own exports
    * and Neuron's args.flow_id agree); other ids are scoped by file */
   int64_t v2;
@@ -262,14 +504,18 @@ static int ingest_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
           ? (uint64_t)v2
           : util_hash(c->rel, strlen(c->rel)) ^
                 util_hash(f->id, strlen(f->id)) * 31;
-  g->flows[g->nflows] = (struct iflow){.offset = f->offset,
-                                       .flow_id = (int64_t)(h & INT64_MAX),
-                                       .ts = f->ts_ns,
-                                       .track = t,
-                                       .lane = -1,
-                                       .file = c->file,
-                                       .phase = f->phase,
-                                       .enclosing = f->enclosing};
+  int kind = f->phase == 's'   ? CHROME_S
+             : f->phase == 't' ? CHROME_T
+             : f->enclosing    ? CHROME_F_ENCLOSING
+                               : CHROME_F;
+  if (f->offset > c->max_offset)
+    c->max_offset = f->offset;
+  struct ingest_chrome_end e = {
+      .ts = f->ts_ns,
+      .flow_id = (int64_t)(h & INT64_MAX),
+      .pos = (g->chrome->base[c->file] + f->offset) << 2 | (uint64_t)kind};
+  ingest_chrome_spool_add(g, &t->bind->ends, &e, sizeof e);
+  t->bind->nends++;
   g->nflows++;
   return 0;
 }
@@ -324,6 +570,13 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
   g->chrome_files = xrealloc(g->chrome_files,
                              sizeof *g->chrome_files * (g->nchrome_files + 1));
   g->chrome_files[g->nchrome_files] = rel;
+  if (!g->chrome) {
+    g->chrome = xcalloc(1, sizeof *g->chrome);
+    g->chrome->fd = -1;
+  }
+  struct ingest_chrome_state *cs = g->chrome;
+  cs->base = xrealloc(cs->base, sizeof *cs->base * (g->nchrome_files + 1));
+  cs->base[g->nchrome_files] = cs->next_base;
   struct ingest_chrome c = {.g = g,
                             .rel = rel,
                             .instance = instance,
@@ -335,10 +588,11 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
                              ingest_chrome_flow,
                              ingest_chrome_meta,
                              ingest_chrome_warning};
-  struct fmt_chrome_stats cs = {0};
+  struct fmt_chrome_stats st = {0};
   char *cause = NULL;
-  int rc = fmt_chrome_read(path, &cb, &cs, &cause);
-  g->st->skipped += cs.skipped;
+  int rc = fmt_chrome_read(path, &cb, &st, &cause);
+  g->st->skipped += st.skipped;
+  cs->next_base += c.max_offset + 1;
   if (rc < 0) {
     g->st->skipped++;
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
@@ -355,13 +609,12 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
 /* ------------------------------------------------------------ binding */
 
 /* The first settled endpoint whose ts is >= ts (after = 0) or > ts. */
-static size_t ingest_chrome_find(const struct ing *g,
-                                 const struct ingest_chrome_queue *q,
+static size_t ingest_chrome_find(const struct ingest_chrome_queue *q,
                                  int64_t ts, int after) {
   size_t lo = 0, hi = q->head;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    int64_t t = g->flows[q->v[mid]].ts;
+    int64_t t = q->v[mid].e.ts;
     if (t < ts || (after && t == ts))
       lo = mid + 1;
     else
@@ -370,20 +623,19 @@ static size_t ingest_chrome_find(const struct ing *g,
   return lo;
 }
 
-static void ingest_chrome_bound(struct ing *g, size_t i,
+static void ingest_chrome_bound(struct ingest_chrome_ep *f,
                                 const struct ingest_chrome_bind *b) {
-  g->flows[i].lane = b->lane;
-  g->flows[i].slice_ts = b->ts;
-  g->flows[i].slice_id = b->id;
+  f->lane = b->lane;
+  f->slice_ts = b->ts;
+  f->slice_id = b->id;
 }
 
-static void ingest_chrome_enclosing(struct ing *g,
-                                    const struct ingest_chrome_sweep *w,
-                                    size_t i) {
-  int64_t ts = g->flows[i].ts;
+static void ingest_chrome_enclosing(const struct ingest_chrome_sweep *w,
+                                    struct ingest_chrome_ep *f) {
+  int64_t ts = f->e.ts;
   for (int64_t l = w->nlanes - 1; l >= 0; l--)
     if (w->lane[l].found && w->lane[l].ts <= ts && ts < w->lane[l].end) {
-      ingest_chrome_bound(g, i, &w->lane[l]);
+      ingest_chrome_bound(f, &w->lane[l]);
       return;
     }
 }
@@ -403,15 +655,14 @@ static void ingest_chrome_sweep_lane(struct ingest_chrome_sweep *w,
 /* The next slice in (ts, lane) order: endpoints before it are settled (it
  * cannot enclose them, and it is the first slice at or after an f at its
  * ts or earlier). */
-static void ingest_chrome_sweep_slice(struct ing *g,
-                                      struct ingest_chrome_sweep *w,
+static void ingest_chrome_sweep_slice(struct ingest_chrome_sweep *w,
                                       const struct ingest_chrome_bind *b) {
   struct ingest_chrome_queue *q = &w->next;
-  for (; q->head < q->n && g->flows[q->v[q->head]].ts <= b->ts; q->head++)
-    ingest_chrome_bound(g, q->v[q->head], b);
+  for (; q->head < q->n && q->v[q->head].e.ts <= b->ts; q->head++)
+    ingest_chrome_bound(&q->v[q->head], b);
   q = &w->encl;
-  for (; q->head < q->n && g->flows[q->v[q->head]].ts < b->ts; q->head++)
-    ingest_chrome_enclosing(g, w, q->v[q->head]);
+  for (; q->head < q->n && q->v[q->head].e.ts < b->ts; q->head++)
+    ingest_chrome_enclosing(w, &q->v[q->head]);
   ingest_chrome_sweep_lane(w, b);
   w->last = *b;
 }
@@ -421,161 +672,309 @@ static void ingest_chrome_sweep_slice(struct ing *g,
  * first, and the settled enclosing endpoints it covers have it as a
  * candidate (no slice of its lane starts between it and them).  The
  * waiting endpoints all come after it. */
-static void ingest_chrome_sweep_late(struct ing *g,
-                                     struct ingest_chrome_sweep *w,
+static void ingest_chrome_sweep_late(struct ingest_chrome_sweep *w,
                                      const struct ingest_chrome_bind *b) {
   const struct ingest_chrome_queue *q = &w->next;
-  for (size_t k = ingest_chrome_find(g, q, b->ts, 1); k > 0; k--) {
-    const struct iflow *f = &g->flows[q->v[k - 1]];
+  for (size_t k = ingest_chrome_find(q, b->ts, 1); k > 0; k--) {
+    struct ingest_chrome_ep *f = &q->v[k - 1];
     if (f->slice_ts < b->ts || (f->slice_ts == b->ts && f->lane < b->lane))
       break;
-    ingest_chrome_bound(g, q->v[k - 1], b);
+    ingest_chrome_bound(f, b);
   }
   q = &w->encl;
-  for (size_t k = ingest_chrome_find(g, q, b->ts, 0);
-       k < q->head && g->flows[q->v[k]].ts < b->end; k++)
-    if (g->flows[q->v[k]].lane < b->lane)
-      ingest_chrome_bound(g, q->v[k], b);
+  for (size_t k = ingest_chrome_find(q, b->ts, 0);
+       k < q->head && q->v[k].e.ts < b->end; k++)
+    if (q->v[k].lane < b->lane)
+      ingest_chrome_bound(&q->v[k], b);
   ingest_chrome_sweep_lane(w, b);
 }
 
 /* No slice follows: the enclosing endpoints left are settled, the f ones
  * have no slice. */
-static void ingest_chrome_sweep_end(struct ing *g,
-                                    struct ingest_chrome_sweep *w) {
+static void ingest_chrome_sweep_end(struct ingest_chrome_sweep *w) {
   struct ingest_chrome_queue *q = &w->encl;
   for (; q->head < q->n; q->head++)
-    ingest_chrome_enclosing(g, w, q->v[q->head]);
+    ingest_chrome_enclosing(w, &q->v[q->head]);
   w->next.head = w->next.n;
 }
 
 /* Starts the sweep of a track over: its endpoints wait, no slice seen. */
-static void ingest_chrome_sweep_reset(struct ing *g,
-                                      struct ingest_chrome_sweep *w) {
-  const struct ingest_chrome_queue *qs[] = {&w->next, &w->encl};
-  for (int k = 0; k < 2; k++)
+static void ingest_chrome_sweep_reset(struct ingest_chrome_sweep *w) {
+  struct ingest_chrome_queue *qs[] = {&w->next, &w->encl};
+  for (int k = 0; k < 2; k++) {
     for (size_t i = 0; i < qs[k]->n; i++)
-      g->flows[qs[k]->v[i]].lane = -1;
-  w->next.head = w->encl.head = 0;
+      qs[k]->v[i].lane = -1;
+    qs[k]->head = 0;
+  }
   w->last.found = 0;
   free(w->lane);
   w->lane = NULL;
   w->nlanes = 0;
 }
 
-/* Replays a track's history.  Returns 0, or -1 if a slice does not come
- * as lanes places them (then the sweep must be done again). */
-static int ingest_chrome_sweep_hist(struct ing *g,
-                                    struct ingest_chrome_sweep *w) {
-  const unsigned char *p = w->hist, *end = w->hist + w->hlen;
-  uint64_t ts = 0, id = 0;
+struct ingest_chrome_replay {
+  struct ingest_chrome_sweep *w;
+  uint64_t ts, id;
+};
+
+/* Replays a piece of a track's history.  Returns 0, or -1 if a slice does
+ * not come as lanes places them (then the sweep must be done again). */
+static int ingest_chrome_sweep_hist(void *ud, const unsigned char *p,
+                                    size_t n) {
+  struct ingest_chrome_replay *r = ud;
+  struct ingest_chrome_sweep *w = r->w;
+  const unsigned char *end = p + n;
   while (p < end) {
     struct ingest_chrome_bind b = {0};
-    ts += (uint64_t)ingest_chrome_unzig(ingest_chrome_get(&p));
-    id += (uint64_t)ingest_chrome_unzig(ingest_chrome_get(&p));
+    r->ts += (uint64_t)ingest_chrome_unzig(ingest_chrome_get(&p));
+    r->id += (uint64_t)ingest_chrome_unzig(ingest_chrome_get(&p));
     int64_t dur = (int64_t)ingest_chrome_get(&p);
     b.lane = (int64_t)ingest_chrome_get(&p);
-    b.ts = (int64_t)ts;
-    b.id = (int64_t)id;
+    b.ts = (int64_t)r->ts;
+    b.id = (int64_t)r->id;
     b.end = b.ts + (dur > 1 ? dur : 1);
     b.found = 1;
     if (!w->last.found || b.ts > w->last.ts ||
         (b.ts == w->last.ts && b.lane > w->last.lane))
-      ingest_chrome_sweep_slice(g, w, &b);
+      ingest_chrome_sweep_slice(w, &b);
     else if (b.ts < w->last.ts &&
              (b.lane >= w->nlanes || !w->lane[b.lane].found ||
               w->lane[b.lane].end <= b.ts))
-      ingest_chrome_sweep_late(g, w, &b);
+      ingest_chrome_sweep_late(w, &b);
     else
       return -1;
   }
   return 0;
 }
 
-struct ingest_chrome_sweep_ctx {
-  struct ing *g;
-  struct ingest_chrome_sweep *w;
-};
-
 static int ingest_chrome_sweep_row(void *ud, sqlite3_stmt *st) {
-  struct ingest_chrome_sweep_ctx *c = ud;
+  struct ingest_chrome_sweep *w = ud;
   struct ingest_chrome_bind b = {sqlite3_column_int64(st, 0),
                                  sqlite3_column_int64(st, 1),
                                  sqlite3_column_int64(st, 3), 0, 1};
   int64_t dur = sqlite3_column_int64(st, 2);
   b.end = b.ts + (dur > 1 ? dur : 1);
-  ingest_chrome_sweep_slice(c->g, c->w, &b);
+  ingest_chrome_sweep_slice(w, &b);
   return 0;
 }
 
-static int ingest_chrome_ts_cmp(const void *x, const void *y, void *ud) {
-  const struct ing *g = ud;
-  int64_t a = g->flows[*(const size_t *)x].ts,
-          b = g->flows[*(const size_t *)y].ts;
+static int ingest_chrome_ts_cmp(const void *x, const void *y) {
+  int64_t a = ((const struct ingest_chrome_ep *)x)->e.ts,
+          b = ((const struct ingest_chrome_ep *)y)->e.ts;
   return (a > b) - (a < b);
 }
 
-/* Binds the endpoints of one track (in w's queues). */
-static void ingest_chrome_sweep_track(struct ing *g, struct itrack *t) {
+static int ingest_chrome_pos_cmp(const void *x, const void *y) {
+  uint64_t a = ((const struct ingest_chrome_ep *)x)->e.pos,
+           b = ((const struct ingest_chrome_ep *)y)->e.pos;
+  return (a > b) - (a < b);
+}
+
+/* Binds a batch of a track's endpoints (v[0, n), f ones first: nnext)
+ * and makes it a run (v is overwritten). */
+static void ingest_chrome_sweep_batch(struct ing *g, struct itrack *t,
+                                      struct ingest_chrome_ep *v, size_t n,
+                                      size_t nnext) {
   struct ingest_chrome_sweep *w = t->bind;
-  if (w->next.n > 1)
-    qsort_r(w->next.v, w->next.n, sizeof *w->next.v, ingest_chrome_ts_cmp, g);
-  if (w->encl.n > 1)
-    qsort_r(w->encl.v, w->encl.n, sizeof *w->encl.v, ingest_chrome_ts_cmp, g);
-  if (w->rebind || ingest_chrome_sweep_hist(g, w)) {
-    struct ingest_chrome_sweep_ctx c = {g, w};
-    ingest_chrome_sweep_reset(g, w);
-    store_writer_query(g->w, ingest_chrome_sweep_row, &c,
+  w->next = (struct ingest_chrome_queue){v, 0, nnext};
+  w->encl = (struct ingest_chrome_queue){v + nnext, 0, n - nnext};
+  qsort(w->next.v, w->next.n, sizeof *v, ingest_chrome_ts_cmp);
+  qsort(w->encl.v, w->encl.n, sizeof *v, ingest_chrome_ts_cmp);
+  ingest_chrome_sweep_reset(w);
+  struct ingest_chrome_replay rp = {w, 0, 0};
+  if (w->rebind || ingest_chrome_spool_each(g, &w->hist, &g->chrome->rhist,
+                                            ingest_chrome_sweep_hist, &rp)) {
+    ingest_chrome_sweep_reset(w);
+    store_writer_query(g->w, ingest_chrome_sweep_row, w,
                        "SELECT lane, ts, dur, id FROM slice WHERE track = ? "
                        "ORDER BY ts, lane",
                        "i", t->id);
   }
-  ingest_chrome_sweep_end(g, w);
+  ingest_chrome_sweep_end(w);
+  w->next = w->encl = (struct ingest_chrome_queue){0};
+  /* the run: in file order, each record in the place of its endpoint */
+  qsort(v, n, sizeof *v, ingest_chrome_pos_cmp);
+  _Static_assert(sizeof(struct ingest_chrome_out) ==
+                     sizeof(struct ingest_chrome_ep),
+                 "a run is written over its batch");
+  struct ingest_chrome_out *out = (struct ingest_chrome_out *)v;
+  for (size_t i = 0; i < n; i++) {
+    struct ingest_chrome_ep f = v[i];
+    out[i] = (struct ingest_chrome_out){f.e.pos,
+                                        f.e.flow_id,
+                                        t->id,
+                                        f.lane,
+                                        f.lane >= 0 ? f.slice_ts : f.e.ts,
+                                        f.slice_id};
+  }
+  struct ingest_chrome_state *s = g->chrome;
+  s->runs = xrealloc(s->runs, sizeof *s->runs * (s->nruns + 1));
+  struct ingest_chrome_run *r = &s->runs[s->nruns++];
+  *r = (struct ingest_chrome_run){.n = n};
+  if (s->mem + n * sizeof *out > INGEST_CHROME_BUDGET &&
+      ingest_chrome_spill_write(g, out, n * sizeof *out, &r->off) == 0)
+    return;
+  r->mem = xmalloc(n * sizeof *out);
+  memcpy(r->mem, out, n * sizeof *out);
+  s->mem += n * sizeof *out;
+}
+
+/* Collects a track's endpoints into batches: f ones from the front, the
+ * enclosing ones from the back. */
+struct ingest_chrome_batch {
+  struct ing *g;
+  struct itrack *t;
+  struct ingest_chrome_ep *v;
+  size_t cap, nnext, nencl;
+};
+
+static int ingest_chrome_batch_add(void *ud, const unsigned char *p, size_t n) {
+  struct ingest_chrome_batch *b = ud;
+  for (size_t k = 0; k < n; k += sizeof(struct ingest_chrome_end)) {
+    struct ingest_chrome_ep f = {.lane = -1};
+    memcpy(&f.e, p + k, sizeof f.e);
+    if ((f.e.pos & 3) == CHROME_F)
+      b->v[b->nnext++] = f;
+    else
+      b->v[b->cap - ++b->nencl] = f;
+    if (b->nnext + b->nencl < b->cap)
+      continue;
+    /* the enclosing ones move next to the f ones */
+    memmove(b->v + b->nnext, b->v + b->cap - b->nencl, b->nencl * sizeof *b->v);
+    ingest_chrome_sweep_batch(b->g, b->t, b->v, b->cap, b->nnext);
+    b->nnext = b->nencl = 0;
+  }
+  return 0;
+}
+
+/* Binds the endpoints of one track. */
+static void ingest_chrome_sweep_track(struct ing *g, struct itrack *t) {
+  struct ingest_chrome_sweep *w = t->bind;
+  struct ingest_chrome_batch b = {
+      .g = g,
+      .t = t,
+      .cap = w->nends < INGEST_CHROME_BATCH ? w->nends : INGEST_CHROME_BATCH};
+  b.v = xmalloc(b.cap * sizeof *b.v);
+  if (ingest_chrome_spool_each(g, &w->ends, &g->chrome->rends,
+                               ingest_chrome_batch_add, &b))
+    fatal("cannot read the flow spill file: %s", strerror(errno));
+  if (b.nnext + b.nencl) {
+    memmove(b.v + b.nnext, b.v + b.cap - b.nencl, b.nencl * sizeof *b.v);
+    ingest_chrome_sweep_batch(g, t, b.v, b.nnext + b.nencl, b.nnext);
+  }
+  free(b.v);
+}
+
+/* The next record of a run (its buffer refilled when read): NULL at its
+ * end. */
+static const struct ingest_chrome_out *
+ingest_chrome_run_peek(struct ing *g, struct ingest_chrome_run *r) {
+  if (r->at < r->nbuf)
+    return &r->buf[r->at];
+  if (r->done == r->n)
+    return NULL;
+  size_t n = r->n - r->done < r->nbuf ? r->n - r->done : r->nbuf;
+  if (ingest_chrome_spill_read(g, r->buf, n * sizeof *r->buf,
+                               r->off + r->done * sizeof *r->buf))
+    fatal("cannot read the flow spill file: %s", strerror(errno));
+  r->done += n;
+  r->nbuf = n;
+  r->at = 0;
+  return r->buf;
+}
+
+static uint64_t ingest_chrome_heap_key(struct ing *g, size_t run) {
+  return ingest_chrome_run_peek(g, &g->chrome->runs[run])->pos;
+}
+
+/* Restores the heap of runs h[0, n) (smallest next pos first) below k. */
+static void ingest_chrome_heap_down(struct ing *g, size_t *h, size_t n,
+                                    size_t k) {
+  for (;;) {
+    size_t m = k, l = 2 * k + 1;
+    if (l < n &&
+        ingest_chrome_heap_key(g, h[l]) < ingest_chrome_heap_key(g, h[m]))
+      m = l;
+    if (l + 1 < n &&
+        ingest_chrome_heap_key(g, h[l + 1]) < ingest_chrome_heap_key(g, h[m]))
+      m = l + 1;
+    if (m == k)
+      return;
+    size_t x = h[k];
+    h[k] = h[m];
+    h[m] = x;
+    k = m;
+  }
+}
+
+/* Writes the flows and the warnings of the unbound endpoints in file
+ * order, merging the runs. */
+static void ingest_chrome_merge(struct ing *g) {
+  struct ingest_chrome_state *s = g->chrome;
+  size_t per = INGEST_CHROME_BUDGET / sizeof(struct ingest_chrome_out) /
+               (s->nruns ? s->nruns : 1);
+  per = per < 64 ? 64 : per > 4096 ? 4096 : per;
+  size_t *h = xmalloc(sizeof *h * (s->nruns ? s->nruns : 1)), n = 0;
+  for (size_t k = 0; k < s->nruns; k++) {
+    struct ingest_chrome_run *r = &s->runs[k];
+    if (r->mem) { /* in memory: one buffer, read already */
+      r->buf = r->mem;
+      r->nbuf = r->done = r->n;
+      r->at = 0;
+    } else { /* an empty buffer of nbuf records */
+      r->nbuf = r->at = r->n < per ? r->n : per;
+      r->buf = xmalloc(sizeof *r->buf * r->nbuf);
+    }
+    h[n++] = k;
+  }
+  for (size_t k = n; k-- > 0;)
+    ingest_chrome_heap_down(g, h, n, k);
+  size_t file = 0;
+  while (n) {
+    struct ingest_chrome_run *r = &s->runs[h[0]];
+    const struct ingest_chrome_out *o = ingest_chrome_run_peek(g, r);
+    uint64_t pos = o->pos >> 2;
+    if (o->lane >= 0)
+      store_writer_flow(g->w, o->flow_id, o->track, o->lane, o->ts, o->id);
+    else {
+      while (file + 1 < g->nchrome_files && s->base[file + 1] <= pos)
+        file++;
+      ingest_warn(g, "Missing Data", g->chrome_files[file], pos - s->base[file],
+                  "flow endpoint '%c' at %" PRId64
+                  " ns has no slice to bind to",
+                  "stff"[o->pos & 3], o -> ts);
+    }
+    r->at++;
+    if (!ingest_chrome_run_peek(g, r))
+      h[0] = h[--n];
+    ingest_chrome_heap_down(g, h, n, 0);
+  }
+  for (size_t k = 0; k < s->nruns; k++)
+    free(s->runs[k].mem ? s->runs[k].mem : s->runs[k].buf);
+  free(h);
 }
 
 void ingest_chrome_bind_flows(struct ing *g) {
-  /* each track's endpoints, by kind */
-  for (size_t i = 0; i < g->nflows; i++) {
-    const struct iflow *f = &g->flows[i];
-    struct ingest_chrome_sweep *w = f->track->bind;
-    (f->phase == 'f' && !f->enclosing ? &w->next : &w->encl)->n++;
-  }
+  struct ingest_chrome_state *s = g->chrome;
+  if (!s)
+    return;
   for (size_t k = 0; k < g->tn; k++) {
-    struct ingest_chrome_sweep *w = g->order[k]->bind;
-    if (!w)
+    struct itrack *t = g->order[k];
+    if (!t->bind)
       continue;
-    if (w->next.n)
-      w->next.v = xmalloc(w->next.n * sizeof *w->next.v);
-    if (w->encl.n)
-      w->encl.v = xmalloc(w->encl.n * sizeof *w->encl.v);
-    w->next.n = w->encl.n = 0;
+    if (t->bind->nends)
+      ingest_chrome_sweep_track(g, t);
+    ingest_chrome_spool_free(&t->bind->hist, &s->mem);
+    ingest_chrome_spool_free(&t->bind->ends, &s->mem);
+    t->bind->rebind = 1;
   }
-  for (size_t i = 0; i < g->nflows; i++) {
-    const struct iflow *f = &g->flows[i];
-    struct ingest_chrome_queue *q = f->phase == 'f' && !f->enclosing
-                                        ? &f->track->bind->next
-                                        : &f->track->bind->encl;
-    q->v[q->n++] = i;
-  }
-  for (size_t k = 0; k < g->tn; k++) {
-    struct ingest_chrome_sweep *w = g->order[k]->bind;
-    if (w && (w->next.n || w->encl.n))
-      ingest_chrome_sweep_track(g, g->order[k]);
-    if (w) {
-      free(w->hist);
-      w->hist = NULL;
-      w->hlen = w->hcap = 0;
-    }
-  }
-  for (size_t i = 0; i < g->nflows; i++) {
-    const struct iflow *f = &g->flows[i];
-    if (f->lane >= 0)
-      store_writer_flow(g->w, f->flow_id, f->track->id, f->lane, f->slice_ts,
-                        f->slice_id);
-    else
-      ingest_warn(g, "Missing Data", g->chrome_files[f->file], f->offset,
-                  "flow endpoint '%c' at %" PRId64
-                  " ns has no slice to bind to",
-                  f->phase, f->ts);
-  }
+  ingest_chrome_merge(g);
+  if (s->fd >= 0)
+    close(s->fd);
+  free(s->rends);
+  free(s->rhist);
+  free(s->base);
+  free(s->runs);
+  free(s);
+  g->chrome = NULL;
 }

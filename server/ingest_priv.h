@@ -39,6 +39,7 @@
 enum { TRACK_SLICES, TRACK_COUNTER };
 
 struct ingest_chrome_sweep;
+struct ingest_chrome_state;
 
 /* A base track being written. */
 struct itrack {
@@ -65,17 +66,6 @@ struct itrack {
 struct isync {
   int nc;
   int64_t exec_id, cpu, dev;
-};
-
-/* A Chrome flow endpoint and the slice it is bound to. */
-struct iflow {
-  uint64_t offset;
-  int64_t flow_id, ts;
-  struct itrack *track;
-  int64_t lane, slice_ts, slice_id; /* the slice; lane < 0 while unbound */
-  uint32_t file;                    /* index in ing.chrome_files */
-  char phase;
-  bool enclosing;
 };
 
 /* Per (track, name): count and total duration. */
@@ -113,9 +103,12 @@ struct ing {
   /* sync points of the process being read, sorted by (nc, exec_id) */
   struct isync *syncs;
   size_t nsync, capsync;
-  struct iflow *flows;
-  size_t nflows, capflows;
-  const char **chrome_files; /* iflow.file: borrowed from the discovery */
+  /* Chrome flow endpoints: how many were read, and where they wait for
+   * the binding (ingest_chrome.c; NULL before the first Chrome trace and
+   * after the binding) */
+  size_t nflows;
+  struct ingest_chrome_state *chrome;
+  const char **chrome_files; /* borrowed from the discovery */
   size_t nchrome_files;
   /* Chrome pid/tid texts that are not numbers */
   char **synth_names;
@@ -209,14 +202,15 @@ char *ingest_profile_base(const char *dir);
 
 /* ingest_chrome.c: reads one Chrome trace; instance/pid name the process
  * it belongs to, or NULL/-1 for a standalone trace (grouped by rank or
- * file name).  bind_flows binds the flow endpoints once all slices
- * exist. */
+ * file name).  bind_flows binds the flow endpoints once all slices exist,
+ * writes them (or their warnings) and frees g->chrome.  What the binding
+ * needs is kept per track in bounded memory: beyond a budget it goes to an
+ * unlinked spill file beside the store. */
 void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
                         int64_t pid);
 void ingest_chrome_bind_flows(struct ing *g);
-/* A slice of a Chrome track was given its lane (ingest_place): flow
- * endpoints waiting for it are bound while the track's slices come in
- * (ts, lane) order. */
+/* A slice of a Chrome track was given its lane (ingest_place): it is
+ * added to the track's history for the binding. */
 void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
                           const struct lanes_item *it);
 /* Frees a track's binding state (NULL allowed). */
