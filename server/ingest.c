@@ -277,6 +277,19 @@ static void ingest_stat_add(struct ing *g, int64_t track, int64_t name,
   g->stats[j].dur += dur;
 }
 
+/* Writes the name statistics gathered so far (name_stat adds them up when
+ * a (name, track) comes again) and empties the table, so that it holds
+ * one process's names at a time, not the whole profile's. */
+static void ingest_stats_flush(struct ing *g) {
+  for (size_t i = 0; i < g->scap; i++)
+    if (g->stats[i].count)
+      store_writer_name_stat(g->w, g->stats[i].name, g->stats[i].track,
+                             g->stats[i].count, g->stats[i].dur);
+  free(g->stats);
+  g->stats = NULL;
+  g->scap = g->sn = 0;
+}
+
 /* ------------------------------------------------------------ slices */
 
 /* Writes one slice that has its lane. */
@@ -1146,6 +1159,26 @@ static void ingest_derived(struct ing *g) {
 }
 
 /* Finishes the tracks created since index `from`; returns the new end. */
+/* Places the slices waiting in the reorder windows of the process's own
+ * tracks created since index `from` (the process was read to the end):
+ * their memory is not held until the whole profile is read.  Tracks of the
+ * instance (transfers) go on with the next process of the instance; a
+ * late slice of a drained track would still get a lane (lanes.c keeps
+ * late slices). */
+static void ingest_drain_tracks(struct ing *g, size_t from) {
+  for (size_t i = from; i < g->tn; i++) {
+    struct itrack *t = g->order[i];
+    if (t->kind != TRACK_SLICES || !t->desc.has_pid || t->desc.pid != g->pid)
+      continue;
+    if (t->level == -2)
+      ingest_decide_level(g, t);
+    struct lanes_item it;
+    int64_t lane;
+    while (lanes_pop(t->lanes, &it, &lane))
+      ingest_place(g, t, &it, lane);
+  }
+}
+
 static size_t ingest_finish_tracks(struct ing *g, size_t from) {
   size_t n = g->tn;
   for (size_t i = from; i < n; i++)
@@ -1228,6 +1261,7 @@ static void ingest_profile(struct ing *g, const struct discover_process *p,
     pid = 0;
   g->instance = instance;
   g->pid = pid;
+  size_t tracks_before = g->tn;
   ingest_process(g, instance, pid, NULL, p->rel);
   if (!g->o->ignore_system) {
     if (p->ntrace)
@@ -1246,6 +1280,8 @@ static void ingest_profile(struct ing *g, const struct discover_process *p,
       ingest_device_read(g, &p->devices[i], profile_base);
       ingest_file_end(g, p->devices[i].size);
     }
+  ingest_drain_tracks(g, tracks_before);
+  ingest_stats_flush(g);
   g->instance = NULL;
   free(instance);
 }
@@ -1327,10 +1363,7 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   log_debug("ingest: read %.2f s, tracks %.2f s, derived %.2f s",
             (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9,
             (double)(t3 - t2) / 1e9);
-  for (size_t i = 0; i < g.scap; i++)
-    if (g.stats[i].count)
-      store_writer_name_stat(w, g.stats[i].name, g.stats[i].track,
-                             g.stats[i].count, g.stats[i].dur);
+  ingest_stats_flush(&g);
   char *real = realpath(o->dir, NULL);
   ingest_info(&g, "schema_version", INGEST_SCHEMA_VERSION);
   ingest_info(&g, "fingerprint", fp);

@@ -165,9 +165,14 @@ static void store_batch_init(struct store_writer *w, struct store_batch *b,
   b->types = types;
   b->ncols = (int)strlen(types);
   b->nkey = nkey;
-  struct sbuf sql = {0};
+  struct sbuf sql = {0}, one = {0};
   /* a flow may be named twice (args.flow_id and a v2 bind_id): once is
-   * enough */
+   * enough; name statistics are written per process and add up */
+  const char *tail = strcmp(table, "name_stat") == 0
+                         ? " ON CONFLICT (name, track) DO UPDATE SET count = "
+                           "count + excluded.count, total_dur = total_dur + "
+                           "excluded.total_dur"
+                         : "";
   sbuf_printf(&sql, "INSERT %sINTO %s (%s) VALUES ",
               strcmp(table, "flow") == 0 ? "OR IGNORE " : "", table, cols);
   for (int r = 0; r < STORE_BATCH_ROWS; r++) {
@@ -176,10 +181,13 @@ static void store_batch_init(struct store_writer *w, struct store_batch *b,
       sbuf_adds(&sql, c ? ",?" : "?");
     sbuf_addc(&sql, ')');
     if (r == 0)
-      b->single = store_prepare(w, sql.s);
+      sbuf_printf(&one, "%s%s", sql.s, tail);
   }
+  sbuf_adds(&sql, tail);
+  b->single = store_prepare(w, one.s);
   b->multi = store_prepare(w, sql.s);
   sbuf_free(&sql);
+  sbuf_free(&one);
 }
 
 /* Binds row r of rows to statement st starting at parameter base. */
