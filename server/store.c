@@ -19,6 +19,7 @@ extern const char store_schema_sql[]; /* schema.sql, generated at build */
 #define STORE_BATCH_ROWS 32   /* rows per multi-row INSERT */
 #define STORE_CHUNK_ROWS 2048 /* rows per hand-off to the writer thread */
 #define STORE_QUEUE_MAX 16    /* chunks waiting for the writer thread */
+#define STORE_WRITEBACK_CHUNKS 64
 #define STORE_INTERN_MIN 1024
 
 /* Up to STORE_CHUNK_ROWS rows of one table, on their way to SQLite.  A
@@ -71,6 +72,8 @@ struct store_writer {
   struct store_rows *head, *tail, *spare;
   int queued, busy, stop;
   int hold;    /* store_writer_query() is stepping: the writer thread waits */
+  int sync_fd; /* the temporary file, to start its writeback early */
+  unsigned chunks;
   char *error; /* first SQLite error: the store is abandoned at finish */
 };
 
@@ -267,6 +270,10 @@ static void *store_writer_thread(void *arg) {
     pthread_cond_signal(&w->cv_space);
     pthread_mutex_unlock(&w->mu);
     store_rows_write(w, r);
+    /* Start writing the pages SQLite has handed to the kernel so far, so
+     * that the fsync at the end does not wait for the whole store. */
+    if (++w->chunks % STORE_WRITEBACK_CHUNKS == 0 && w->sync_fd >= 0)
+      sync_file_range(w->sync_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     pthread_mutex_lock(&w->mu);
     r->next = w->spare;
     w->spare = r;
@@ -411,6 +418,7 @@ int store_writer_open(const char *path, struct store_writer **out,
   pthread_cond_init(&w->cv_work, NULL);
   pthread_cond_init(&w->cv_space, NULL);
   pthread_cond_init(&w->cv_idle, NULL);
+  w->sync_fd = open(w->tmp, O_RDONLY | O_CLOEXEC);
   if (pthread_create(&w->th, NULL, store_writer_thread, w) != 0)
     fatal("store: cannot start the writer thread");
   *out = w;
@@ -655,6 +663,8 @@ static void store_writer_free(struct store_writer *w) {
     free(w->strs.keys[i]);
   free(w->strs.keys);
   free(w->strs.ids);
+  if (w->sync_fd >= 0)
+    close(w->sync_fd);
   sqlite3_close(w->db);
   pthread_mutex_destroy(&w->mu);
   pthread_cond_destroy(&w->cv_work);
