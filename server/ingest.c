@@ -398,15 +398,20 @@ void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
 
 /* ------------------------------------------------------------ finish */
 
+/* Places every slice waiting in a slice track's reorder window. */
+static void ingest_track_drain(struct ing *g, struct itrack *t) {
+  if (t->level == -2)
+    ingest_decide_level(g, t);
+  struct lanes_item it;
+  int64_t lane;
+  while (lanes_pop(t->lanes, &it, &lane))
+    ingest_place(g, t, &it, lane);
+}
+
 static void ingest_track_finish(struct ing *g, struct itrack *t) {
   struct store_track_stats s = {0};
   if (t->kind == TRACK_SLICES) {
-    if (t->level == -2)
-      ingest_decide_level(g, t);
-    struct lanes_item it;
-    int64_t lane;
-    while (lanes_pop(t->lanes, &it, &lane))
-      ingest_place(g, t, &it, lane);
+    ingest_track_drain(g, t);
     if (t->lod)
       lod_flush(t->lod, g->w);
     s.lanes = lanes_count(t->lanes);
@@ -1168,14 +1173,8 @@ static void ingest_derived(struct ing *g) {
 static void ingest_drain_tracks(struct ing *g, size_t from) {
   for (size_t i = from; i < g->tn; i++) {
     struct itrack *t = g->order[i];
-    if (t->kind != TRACK_SLICES || !t->desc.has_pid || t->desc.pid != g->pid)
-      continue;
-    if (t->level == -2)
-      ingest_decide_level(g, t);
-    struct lanes_item it;
-    int64_t lane;
-    while (lanes_pop(t->lanes, &it, &lane))
-      ingest_place(g, t, &it, lane);
+    if (t->kind == TRACK_SLICES && t->desc.has_pid && t->desc.pid == g->pid)
+      ingest_track_drain(g, t);
   }
 }
 
