@@ -13,8 +13,10 @@
 #include "util.h"
 
 static void test_i64_matches_printf(void **state) {
-  int64_t v = 1;
-  for (int digits = 1; digits <= 19; digits++, v *= 10) {
+  for (int digits = 1; digits <= 19; digits++) {
+    int64_t v = 1; /* the smallest number of that many digits */
+    for (int k = 1; k < digits; k++)
+      v *= 10;
     int64_t cases[] = {v, v - 1, v + 1, -v, -(v - 1), v * 9 / 10 * 10};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
       struct sbuf b = {0};
