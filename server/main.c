@@ -13,6 +13,7 @@
 #include "ingest.h"
 #include "log.h"
 #include "net.h"
+#include "query.h"
 #include "store.h"
 #include "util.h"
 #include "watch.h"
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #define MAIN_POOL_SIZE 4
+#define MAIN_WARM_BYTES (32 << 20) /* coarse LOD read when a store opens */
 
 /* Exit statuses (doc/neuron-explorer-server.1). */
 enum {
@@ -319,9 +321,11 @@ static int main_ingest_once(struct main_ingest *mi) {
     free(cause);
     return rc;
   }
-  /* the names of window answers, read now rather than by the first one */
+  /* the names of window answers and the pages of the widest windows,
+   * read now rather than by the first answers */
   sqlite3 *db = store_pool_get(pool);
   store_pool_names(pool, db);
+  query_warm(db, MAIN_WARM_BYTES);
   store_pool_put(pool, db);
   app_set_ready(mi->app, pool, st.events, st.warnings);
   return 0;

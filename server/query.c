@@ -260,6 +260,28 @@ int query_level(int64_t r) {
   return level;
 }
 
+int64_t query_warm(sqlite3 *db, int64_t max_bytes) {
+  sqlite3_stmt *st;
+  int64_t bytes = 0;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT coalesce(sum(length(l.rows)), 0) FROM track t "
+                         "CROSS JOIN slice_lod l ON l.track = t.id AND "
+                         "l.level = ?1 WHERE t.kind = 'slices'",
+                         -1, &st, NULL) != SQLITE_OK)
+    return -EIO;
+  for (int level = LOD_MAX_LEVEL; level >= 0 && bytes < max_bytes; level--) {
+    sqlite3_bind_int(st, 1, level);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+      sqlite3_finalize(st);
+      return -EIO;
+    }
+    bytes += sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return bytes;
+}
+
 /* ------------------------------------------------------------------ */
 /* a set of string ids, for the names map of an answer */
 
