@@ -293,6 +293,25 @@ static void test_names_in_memory(void **state) {
   sbuf_free(&b);
 }
 
+/* query_warm reads levels from the coarsest until its budget is spent. */
+static void test_warm(void **state) {
+  sqlite3 *db = store_pool_get(pool);
+  sqlite3_stmt *st;
+  assert_int_equal(
+      sqlite3_prepare_v2(db,
+                         "SELECT sum(length(rows)), (SELECT sum(length(rows)) "
+                         "FROM slice_lod WHERE level = 20) FROM slice_lod",
+                         -1, &st, NULL),
+      SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  int64_t all = sqlite3_column_int64(st, 0), top = sqlite3_column_int64(st, 1);
+  sqlite3_finalize(st);
+  assert_true(top > 0 && top < all);
+  assert_int_equal(query_warm(db, INT64_MAX), all);
+  assert_int_equal(query_warm(db, 1), top); /* the coarsest level only */
+  store_pool_put(pool, db);
+}
+
 /* Blocks round-trip any int64 (deltas modulo 2^64) and refuse truncation. */
 static void test_lod_block_bytes(void **state) {
   static const unsigned char one[] = {0, 2, 4, 6, 8, 10, 12, 14};
@@ -512,6 +531,7 @@ int main(void) {
       cmocka_unit_test(test_lod_runs),
       cmocka_unit_test(test_lod_block_bytes),
       cmocka_unit_test(test_names_in_memory),
+      cmocka_unit_test(test_warm),
       cmocka_unit_test(test_query_runs),
       cmocka_unit_test(test_counter_raw),
       cmocka_unit_test(test_counter_lod),
