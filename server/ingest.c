@@ -1163,7 +1163,6 @@ static void ingest_derived(struct ing *g) {
                     "");
 }
 
-/* Finishes the tracks created since index `from`; returns the new end. */
 /* Places the slices waiting in the reorder windows of the process's own
  * tracks created since index `from` (the process was read to the end):
  * their memory is not held until the whole profile is read.  Tracks of the
@@ -1178,6 +1177,7 @@ static void ingest_drain_tracks(struct ing *g, size_t from) {
   }
 }
 
+/* Finishes the tracks created since index `from`; returns the new end. */
 static size_t ingest_finish_tracks(struct ing *g, size_t from) {
   size_t n = g->tn;
   for (size_t i = from; i < n; i++)

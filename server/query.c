@@ -592,12 +592,11 @@ static int64_t query_pixel(int64_t ts, int64_t start, int64_t r) {
   return d >= 0 ? d / r : -((-d + r - 1) / r);
 }
 
-/* Appends the current LOD row of s (ts, end_ts, name, grp, count, dur) to
- * l if it reaches into the window.  A row starting in the same pixel
- * column as the previous one merges into it (the level's buckets are 1/2
- * to 2 pixels wide), and so does a row that continues the previous one's
- * name and grp after a gap under a pixel: at most about one row per pixel,
- * one row for a run of the same event, named after the longest event. */
+/* Appends LOD row `row` to l if it reaches into the window.  A row starting in
+ * the same pixel column as the previous one merges into it (the level's buckets
+ * are 1/2 to 2 pixels wide), and so does a row that continues the previous
+ * one's name and grp after a gap under a pixel: at most about one row per
+ * pixel, one row for a run of the same event, named after the longest event. */
 static void query_lod_row(const struct lod_row *row, int64_t start, int64_t r,
                           struct query_lane *l) {
   if (row->ts < start && row->end <= start)
@@ -770,16 +769,14 @@ typedef int (*query_track_fn)(sqlite3 *db, const struct query_track *t,
                               struct sbuf *b, struct query_run *run,
                               struct query_err *e);
 
-/* Checks the window, then runs fn on each of its tracks, which must be of
- * `kind` (else 400 pointing to /api/v1/<other>); tb gets the JSON array of
- * their objects.  Returns 0 or the first error. */
+/* Runs fn on each track of the (checked) window, which must be of `kind`
+ * (else 400 pointing to /api/v1/<other>); tb gets the JSON array of their
+ * objects.  Returns 0 or the first error. */
 static int query_window_tracks(sqlite3 *db, const struct query_window *w,
                                const char *kind, const char *other,
                                query_track_fn fn, struct query_run *run,
                                struct sbuf *tb, struct query_err *e) {
-  int rc = query_window_check(w, e);
-  if (rc < 0)
-    return rc;
+  int rc = 0;
   int level = query_level(query_resolution(w));
   sbuf_addc(tb, '[');
   for (size_t i = 0; i < w->n_tracks && rc == 0; i++) {

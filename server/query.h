@@ -58,15 +58,16 @@ struct query_window {
  * two pixels; -1 when r < 32. */
 int query_level(int64_t r);
 
+/* The resolution of a window: (end - start) / px ns per pixel, at least 1
+ * (the "resolution_ns" of an answer). */
+int64_t query_resolution(const struct query_window *w);
+
 /* Reads the coarsest LOD levels of every slice track, level by level from
  * the coarsest, until about max_bytes of blocks were read: the pages the
  * first wide windows need are then in the OS page cache (after a reboot a
  * whole-profile answer of a 15 GB store otherwise waits ~180 ms for the
  * disk).  Returns the bytes read, or a negative errno-style code. */
 int64_t query_warm(sqlite3 *db, int64_t max_bytes);
-/* The resolution of a window: (end - start) / px ns per pixel, at least 1
- * (the "resolution_ns" of an answer). */
-int64_t query_resolution(const struct query_window *w);
 
 /* GET /slices: appends the answer object to out.  Per lane at most about
  * one LOD row per pixel (rows starting in one pixel column merge) or 4 * px

@@ -405,6 +405,16 @@ static struct wsq_job *wsq_pop(struct wsq_conn *c, bool high) {
   return j;
 }
 
+/* Puts c at the end of the rotation (under q->mu). */
+static void wsq_rot_append(struct wsq *q, struct wsq_conn *c) {
+  c->rnext = NULL;
+  if (q->rot_tail)
+    q->rot_tail->rnext = c;
+  else
+    q->rot = c;
+  q->rot_tail = c;
+}
+
 /* Queues the phases of a new job: a progressive window's coarse phase
  * (high) and final phase (low); else one phase, high for small lookups. */
 static void wsq_enqueue(struct wsq *q, struct wsq_job *j, bool high) {
@@ -418,12 +428,7 @@ static void wsq_enqueue(struct wsq *q, struct wsq_job *j, bool high) {
   q->queued += (size_t)j->phases;
   if (!c->in_rotation) {
     c->in_rotation = true;
-    c->rnext = NULL;
-    if (q->rot_tail)
-      q->rot_tail->rnext = c;
-    else
-      q->rot = c;
-    q->rot_tail = c;
+    wsq_rot_append(q, c);
   }
   pthread_cond_broadcast(&q->cv);
   pthread_mutex_unlock(&q->mu);
@@ -446,16 +451,10 @@ static struct wsq_job *wsq_next(struct wsq *q, bool *high) {
         q->rot = c->rnext;
       if (q->rot_tail == c)
         q->rot_tail = prev;
-      if (c->hi || c->lo) { /* to the end */
-        c->rnext = NULL;
-        if (q->rot_tail)
-          q->rot_tail->rnext = c;
-        else
-          q->rot = c;
-        q->rot_tail = c;
-      } else {
+      if (c->hi || c->lo) /* to the end */
+        wsq_rot_append(q, c);
+      else
         c->in_rotation = false;
-      }
       q->queued--;
       return j;
     }
