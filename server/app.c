@@ -27,7 +27,7 @@ struct app {
   pthread_mutex_t listener_mu; /* held while the listener runs */
   char *dir, *web_root;
   enum app_phase phase;
-  struct app_progress progress;
+  struct ingest_progress progress;
   int64_t progress_sent_ns;
   json_t *warnings; /* the first APP_MAX_WARNINGS warning messages */
   struct app_pool_ref *current;
@@ -93,7 +93,7 @@ static void app_tell(struct app *a, enum app_event ev, json_t *msg) {
   json_decref(msg);
 }
 
-void app_set_progress(struct app *a, const struct app_progress *p) {
+void app_set_progress(struct app *a, const struct ingest_progress *p) {
   int64_t now = util_now_ns();
   bool send;
   pthread_mutex_lock(&a->mu);
@@ -180,7 +180,7 @@ void app_notify_new_data(struct app *a, const char *const *files, int n) {
            json_pack("{s:s, s:o}", "type", "new-data", "files", list));
 }
 
-enum app_phase app_phase(struct app *a, struct app_progress *p) {
+enum app_phase app_phase(struct app *a, struct ingest_progress *p) {
   pthread_mutex_lock(&a->mu);
   enum app_phase ph = a->phase;
   if (p)

@@ -15,16 +15,12 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "ingest.h"
+
 struct store_pool;
 
 enum app_phase { APP_LOADING = 0, APP_READY, APP_FAILED };
 
-struct app_progress {
-  uint64_t files_done, files_total;
-  uint64_t events;            /* records stored so far */
-  uint64_t bytes, bytes_total;
-  char file[512];             /* file being read, relative to --dir */
-};
 
 /* A kind of change, for listeners. */
 enum app_event { APP_EV_PROGRESS, APP_EV_READY, APP_EV_FAILED, APP_EV_WARNING,
@@ -41,7 +37,7 @@ const char *app_dir(const struct app *a);      /* borrowed, constant */
 const char *app_web_root(const struct app *a); /* borrowed, constant */
 
 /* Ingest side. */
-void app_set_progress(struct app *a, const struct app_progress *p);
+void app_set_progress(struct app *a, const struct ingest_progress *p);
 /* Publishes a finished store: the app takes ownership of `pool` (closing
  * the previous one when no request uses it any more) and becomes READY. */
 void app_set_ready(struct app *a, struct store_pool *pool, uint64_t events,
@@ -54,7 +50,7 @@ void app_add_warning(struct app *a, const char *file, uint64_t offset,
 void app_notify_new_data(struct app *a, const char *const *files, int n);
 
 /* Serving side.  Returns the current phase and copies the progress. */
-enum app_phase app_phase(struct app *a, struct app_progress *p);
+enum app_phase app_phase(struct app *a, struct ingest_progress *p);
 /* Borrows the current store pool, or NULL if none is ready; every
  * non-NULL result must be given back with app_release_pool(). */
 struct store_pool *app_acquire_pool(struct app *a);

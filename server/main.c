@@ -283,7 +283,7 @@ struct main_ingest {
   atomic_int done;     /* the first ingest and the watcher's start are over */
 };
 
-static void main_on_progress(void *ud, const struct app_progress *p) {
+static void main_on_progress(void *ud, const struct ingest_progress *p) {
   app_set_progress(ud, p);
 }
 
@@ -359,11 +359,7 @@ static char *main_web_root(const char *opt) {
   const char *env = getenv("NEX_WEB_ROOT");
   if (env && *env)
     return xstrdup(env);
-  char *installed = xstrdup(PKGDATADIR "/web");
-  if (access(installed, R_OK) == 0)
-    return installed;
-  free(installed);
-  return xstrdup(SRCDIR "/web");
+  return xstrdup(PKGDATADIR "/web");
 }
 
 static int main_serve(struct main_opts *o, char *db_path) {
@@ -377,6 +373,11 @@ static int main_serve(struct main_opts *o, char *db_path) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   char *web = main_web_root(o->web_root);
+  char *index = xasprintf("%s/index.html", web);
+  if (access(index, R_OK) != 0)
+    log_error("no web page at %s (pass --web-root DIR or set NEX_WEB_ROOT); "
+              "the API still answers", index);
+  free(index);
   struct app *app = app_new(o->dir, web);
   struct net *net = NULL;
   char *cause = NULL;

@@ -4,6 +4,8 @@ set -u
 : "${NEX_BUILDDIR:?set by make check}" "${NEX_SRCDIR:?set by make check}"
 SERVER="$NEX_BUILDDIR/server/neuron-explorer-server"
 SYNTH="$NEX_BUILDDIR/tools/neuron-explorer-synth"
+# the server finds the page in the source tree, not in an install
+export NEX_WEB_ROOT="$NEX_SRCDIR/web"
 T_N=0
 T_FAILED=0
 

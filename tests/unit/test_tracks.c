@@ -11,7 +11,7 @@
 /* cmocka.h needs the headers above */
 #include <cmocka.h>
 
-#include "net.h"
+#include "hostcheck.h"
 #include "tracks.h"
 
 #define NONE TRACKS_NONE
@@ -164,22 +164,22 @@ static void test_modes(void **state) {
 }
 
 static void test_host_allowed(void **state) {
-  assert_true(net_host_allowed("localhost", "127.0.0.1"));
-  assert_true(net_host_allowed("localhost:3001", "127.0.0.1"));
-  assert_true(net_host_allowed("LocalHost:1", "127.0.0.1"));
-  assert_true(net_host_allowed("127.0.0.1:3001", "127.0.0.1"));
-  assert_true(net_host_allowed("[::1]:3001", "127.0.0.1"));
-  assert_true(net_host_allowed("[::1]", "127.0.0.1"));
-  assert_false(net_host_allowed("evil.com", "127.0.0.1"));
-  assert_false(net_host_allowed("localhost.evil.com", "127.0.0.1"));
-  assert_false(net_host_allowed("localhost:30x1", "127.0.0.1"));
-  assert_false(net_host_allowed("localhost:", "127.0.0.1"));
-  assert_false(net_host_allowed("[::1", "127.0.0.1"));
-  assert_false(net_host_allowed("", "127.0.0.1"));
-  assert_false(net_host_allowed("10.0.0.5:3001", "0.0.0.0"));
-  assert_true(net_host_allowed("10.0.0.5:3001", "10.0.0.5"));
-  assert_true(net_host_allowed("[fe80::1]:3001", "fe80::1"));
-  assert_false(net_host_allowed("[fe80::2]:3001", "fe80::1"));
+  assert_true(hostcheck_allowed("localhost", "127.0.0.1"));
+  assert_true(hostcheck_allowed("localhost:3001", "127.0.0.1"));
+  assert_true(hostcheck_allowed("LocalHost:1", "127.0.0.1"));
+  assert_true(hostcheck_allowed("127.0.0.1:3001", "127.0.0.1"));
+  assert_true(hostcheck_allowed("[::1]:3001", "127.0.0.1"));
+  assert_true(hostcheck_allowed("[::1]", "127.0.0.1"));
+  assert_false(hostcheck_allowed("evil.com", "127.0.0.1"));
+  assert_false(hostcheck_allowed("localhost.evil.com", "127.0.0.1"));
+  assert_false(hostcheck_allowed("localhost:30x1", "127.0.0.1"));
+  assert_false(hostcheck_allowed("localhost:", "127.0.0.1"));
+  assert_false(hostcheck_allowed("[::1", "127.0.0.1"));
+  assert_false(hostcheck_allowed("", "127.0.0.1"));
+  assert_false(hostcheck_allowed("10.0.0.5:3001", "0.0.0.0"));
+  assert_true(hostcheck_allowed("10.0.0.5:3001", "10.0.0.5"));
+  assert_true(hostcheck_allowed("[fe80::1]:3001", "fe80::1"));
+  assert_false(hostcheck_allowed("[fe80::2]:3001", "fe80::1"));
 }
 
 int main(void) {

@@ -11,7 +11,7 @@
  * plus the last bucket before them if its events reach into the window.
  */
 #include "query.h"
-#include "lod.h"
+#include "lod_block.h"
 #include "log.h"
 #include "store.h"
 

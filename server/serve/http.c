@@ -9,7 +9,7 @@
 #include "api.h"
 #include "app.h"
 #include "log.h"
-#include "net.h"
+#include "hostcheck.h"
 #include "util.h"
 
 #include <errno.h>
@@ -275,7 +275,7 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
     return http_error(conn, 431, "headers_too_large",
                       "request headers are limited to 16 KiB");
   const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
-  if (!host || !net_host_allowed(host, h->bind))
+  if (!host || !hostcheck_allowed(host, h->bind))
     return http_error(conn, 403, "forbidden_host",
                       "the Host header must be localhost, 127.0.0.1 or [::1] "
                       "(DNS rebinding defence)");

@@ -11,7 +11,7 @@
  * bucket (under a pixel at any zoom that reads the level), so a lane
  * busy with one kind of event is a few rows, not one per bucket.  The slice
  * rows of a (lane, level) are stored packed, up to LOD_BLOCK_ROWS to a
- * slice_lod row (varint deltas, see lod_block_next): a window query steps
+ * slice_lod row (store/lod_block.h): a window query steps
  * one SQLite row per block instead of one per bucket.  Per (series, level,
  * bucket) a counter row keeps the first ts, min, max, last and count.
  *
@@ -28,29 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lod_block.h"
+
 struct store_writer;
-
-#define LOD_MAX_LEVEL 20
-#define LOD_SHIFT(level) (6 + 2 * (level))
-#define LOD_BLOCK_ROWS 64
-
-/* One LOD slice row.  grp 0: none. */
-struct lod_row {
-  int64_t bucket, ts, end, id, name, grp, dur, count;
-};
-
-/* A reader of one packed block (slice_lod.rows); borrows the bytes. */
-struct lod_block {
-  const unsigned char *p, *end;
-  struct lod_row prev;
-};
-
-/* Starts reading the block of slice_lod row (level, bucket, rows/len). */
-void lod_block_init(struct lod_block *b, int level, int64_t bucket,
-                    const void *rows, size_t len);
-/* Decodes the next row into *r.  Returns 1, 0 at the end of the block, or
- * -EINVAL if the bytes are not a block (truncated or malformed). */
-int lod_block_next(struct lod_block *b, struct lod_row *r);
 
 /* The finest level worth storing for `n` events spanning `span` ns: the
  * smallest L >= 1 whose bucket holds at least ~2 events on average (so

@@ -83,7 +83,7 @@ static const char *api_phase_name(enum app_phase p) {
   return p == APP_READY ? "ready" : p == APP_FAILED ? "failed" : "loading";
 }
 
-static json_t *api_progress(const struct app_progress *p) {
+static json_t *api_progress(const struct ingest_progress *p) {
   return json_pack(
       "{s:I, s:I, s:I, s:I, s:I, s:o}", "files_done", (json_int_t)p->files_done,
       "files_total", (json_int_t)p->files_total, "events",
@@ -98,7 +98,7 @@ static bool api_db(struct api_ctx *c) {
     return true;
   c->pool = app_acquire_pool(c->app);
   if (!c->pool) {
-    struct app_progress p;
+    struct ingest_progress p;
     enum app_phase ph = app_phase(c->app, &p);
     api_json(c->rs, 503,
              json_pack("{s:s, s:s, s:o}", "error",
@@ -247,7 +247,7 @@ static void api_health(struct api_ctx *c) {
 static void api_profile(struct api_ctx *c) {
   if (!api_own_pool(c))
     return;
-  struct app_progress p;
+  struct ingest_progress p;
   enum app_phase ph = app_phase(c->app, &p);
   json_t *o =
       json_pack("{s:s, s:o, s:o}", "state", api_phase_name(ph), "progress",

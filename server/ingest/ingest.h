@@ -15,9 +15,16 @@
 
 #include <stdint.h>
 
-#include "app.h"
 
 struct filter;
+
+/* How far an ingest is, as published to the page. */
+struct ingest_progress {
+  uint64_t files_done, files_total;
+  uint64_t events;            /* records stored so far */
+  uint64_t bytes, bytes_total;
+  char file[512];             /* file being read, relative to --dir */
+};
 
 enum ingest_progress_style { INGEST_QUIET, INGEST_BAR, INGEST_LINES };
 
@@ -29,7 +36,7 @@ struct ingest_opts {
   int force;                    /* rebuild even if the store is current */
   enum ingest_progress_style style;
   /* Optional callbacks, called from the ingest thread. */
-  void (*on_progress)(void *ud, const struct app_progress *p);
+  void (*on_progress)(void *ud, const struct ingest_progress *p);
   void (*on_warning)(void *ud, const char *file, uint64_t offset,
                      const char *msg);
   void *ud;

@@ -3,7 +3,7 @@
 #include "ws.h"
 #include "app.h"
 #include "log.h"
-#include "net.h"
+#include "hostcheck.h"
 #include "util.h"
 #include "wsq.h"
 
@@ -99,7 +99,7 @@ static bool ws_origin_ok(struct ws *w, struct lws *wsi) {
     o += 8;
   else
     return false;
-  return strcasecmp(o, host) == 0 && net_host_allowed(host, w->bind);
+  return strcasecmp(o, host) == 0 && hostcheck_allowed(host, w->bind);
 }
 
 /* Sends one message to wsi; asks for another WRITEABLE if more wait. */

@@ -14,8 +14,6 @@
 #ifndef NEX_NET_H
 #define NEX_NET_H
 
-#include <stdbool.h>
-
 struct app;
 struct net;
 
@@ -31,11 +29,5 @@ int net_port(const struct net *n);
 /* Closes the listener, then stops WebSocket and HTTP serving and frees n
  * (NULL allowed).  Connections in flight are closed. */
 void net_stop(struct net *n);
-
-/* Whether a Host header value (or the host:port part of an Origin) names
- * this server: localhost, 127.0.0.1 or [::1] with any port, or the literal
- * --bind address when it is not a wildcard.  Used by http.c and ws.c
- * against DNS rebinding and cross-site WebSocket hijacking. */
-bool net_host_allowed(const char *host, const char *bind);
 
 #endif

@@ -8,7 +8,6 @@
 
 #define LOD_EVENTS_PER_BUCKET 2
 #define LOD_BLOCK_BYTES 1024 /* a block is written once it holds this much */
-#define LOD_ROW_BYTES 80     /* at most 8 varints of 10 bytes */
 
 int lod_pick_level(int64_t span, int64_t n) {
   if (n < 2 || span <= 0)
@@ -19,72 +18,6 @@ int lod_pick_level(int64_t span, int64_t n) {
     if ((double)(1LL << LOD_SHIFT(l)) >= want)
       return l;
   return LOD_MAX_LEVEL;
-}
-
-/* ---- packed blocks ----
- * A row is 8 zigzag varints: bucket, ts and id as deltas from the row
- * before (the first row's from the block's bucket, its start time and 0),
- * end - ts, name, grp, dur, count.  Deltas are taken modulo 2^64, so any
- * int64 values round-trip. */
-
-static int64_t lod_sub(int64_t a, int64_t b) {
-  return (int64_t)((uint64_t)a - (uint64_t)b);
-}
-
-static int64_t lod_add(int64_t a, int64_t b) {
-  return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
-/* The row before a block's first row. */
-static struct lod_row lod_block_origin(int level, int64_t bucket) {
-  return (struct lod_row){
-      .bucket = bucket, .ts = (int64_t)((uint64_t)bucket << LOD_SHIFT(level))};
-}
-
-static unsigned char *lod_put(unsigned char *p, int64_t v) {
-  uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-  for (; z >= 0x80; z >>= 7)
-    *p++ = (unsigned char)(z | 0x80);
-  *p++ = (unsigned char)z;
-  return p;
-}
-
-static int lod_get(struct lod_block *b, int64_t *v) {
-  uint64_t z = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (b->p == b->end)
-      return -EINVAL;
-    unsigned char c = *b->p++;
-    z |= (uint64_t)(c & 0x7f) << shift;
-    if (!(c & 0x80)) {
-      *v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
-      return 0;
-    }
-  }
-  return -EINVAL;
-}
-
-void lod_block_init(struct lod_block *b, int level, int64_t bucket,
-                    const void *rows, size_t len) {
-  b->p = rows;
-  b->end = b->p + (rows ? len : 0);
-  b->prev = lod_block_origin(level, bucket);
-}
-
-int lod_block_next(struct lod_block *b, struct lod_row *r) {
-  if (b->p == b->end)
-    return 0;
-  int64_t v[8];
-  for (int i = 0; i < 8; i++)
-    if (lod_get(b, &v[i]) < 0)
-      return -EINVAL;
-  r->bucket = lod_add(b->prev.bucket, v[0]);
-  r->ts = lod_add(b->prev.ts, v[1]);
-  r->end = lod_add(r->ts, v[2]);
-  r->id = lod_add(b->prev.id, v[3]);
-  r->name = v[4], r->grp = v[5], r->dur = v[6], r->count = v[7];
-  b->prev = *r;
-  return 1;
 }
 
 /* The rows of one (lane, level) waiting to be written as a block. */
@@ -146,17 +79,10 @@ static void lod_emit(struct lod *l, struct store_writer *w, int64_t lane,
     p->len = 0;
     p->prev = lod_block_origin(level, b->bucket);
   }
-  unsigned char *q = p->buf + p->len;
-  q = lod_put(q, lod_sub(b->bucket, p->prev.bucket));
-  q = lod_put(q, lod_sub(b->ts, p->prev.ts));
-  q = lod_put(q, lod_sub(b->end, b->ts));
-  q = lod_put(q, lod_sub(b->id, p->prev.id));
-  q = lod_put(q, b->name);
-  q = lod_put(q, b->grp > 0 ? b->grp : 0);
-  q = lod_put(q, b->dur);
-  q = lod_put(q, b->count);
-  p->len = (size_t)(q - p->buf);
-  p->prev = (struct lod_row){.bucket = b->bucket, .ts = b->ts, .id = b->id};
+  struct lod_row r = {.bucket = b->bucket, .ts = b->ts, .end = b->end,
+                      .id = b->id, .name = b->name, .grp = b->grp,
+                      .dur = b->dur, .count = b->count};
+  p->len = (size_t)(lod_block_put(p->buf + p->len, &p->prev, &r) - p->buf);
   p->n++;
   p->count += b->count;
   if (p->n == LOD_BLOCK_ROWS || p->len >= LOD_BLOCK_BYTES)

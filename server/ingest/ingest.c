@@ -71,7 +71,7 @@ static void ingest_progress(struct ing *g, bool force) {
   if (!force && now - g->last_report < 100000000LL)
     return;
   g->last_report = now;
-  struct app_progress p = {0};
+  struct ingest_progress p = {0};
   p.files_done = g->files_done;
   p.files_total = (uint64_t)g->d->n_files;
   p.events = g->st->events;
