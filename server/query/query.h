@@ -1,6 +1,9 @@
 /* query.h -- all SQL of the read side: windows at a resolution, event
  * details and flows, search, summaries, device-profile matching, range
- * summaries and the guarded SQL endpoint.
+ * summaries and the guarded SQL endpoint.  One file per concern implements
+ * it (query_window.c, query_tracks.c, query_event.c, query_device.c,
+ * query_search.c, query_sql.c, query_export.c, helpers in query_util.c;
+ * their shared internals: query_priv.h).
  *
  * Every function takes a pooled read-only connection (store.h), used by the
  * calling thread only; prepared statements are cached on it.  Results are

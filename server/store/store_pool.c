@@ -2,7 +2,7 @@
  *
  * n connections opened SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, handed
  * out under a mutex: a connection is used by one thread at a time, so the
- * statements cached on it (query.c) need no locking either.
+ * statements cached on it (query_stmt(), query_util.c) need no locking either.
  */
 #include "store.h"
 #include "util.h"
