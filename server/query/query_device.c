@@ -3,14 +3,13 @@
  * active time (see query.h).
  */
 #include "query_priv.h"
+#include "store.h"
 #include "util.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* The current DeviceProfileList row (QUERY_DP_COLS) as the API object. */
 json_t *query_device_object(sqlite3_stmt *s) {
@@ -150,56 +149,16 @@ static const char *query_device_engine_key(const char *label) {
   return label ? label : "engine";
 }
 
-/* Engine figures are costly (every instruction is read once), and a store
- * never changes: they are cached per (store file, profile). */
-struct query_engines_cache {
-  char *path;
-  dev_t dev;
-  ino_t ino;
-  int64_t profile;
-  json_t *engines;
-  struct query_engines_cache *next;
-};
-static pthread_mutex_t query_cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct query_engines_cache *query_cache;
-
-static json_t *query_device_cache_get(const char *path, const struct stat *st,
-                                      int64_t profile) {
-  json_t *j = NULL;
-  pthread_mutex_lock(&query_cache_mu);
-  for (struct query_engines_cache *c = query_cache; c; c = c->next)
-    if (c->profile == profile && c->dev == st->st_dev && c->ino == st->st_ino &&
-        strcmp(c->path, path) == 0) {
-      j = json_incref(c->engines);
-      break;
-    }
-  pthread_mutex_unlock(&query_cache_mu);
-  return j;
-}
-
-static void query_device_cache_put(const char *path, const struct stat *st,
-                                   int64_t profile, json_t *engines) {
-  struct query_engines_cache *c = xcalloc(1, sizeof *c);
-  c->path = xstrdup(path);
-  c->dev = st->st_dev;
-  c->ino = st->st_ino;
-  c->profile = profile;
-  c->engines = json_incref(engines);
-  pthread_mutex_lock(&query_cache_mu);
-  c->next = query_cache;
-  query_cache = c;
-  pthread_mutex_unlock(&query_cache_mu);
-}
-
 /* {"tensor":{"active_ns":"..","active_percent":..,"instruction_count":..}}
- * for the engine tracks of a device profile. */
+ * for the engine tracks of a device profile.  Reading every instruction is
+ * costly and a store never changes: the figures are kept in the memo of
+ * db's pool (store.h), freed with the pool. */
 static int query_device_engines(sqlite3 *db, int64_t profile, int64_t duration,
                                 json_t **out, struct query_err *e) {
-  const char *path = sqlite3_db_filename(db, "main");
-  struct stat st;
-  bool cacheable = path && *path && stat(path, &st) == 0;
-  json_t *engines =
-      cacheable ? query_device_cache_get(path, &st, profile) : NULL;
+  char key[48];
+  snprintf(key, sizeof key, "engines/%lld", (long long)profile);
+  const char *kept = store_pool_memo_get(db, key);
+  json_t *engines = kept ? json_loads(kept, 0, NULL) : NULL;
   if (!engines) {
     struct query_rows q;
     int rc = query_tracks_rows_load(db, profile, &q, e);
@@ -231,22 +190,22 @@ static int query_device_engines(sqlite3 *db, int64_t profile, int64_t duration,
       json_decref(engines);
       return rc;
     }
-    if (cacheable)
-      query_device_cache_put(path, &st, profile, engines);
+    char *text = json_dumps(engines, JSON_COMPACT);
+    if (text)
+      store_pool_memo_put(db, key, text);
+    free(text);
   }
   /* percentages depend only on the duration, computed per call */
-  json_t *copy = json_deep_copy(engines);
   const char *k;
   json_t *v;
-  json_object_foreach(copy, k, v) {
+  json_object_foreach(engines, k, v) {
     int64_t a = atoll(json_string_value(json_object_get(v, "active_ns")));
     json_object_set_new(v, "active_percent",
                         duration > 0
                             ? json_real(100.0 * (double)a / (double)duration)
                             : json_null());
   }
-  json_decref(engines);
-  *out = copy;
+  *out = engines;
   return 0;
 }
 

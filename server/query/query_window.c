@@ -298,10 +298,13 @@ static int query_window_lane_raw(sqlite3 *db, int64_t track, int64_t lane,
   "lane=?3 AND bucket>?4 AND bucket<=?5 ORDER BY bucket"
 
 /* The pixel column of ts (floor division: columns left of the window are
- * negative). */
+ * negative; a distance beyond int64 counts as the farthest). */
 static int64_t query_window_pixel(int64_t ts, int64_t start, int64_t r) {
-  int64_t d = ts - start;
-  return d >= 0 ? d / r : -((-d + r - 1) / r);
+  int64_t d;
+  if (__builtin_sub_overflow(ts, start, &d))
+    d = ts > start ? INT64_MAX : INT64_MIN;
+  int64_t q = d / r;
+  return d % r < 0 ? q - 1 : q;
 }
 
 /* Appends LOD row `row` to l if it reaches into the window.  A row starting in
@@ -594,8 +597,10 @@ static int query_window_counter_lod(sqlite3 *db, int64_t track, int64_t series,
   int shift = LOD_SHIFT(level), rc;
   int64_t b0 = w->start >> shift, b1 = (w->end - 1) >> shift;
   p->n = 0;
-  if ((rc = query_window_counter_before(db, track, series, b0 << shift, p, e)) <
-      0)
+  /* the first bucket's start: b0 * 2^shift >= INT64_MIN, as b0 is the
+   * floor of start / 2^shift (b0 << shift is undefined for b0 < 0) */
+  if ((rc = query_window_counter_before(db, track, series,
+                                        b0 * ((int64_t)1 << shift), p, e)) < 0)
     return rc;
   sqlite3_stmt *s = query_stmt(
       db,

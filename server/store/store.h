@@ -43,7 +43,17 @@ const struct store_names *store_pool_names(struct store_pool *p, sqlite3 *db);
 const char *store_names_get(const struct store_names *n, int64_t id);
 #define STORE_NAMES_MAX_BYTES (32 << 20)
 
-#endif
+/* The pool's memo: figures that cost a full read of the store (the engines'
+ * active time of a device profile), kept as text under a key.  A store
+ * never changes, so they stay valid until the pool is closed, which frees
+ * them: one set per store, not one per store ever opened.  db is any
+ * connection of the pool, held by the caller. */
+/* The text kept under key in db's pool (borrowed: valid while the caller
+ * holds db), or NULL when none is kept or db is not a pool's connection. */
+const char *store_pool_memo_get(sqlite3 *db, const char *key);
+/* Keeps a copy of text under key in db's pool, unless a text is kept there
+ * already (the first one stays); nothing when db is not a pool's. */
+void store_pool_memo_put(sqlite3 *db, const char *key, const char *text);
 
 /* ---- writer (the ingest thread only) ---- */
 struct store_writer;
@@ -105,9 +115,11 @@ void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
 /* Small tables.  Each takes a statement text with ? placeholders and a
  * type string: one char per parameter, 'i' int64, 'I' int64 or NULL when
  * negative, 'r' double, 't' text (NULL pointer -> NULL), then the values
- * (int64_t, double, const char *).  Returns the new rowid.  Used for
- * process, thread, SystemProfileMetadata, DeviceProfileList, ExecutionInfo,
- * Metadata, NeffHeader, Warning, store_info. */
+ * (int64_t, double, const char *).  Returns the new rowid, or -EIO when the
+ * writer has failed (a statement that does not prepare or run, a write
+ * that fails: this call or an earlier one).  Used for process, thread,
+ * SystemProfileMetadata, DeviceProfileList, ExecutionInfo, Metadata,
+ * NeffHeader, Warning, store_info. */
 int64_t store_writer_exec(struct store_writer *w, const char *sql,
                           const char *types, ...);
 
@@ -115,21 +127,26 @@ int64_t store_writer_exec(struct store_writer *w, const char *sql,
  * result row (stop early by returning non-zero).  `row` may add rows
  * (store_writer_slice, _counter, ...; written after the query) but must not
  * call store_writer_exec, _query or _track_stats.  Types as above for the
- * parameters.  Returns 0 or a negative errno-style code. */
+ * parameters.  Returns 0, or -EIO when the writer has failed (then `row`
+ * may have seen only some rows, or none). */
 int store_writer_query(struct store_writer *w,
                        int (*row)(void *ud, sqlite3_stmt *st), void *ud,
                        const char *sql, const char *types, ...);
 
 /* Commits, builds the indexes, analyses, closes and renames the temporary
  * file to the final path.  Returns 0 or a negative errno-style code with
- * *cause set (the temporary file is then removed).  Frees w either way. */
+ * *cause set, naming the first error of the writer (the temporary file is
+ * then removed and the final path left as it was).  Frees w either way.
+ *
+ * Errors are sticky: after the first failed statement or write, rows are
+ * dropped, store_writer_exec() and _query() fail at once, and this call
+ * reports that first error. */
 int store_writer_finish(struct store_writer *w, char **cause);
-
-/* Abandons the store: closes and removes the temporary file; frees w. */
-void store_writer_abort(struct store_writer *w);
 
 /* Returns 1 if `path` is a complete store whose store_info has key
  * "fingerprint" equal to `fingerprint` (and then sets *events to the sum of
  * its tracks' event counts and *warnings to its Warning rows), else 0. */
 int store_is_current(const char *path, const char *fingerprint,
                      uint64_t *events, uint64_t *warnings);
+
+#endif
