@@ -37,7 +37,8 @@ struct store_names;
 /* p's strings, read with db (a connection to the same store that the
  * caller holds) on the first call and shared by every user of p until
  * store_pool_close(p).  NULL when the table is too big to keep
- * (STORE_NAMES_MAX_BYTES) or could not be read: read str then. */
+ * (STORE_NAMES_MAX_BYTES) or could not be read, or p is NULL (db is no
+ * pool's): read str then. */
 const struct store_names *store_pool_names(struct store_pool *p, sqlite3 *db);
 /* The string of str id `id` (borrowed), or NULL for an unknown id. */
 const char *store_names_get(const struct store_names *n, int64_t id);

@@ -216,6 +216,8 @@ out:
 }
 
 const struct store_names *store_pool_names(struct store_pool *p, sqlite3 *db) {
+  if (!p)
+    return NULL;
   pthread_mutex_lock(&p->names_mu);
   if (!p->names_read) {
     p->names = store_names_read(db);
