@@ -124,6 +124,10 @@ void query_tracks_row(sqlite3_stmt *s, struct tracks_row *r);
 int query_tracks_rows_load(sqlite3 *db, int64_t profile, struct query_rows *q,
                            struct query_err *e);
 void query_tracks_rows_free(struct query_rows *q);
+/* The time span of the system tracks: *start the first event, *end the
+ * last one's end (0 and 0 without events).  Returns 0 or -EIO. */
+int query_tracks_span(sqlite3 *db, int64_t *start, int64_t *end,
+                      struct query_err *e);
 
 /* ---- query_device.c ---- */
 

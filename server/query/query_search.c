@@ -22,14 +22,7 @@ int query_summary(sqlite3 *db, json_t **out, struct query_err *e) {
            0, &instances, e)) < 0 ||
       (rc = query_util_scalar(db, "SELECT count(*) FROM process", 0, &processes,
                               e)) < 0 ||
-      (rc = query_util_scalar(db,
-                              "SELECT min(first_ts) FROM track WHERE domain = "
-                              "'system'",
-                              0, &start, e)) < 0 ||
-      (rc = query_util_scalar(db,
-                              "SELECT max(last_ts) FROM track WHERE domain = "
-                              "'system'",
-                              0, &end, e)) < 0)
+      (rc = query_tracks_span(db, &start, &end, e)) < 0)
     return rc;
   sqlite3_stmt *s = query_stmt(db, QUERY_SQL_DP_SUMMARY " ORDER BY id", e);
   if (!s)

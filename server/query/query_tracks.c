@@ -270,18 +270,23 @@ int query_device_tracks(sqlite3 *db, int64_t profile, json_t **out,
   return rc;
 }
 
+int query_tracks_span(sqlite3 *db, int64_t *start, int64_t *end,
+                      struct query_err *e) {
+  int rc = query_util_scalar(
+      db, "SELECT min(first_ts) FROM track WHERE domain = 'system'", 0, start,
+      e);
+  if (rc == 0)
+    rc = query_util_scalar(
+        db, "SELECT max(last_ts) FROM track WHERE domain = 'system'", 0, end,
+        e);
+  return rc;
+}
+
 int query_profile(sqlite3 *db, json_t **out, struct query_err *e) {
   int64_t start, end, warnings, events, profiles;
   json_t *instances = NULL, *processes = NULL, *metadata = NULL;
   int rc;
-  if ((rc = query_util_scalar(db,
-                              "SELECT min(first_ts) FROM track WHERE domain = "
-                              "'system'",
-                              0, &start, e)) < 0 ||
-      (rc = query_util_scalar(db,
-                              "SELECT max(last_ts) FROM track WHERE domain = "
-                              "'system'",
-                              0, &end, e)) < 0 ||
+  if ((rc = query_tracks_span(db, &start, &end, e)) < 0 ||
       (rc = query_util_scalar(db, "SELECT count(*) FROM Warning", 0, &warnings,
                               e)) < 0 ||
       (rc = query_util_scalar(db,
