@@ -6,8 +6,11 @@
  * Readers: a pool of read-only connections (SQLITE_OPEN_READONLY |
  * SQLITE_OPEN_NOMUTEX), each used by one thread at a time.
  *
- * Ownership: store_* functions that return pointers transfer ownership;
- * *cause strings are malloc'd, the caller frees them.
+ * Ownership: store_pool_open() and store_writer_open() hand the caller an
+ * object that it closes (store_pool_close()) or finishes
+ * (store_writer_finish()); every other pointer returned is borrowed, for as
+ * long as each function says; *cause strings are malloc'd, the caller frees
+ * them.
  */
 #ifndef NEX_STORE_H
 #define NEX_STORE_H
@@ -90,11 +93,14 @@ int64_t store_writer_intern(struct store_writer *w, const char *s);
 
 /* Inserts a base track; returns its id (> 0). */
 int64_t store_writer_track(struct store_writer *w, const struct store_track *t);
+/* Sets the statistics of track `track` once all its rows were written. */
 void store_writer_track_stats(struct store_writer *w, int64_t track,
                               const struct store_track_stats *st);
 
-/* Timeline rows.  `args` (may be NULL) is a JSON object text of args_len
- * bytes, copied. */
+/* Timeline rows, queued for the writer thread (errors surface at
+ * store_writer_finish()).  store_writer_slice: `args` (may be NULL) is a
+ * JSON object text of args_len bytes, copied; store_writer_counter: one
+ * sample of series `series`. */
 void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
                         int64_t ts, int64_t id, int64_t dur, int64_t name,
                         int64_t grp, const char *args, size_t args_len);
@@ -105,11 +111,15 @@ void store_writer_counter(struct store_writer *w, int64_t track, int series,
 void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
                             int64_t lane, int64_t bucket, int64_t n,
                             int64_t count, const void *rows, size_t len);
+/* One LOD point of a counter series: bucket `bucket` of `level`. */
 void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
                               int level, int64_t bucket, int64_t ts, double min,
                               double max, double last, int64_t count);
+/* The event (track, lane, ts, id) is an end of flow `flow_id`. */
 void store_writer_flow(struct store_writer *w, int64_t flow_id, int64_t track,
                        int64_t lane, int64_t ts, int64_t id);
+/* Adds count events of name `name` lasting total_dur ns to the track's
+ * statistics (rows for one (name, track) add up). */
 void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
                             int64_t count, int64_t total_dur);
 
