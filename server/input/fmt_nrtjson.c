@@ -20,6 +20,7 @@
 typedef unsigned char uchar;
 
 #define NJ_PROBE_BYTES (64u << 10)
+#define NJ_WHAT "runtime event dump"
 #define NJ_MAX_NC 4096 /* NeuronCore indexes with per-core state */
 #define NJ_MAX_ATTRS 64
 #define NJ_MAX_HBM 256 /* (device, hbm) pairs with HBM state */
@@ -723,30 +724,6 @@ static void nj_free(struct nj *r) {
   jtok_close(&r->src);
 }
 
-/* Opens the file and checks that it holds a JSON object.  Returns 0 with
- * the cursor after the '{', or a negative errno code with *cause set. */
-static int nj_open(struct nj *r, const char *path, uint64_t limit,
-                   char **cause) {
-  int rc = jtok_open(&r->src, path, limit, cause);
-  if (rc)
-    return rc;
-  if (jtok_ws(&r->src)) {
-    if (cause)
-      *cause = xasprintf("%s: %s", path,
-                         r->src.err ? r->src.err : "no JSON in the file");
-    return r->src.err ? -EBADMSG : -ENODATA;
-  }
-  if (*r->src.p != '{') {
-    if (cause)
-      *cause = xasprintf("%s: not a runtime event dump (JSON object "
-                         "expected, found byte 0x%02x)",
-                         path, *r->src.p);
-    return -EPROTO;
-  }
-  r->src.p++;
-  return 0;
-}
-
 int fmt_nrtjson_read(const char *path, const struct fmt_nrtjson_cb *cb,
                      struct fmt_nrtjson_stats *st, char **cause) {
   struct fmt_nrtjson_stats local;
@@ -759,7 +736,7 @@ int fmt_nrtjson_read(const char *path, const struct fmt_nrtjson_cb *cb,
   for (int i = 0; i < NJ_MAX_NC; i++)
     r.pcore[i] = -1;
   r.last_dev = xcalloc(NJ_MAX_NC, sizeof *r.last_dev);
-  int rc = nj_open(&r, path, 0, cause);
+  int rc = jtok_open_object(&r.src, path, 0, NJ_WHAT, cause);
   if (!rc) { /* pass 1: sync points and physical cores */
     nj_object(&r, 0);
     jtok_close(&r.src);
@@ -769,7 +746,7 @@ int fmt_nrtjson_read(const char *path, const struct fmt_nrtjson_cb *cb,
     r.st->data_version = -1;
     r.warn = (struct jtok_warn){cb ? cb->warning : NULL, cb ? cb->ud : NULL,
                                 &r.st->skipped};
-    rc = nj_open(&r, path, 0, cause);
+    rc = jtok_open_object(&r.src, path, 0, NJ_WHAT, cause);
   }
   if (!rc) {
     rc = nj_object(&r, 0);
@@ -777,8 +754,10 @@ int fmt_nrtjson_read(const char *path, const struct fmt_nrtjson_cb *cb,
       rc = nj_flush_open(&r);
     if (!rc) {
       jtok_finish(&r.src, &r.warn, "event dump");
-      if (r.st->data_version != 2)
-        jtok_note(&r.warn, 0, "data_version %lld (-1: none): read as 2",
+      if (r.st->data_version < 0)
+        jtok_note(&r.warn, 0, "no data_version: read as version 2");
+      else if (r.st->data_version != 2)
+        jtok_note(&r.warn, 0, "data_version %lld: read as version 2",
                   (long long)r.st->data_version);
     }
     r.st->bytes = jtok_off(&r.src, r.src.p);
@@ -790,7 +769,7 @@ int fmt_nrtjson_read(const char *path, const struct fmt_nrtjson_cb *cb,
 int fmt_nrtjson_probe(const char *path) {
   struct fmt_nrtjson_stats st = {0};
   struct nj r = {.st = &st, .warn = {.skipped = &st.skipped}};
-  int rc = nj_open(&r, path, NJ_PROBE_BYTES, NULL);
+  int rc = jtok_open_object(&r.src, path, NJ_PROBE_BYTES, NJ_WHAT, NULL);
   if (!rc)
     rc = nj_object(&r, 1);
   else if (rc == -ENODATA || rc == -EPROTO || rc == -EBADMSG)
