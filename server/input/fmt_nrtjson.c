@@ -163,8 +163,6 @@ static int nj_decode(struct nj *r, const struct jtok_span *obj, uint64_t off,
   int have_type = 0;
   while (jtok_member(&p, end, &k, &v) == JTOK_OK) {
     const char *key = jtok_text(&r->key, &k, &r->scratch);
-    int64_t x = 0;
-    int num = nj_int(&v, &x) == 0;
     if (!strcmp(key, "event_type") && v.kind == JTOK_STR) {
       jtok_text(type, &v, &r->scratch);
       have_type = type->len > 0;
@@ -175,25 +173,28 @@ static int nj_decode(struct nj *r, const struct jtok_span *obj, uint64_t off,
                                           : NJ_UNKNOWN;
     } else if (!strcmp(key, "data") && v.kind == JTOK_OBJ) {
       e->data = v;
-    } else if (num) {
+    } else {
       for (size_t i = 0; i < sizeof nj_keys / sizeof nj_keys[0]; i++)
-        if (!strcmp(key, nj_keys[i].key))
-          *(int64_t *)((char *)e + nj_keys[i].off) = x;
-      e->has_seq |= !strcmp(key, "nrta_seq_id");
+        if (!strcmp(key, nj_keys[i].key) &&
+            !nj_int(&v, (int64_t *)((char *)e + nj_keys[i].off)))
+          e->has_seq |= nj_keys[i].off == offsetof(struct nj_ev, seq);
     }
   }
-  if (!have_type)
-    return r->pass == 2 ? jtok_skipped(&r->warn, off,
-                                       "event without an event_type: skipped") -
-                              1
-                        : -1;
+  if (!have_type) {
+    if (r->pass == 2)
+      jtok_skipped(&r->warn, off, "event without an event_type: skipped");
+    return -1;
+  }
   e->type = type->s;
-  if (e->data.kind == JTOK_OBJ) {
-    if (jtok_find(&e->data, "nc_timestamp_ns", &v) && !nj_int(&v, &e->dev))
-      e->has_dev = 1;
-    if (jtok_find(&e->data, "exec_id", &v) && !nj_int(&v, &e->exec_id))
-      e->has_exec = e->exec_id != 0;
-    if (!jtok_find(&e->data, "device_core_idx", &v) || nj_int(&v, &e->pcore))
+  p = e->data.p + 1;
+  end = e->data.p + e->data.n;
+  while (e->data.kind == JTOK_OBJ && jtok_member(&p, end, &k, &v) == JTOK_OK) {
+    const char *key = jtok_text(&r->key, &k, &r->scratch);
+    if (!strcmp(key, "nc_timestamp_ns"))
+      e->has_dev = !nj_int(&v, &e->dev);
+    else if (!strcmp(key, "exec_id"))
+      e->has_exec = !nj_int(&v, &e->exec_id) && e->exec_id;
+    else if (!strcmp(key, "device_core_idx") && nj_int(&v, &e->pcore))
       e->pcore = -1;
   }
   if (e->has_dev)
@@ -588,6 +589,9 @@ static int nj_flush_open(struct nj *r) {
 /* One element of "events". */
 static int nj_record(struct nj *r, const struct jtok_span *obj, uint64_t off) {
   struct nj_ev e;
+  if (r->pass == 1 && !memmem(obj->p, obj->n, "timestamp_sync", 14) &&
+      !memmem(obj->p, obj->n, "device_core_idx", 15))
+    return 0; /* pass 1 learns nothing else */
   if (nj_decode(r, obj, off, &r->type, &e))
     return 0;
   if (r->pass == 1) {
