@@ -186,9 +186,10 @@ static int nj_decode(struct nj *r, const struct jtok_span *obj, uint64_t off,
     return -1;
   }
   e->type = type->s;
-  p = e->data.p + 1;
-  end = e->data.p + e->data.n;
-  while (e->data.kind == JTOK_OBJ && jtok_member(&p, end, &k, &v) == JTOK_OK) {
+  p = end; /* no data object: nothing to scan */
+  if (e->data.kind == JTOK_OBJ)
+    p = e->data.p + 1, end = e->data.p + e->data.n;
+  while (jtok_member(&p, end, &k, &v) == JTOK_OK) {
     const char *key = jtok_text(&r->key, &k, &r->scratch);
     if (!strcmp(key, "nc_timestamp_ns"))
       e->has_dev = !nj_int(&v, &e->dev);
@@ -228,6 +229,15 @@ static void nj_learn(struct nj *r, const struct nj_ev *e) {
   r->syncs[r->nsync++] = (struct nj_sync){e->nc, e->exec_id, e->dev, cpu};
 }
 
+/* Device time dev through sync s (dev itself if that overflows). */
+static int64_t nj_map(const struct nj_sync *s, int64_t dev) {
+  int64_t d, cpu;
+  if (__builtin_sub_overflow(dev, s->dev, &d) ||
+      __builtin_add_overflow(s->cpu, d, &cpu))
+    return dev;
+  return cpu;
+}
+
 /* The CPU time of device time `dev` on core nc: through the sync of
  * exec_id among the NJ_SYNC_NEAR syncs of the core nearest to dev in time,
  * else through the latest sync of the core at or before dev (counted as
@@ -249,14 +259,14 @@ static int64_t nj_align(struct nj *r, int64_t nc, int has_exec, int64_t exec_id,
     if (r->syncs[j].nc == nc && r->syncs[j].exec_id == exec_id)
       s = &r->syncs[j];
   if (s)
-    return s->cpu + (dev - s->dev);
+    return nj_map(s, dev);
   if (lo > 0 && r->syncs[lo - 1].nc == nc)
     s = &r->syncs[lo - 1];
   else if (lo < r->nsync && r->syncs[lo].nc == nc)
     s = &r->syncs[lo];
   if (has_exec || !s)
     r->st->clock_missing++;
-  return s ? s->cpu + (dev - s->dev) : dev;
+  return s ? nj_map(s, dev) : dev;
 }
 
 /* ------------------------------------------------------------ open starts */
@@ -478,7 +488,8 @@ static int nj_emit(struct nj *r, const struct nj_ev *a, const struct nj_ev *b,
     stop = dev ? (nc_ok ? r->last_dev[a->nc] : start) : r->last_host;
   if (stop < start)
     stop = start;
-  s.duration = stop - start;
+  if (__builtin_sub_overflow(stop, start, &s.duration))
+    s.duration = 0;
   s.timestamp = start;
   if (!strcmp(name, "timestamp_sync_point")) {
     s.nc_timestamp_ns = a->dev;
