@@ -126,7 +126,7 @@ struct nj {
   int64_t last_host;
   /* open starts: linear probing, capacity a power of two */
   struct nj_open *open;
-  size_t nopen, capopen;
+  size_t nopen, capopen, open_bytes;
   Nex__HbmUsage *hbm; /* the running totals of each (device, hbm) */
   size_t nhbm;
   /* attributes of the event being built: offsets into attrs */
@@ -300,6 +300,7 @@ static void nj_grow(struct nj *r) {
 static void nj_remove(struct nj *r, size_t i) {
   size_t mask = r->capopen - 1, j = i;
   free(r->open[i].text);
+  r->open_bytes -= r->open[i].len;
   for (;;) {
     j = (j + 1) & mask;
     if (!r->open[j].used)
@@ -544,7 +545,8 @@ static int nj_abandon(struct nj *r, const struct nj_ev *e, uint64_t off) {
 
 static int nj_start(struct nj *r, const struct jtok_span *obj,
                     const struct nj_ev *e, uint64_t off) {
-  if (r->nopen >= FMT_NRTJSON_MAX_OPEN)
+  if (r->nopen >= FMT_NRTJSON_MAX_OPEN ||
+      r->open_bytes + obj->n > FMT_NRTJSON_MAX_OPEN_BYTES)
     return nj_abandon(r, e, off);
   if ((r->nopen + 1) * 2 > r->capopen)
     nj_grow(r);
@@ -555,9 +557,11 @@ static int nj_start(struct nj *r, const struct jtok_span *obj,
     nj_open_ev(r, i, &old);
     rc = nj_abandon(r, &old, r->open[i].off);
     free(r->open[i].text);
+    r->open_bytes -= r->open[i].len;
   } else {
     r->nopen++;
   }
+  r->open_bytes += obj->n;
   r->open[i] = (struct nj_open){e->nc,  e->tracking_id,
                                 off,    xstrndup((const char *)obj->p, obj->n),
                                 obj->n, 1};
@@ -593,7 +597,7 @@ static int nj_flush_open(struct nj *r) {
     free(r->open[i].text);
     r->open[i].used = 0;
   }
-  r->nopen = 0;
+  r->nopen = r->open_bytes = 0;
   return rc;
 }
 
@@ -656,9 +660,7 @@ static int nj_array(struct nj *r) {
     }
     if (v.kind != JTOK_OBJ) {
       if (r->pass == 2)
-        jtok_skipped(&r->warn, off,
-                     "events: element is not an object: "
-                     "skipped");
+        jtok_skipped(&r->warn, off, "events: not an object: skipped");
       continue;
     }
     int rc = nj_record(r, &v, off);

@@ -6,7 +6,8 @@
  * keys event_type, phase, id, nc_idx, nc_local_id, tracking_id, thread_id,
  * worker_gid, data, timestamp_ns and nrta_seq_id.  A start and its stop
  * share (nc_idx, tracking_id); the decoder pairs them in bounded memory
- * (at most FMT_NRTJSON_MAX_OPEN open starts) and reports each pair as one
+ * (at most FMT_NRTJSON_MAX_OPEN open starts of FMT_NRTJSON_MAX_OPEN_BYTES
+ * in all) and reports each pair as one
  * SystemEvent -- the protobuf-c record ntrace.pb holds -- when its stop is
  * read, so records come in completion order.  Starts still open at the end
  * (or beyond the bound) are reported as incomplete events (attribute
@@ -45,8 +46,9 @@
 
 #include "ntrace.pb-c.h"
 
-/* Open starts held while waiting for their stop. */
+/* Open starts held while waiting for their stop, and their bytes. */
 #define FMT_NRTJSON_MAX_OPEN (1u << 16)
+#define FMT_NRTJSON_MAX_OPEN_BYTES (64u << 20)
 
 struct fmt_nrtjson_cb {
   void *ud;

@@ -134,7 +134,7 @@ static void test_bad(void **state) {
   assert_string_equal(
       r.log.s,
       "E nrt_execute 10 0 rt 0 -1 0 1 id=1 @11\n"
-      "W 150 events: element is not an object: skipped\n"
+      "W 150 events: not an object: skipped\n"
       "W 154 event without an event_type: skipped\n"
       "W 199 events: element malformed or larger than 64 MiB: skipped\n"
       "E nrt_tensor_read 20 0 rt 0 -1 0 1 id=3 size=8 "
