@@ -1226,7 +1226,8 @@ static void ingest_vendor_json(struct ing *g) {
   for (int i = 0; i < d->n_procs; i++)
     for (int j = 0; j < d->procs[i].n_json; j++)
       rels[k++] = d->procs[i].json[j];
-  if (ingest_vjson_read_all(g, rels, n, handled) > 0) {
+  int nv = ingest_vjson_read_all(g, rels, n, handled);
+  if (nv + ingest_nrtjson_read_all(g, rels, n, handled) > 0) {
     g->vjson = xcalloc((size_t)n, sizeof *g->vjson);
     for (int i = 0; i < n; i++)
       if (handled[i])

@@ -6,9 +6,10 @@
  * traces: "<hash>_instid_<i>_vnc_<n>.ntff", "<hash>_vnc_<n>.ntff" (model
  * mode, paired with "neff_<hash>[_vnc_<n>].neff" or "neffs/graph_<hash>.neff"
  * by hash), "profile_nc_<n>_session_<s>.ntff" (session mode), other *.ntff.
- * Chrome traces (*.json, *.json.gz) inside a process folder belong to it;
- * elsewhere they stand alone.  Discovery only looks at names and sizes; it
- * opens no file.
+ * JSON files (*.json, *.json.gz: Chrome traces, vendor exports, runtime
+ * event dumps -- the readers tell them apart by content) inside a process
+ * folder belong to it; elsewhere they stand alone.  Discovery only looks at
+ * names and sizes; it opens no file.
  *
  * Ownership: discover_run() returns a result the caller frees with
  * discover_free(); every string in it belongs to the result.
@@ -36,7 +37,7 @@ struct discover_process {
   int64_t pid;            /* from the folder name; -1 if not a pid folder */
   /* Paths relative to the profile directory, NULL when absent. */
   char *trace_info, *ntrace, *cpu_util, *host_mem;
-  char **json;            /* Chrome/framework traces of this process */
+  char **json;            /* JSON files (traces, exports, dumps) of it */
   int n_json;
   struct discover_device *devices;
   int n_devices;

@@ -711,30 +711,6 @@ static void vj_free(struct vj *r) {
   jtok_close(&r->src);
 }
 
-/* Opens the file and checks that it holds a JSON object.  Returns 0 with
- * the cursor after the '{', or a negative errno code with *cause set. */
-static int vj_open(struct vj *r, const char *path, uint64_t limit,
-                   char **cause) {
-  int rc = jtok_open(&r->src, path, limit, cause);
-  if (rc)
-    return rc;
-  if (jtok_ws(&r->src)) {
-    if (cause)
-      *cause = xasprintf("%s: %s", path,
-                         r->src.err ? r->src.err : "no JSON in the file");
-    return r->src.err ? -EBADMSG : -ENODATA;
-  }
-  if (*r->src.p != '{') {
-    if (cause)
-      *cause = xasprintf("%s: not a vendor JSON export (JSON object expected,"
-                         " found byte 0x%02x)",
-                         path, *r->src.p);
-    return -EPROTO;
-  }
-  r->src.p++;
-  return 0;
-}
-
 int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
                    struct fmt_vjson_stats *st, char **cause) {
   struct fmt_vjson_stats local;
@@ -742,7 +718,7 @@ int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
   memset(r.st, 0, sizeof *r.st);
   r.warn = (struct jtok_warn){cb ? cb->warning : NULL, cb ? cb->ud : NULL,
                               &r.st->skipped};
-  int rc = vj_open(&r, path, 0, cause);
+  int rc = jtok_open_object(&r.src, path, 0, "vendor JSON export", cause);
   if (!rc) {
     rc = vj_object(&r, 0);
     if (rc == -EPROTO && cause)
@@ -759,7 +735,7 @@ int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
 int fmt_vjson_probe(const char *path) {
   struct fmt_vjson_stats st = {0};
   struct vj r = {.st = &st, .warn = {.skipped = &st.skipped}};
-  int rc = vj_open(&r, path, VJSON_PROBE_BYTES, NULL);
+  int rc = jtok_open_object(&r.src, path, VJSON_PROBE_BYTES, "", NULL);
   if (!rc && vj_object(&r, 1) == 1)
     rc = (int)st.kind;
   else if (rc == -ENODATA || rc == -EPROTO || rc == -EBADMSG || rc >= 0)
