@@ -29,7 +29,7 @@ typedef unsigned char uchar;
 
 /* Inflates up to `room` bytes at s->end.  Returns the number added. */
 static size_t jtok_inflate(struct jtok_src *s, size_t room) {
-  uchar *out = (uchar *)s->end;
+  uchar *out = s->buf + (s->end - s->buf);
   s->z.next_out = out;
   s->z.avail_out = (uInt)room;
   while (s->z.avail_out > 0 && !s->zdone) {
@@ -93,8 +93,7 @@ int jtok_fill(struct jtok_src *s) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t done = (size_t)(s->p - s->map) & ~(page - 1);
     if (done > s->released) {
-      madvise((void *)(s->map + s->released), done - s->released,
-              MADV_DONTNEED);
+      madvise(s->map + s->released, done - s->released, MADV_DONTNEED);
       s->released = done;
     }
     return 1;
@@ -192,7 +191,7 @@ int jtok_open(struct jtok_src *s, const char *path, uint64_t limit,
 
 void jtok_close(struct jtok_src *s) {
   if (s->map)
-    munmap((void *)s->map, s->size);
+    munmap(s->map, s->size);
   if (s->gz) {
     inflateEnd(&s->z);
     free(s->zin);

@@ -44,7 +44,7 @@ struct jtok_src {
                 error), NULL if it did not */
   /* private */
   int fd, gz, zdone;
-  const unsigned char *map;
+  unsigned char *map; /* read-only pages, ours to advise and unmap */
   size_t size, released, cap;
   uint64_t limit;
   z_stream z;
