@@ -1059,12 +1059,12 @@ static int64_t query_int_col(sqlite3_stmt *s, int i) {
 
 static void query_rows_free(struct query_rows *q) {
   for (size_t i = 0; i < q->n; i++) {
-    free((char *)q->r[i].kind);
-    free((char *)q->r[i].domain);
-    free((char *)q->r[i].source);
-    free((char *)q->r[i].instance_id);
-    free((char *)q->r[i].cpu_id);
-    free((char *)q->r[i].label);
+    free((void *)(uintptr_t)q->r[i].kind);
+    free((void *)(uintptr_t)q->r[i].domain);
+    free((void *)(uintptr_t)q->r[i].source);
+    free((void *)(uintptr_t)q->r[i].instance_id);
+    free((void *)(uintptr_t)q->r[i].cpu_id);
+    free((void *)(uintptr_t)q->r[i].label);
   }
   free(q->r);
   json_decref(q->series);
