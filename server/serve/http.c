@@ -57,8 +57,14 @@ static void http_headers(struct MHD_Response *r) {
   MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 }
 
+/* Sends r (which it destroys) with the common headers.  A NULL r (the
+ * library could not allocate it) closes the connection. */
 static enum MHD_Result http_queue(struct MHD_Connection *conn, int status,
                                   struct MHD_Response *r) {
+  if (!r) {
+    log_warn("http: out of memory for a %d answer: connection closed", status);
+    return MHD_NO;
+  }
   http_headers(r);
   enum MHD_Result ok = MHD_queue_response(conn, (unsigned)status, r);
   MHD_destroy_response(r);
@@ -72,6 +78,10 @@ static enum MHD_Result http_error(struct MHD_Connection *conn, int status,
   api_error(&rs, status, code, detail);
   struct MHD_Response *r =
       MHD_create_response_from_buffer(rs.len, rs.body, MHD_RESPMEM_MUST_FREE);
+  if (!r) {
+    api_response_free(&rs);
+    return http_queue(conn, status, NULL);
+  }
   rs.body = NULL;
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
   return http_queue(conn, status, r);
@@ -122,8 +132,16 @@ static enum MHD_Result http_api(struct http *h, struct MHD_Connection *conn,
     s->rs = rs;
     r = MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, 64 * 1024, http_stream_read, s, http_stream_free);
+    if (!r) { /* the library calls the free callback only once it has r */
+      http_stream_free(s);
+      return http_queue(conn, rs.status, NULL);
+    }
   } else {
     r = MHD_create_response_from_buffer(rs.len, rs.body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+      api_response_free(&rs);
+      return http_queue(conn, rs.status, NULL);
+    }
     rs.body = NULL;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs.content_type);
@@ -203,7 +221,8 @@ static enum MHD_Result http_static(struct http *h, struct MHD_Connection *conn,
     char *loc = xasprintf("%s/", url);
     struct MHD_Response *r =
         MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, loc);
+    if (r)
+      MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, loc);
     free(loc);
     return http_queue(conn, 301, r);
   }
@@ -227,9 +246,14 @@ static enum MHD_Result http_static(struct http *h, struct MHD_Connection *conn,
     status = 304;
   } else {
     r = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            http_content_type(real));
+    if (!r)
+      close(fd); /* the library owns fd only once it has r */
+    else
+      MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                              http_content_type(real));
   }
+  if (!r)
+    return http_queue(conn, status, NULL);
   MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
   return http_queue(conn, status, r);
@@ -287,7 +311,8 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (r)
+      MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     return http_queue(conn, 405, r);
   }
   return http_static(h, conn, url);
