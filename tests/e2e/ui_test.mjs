@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const SRC = process.env.NEX_SRCDIR || path.resolve(here, '../..');
+const SRC = path.resolve(process.env.NEX_SRCDIR || path.join(here, '../..'));
 const BUILD = process.env.NEX_BUILDDIR || process.cwd();
 const CHROMIUM = process.env.NEX_CHROMIUM || '/usr/bin/chromium';
 const SERVER = path.join(BUILD, 'server/neuron-explorer-server');
