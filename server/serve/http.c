@@ -8,6 +8,7 @@
 #include "http.h"
 #include "api.h"
 #include "app.h"
+#include "budget.h"
 #include "log.h"
 #include "hostcheck.h"
 #include "util.h"
@@ -26,6 +27,7 @@
 struct http {
   struct MHD_Daemon *d;
   struct app *app;
+  struct budget *budget;
   char *bind;
   char *root; /* realpath of the web root, or NULL when it does not exist */
 };
@@ -261,6 +263,35 @@ static enum MHD_Result http_static(struct http *h, struct MHD_Connection *conn,
 
 /* ---- requests ---- */
 
+/* The connection's budget entry (budget.h) follows its requests: its id,
+ * found by socket when MHD starts the connection, is kept as the socket
+ * context until MHD closes it. */
+static void http_on_connection(void *cls, struct MHD_Connection *conn,
+                               void **socket_context,
+                               enum MHD_ConnectionNotificationCode toe) {
+  struct http *h = cls;
+  uint64_t *id = *socket_context;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    *socket_context = id = xmalloc(sizeof *id);
+    *id = ci ? budget_find(h->budget, ci->connect_fd) : 0;
+  } else if (id) {
+    budget_leave(h->budget, *id);
+    free(id);
+    *socket_context = NULL;
+  }
+}
+
+static void http_budget_set(struct http *h, struct MHD_Connection *conn,
+                            enum budget_state s) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  const uint64_t *id = ci ? ci->socket_context : NULL;
+  if (id)
+    budget_set(h->budget, *id, s);
+}
+
 static enum MHD_Result http_count_header(void *cls, enum MHD_ValueKind kind,
                                          const char *key, const char *value) {
   size_t *n = cls;
@@ -276,6 +307,7 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
   struct http *h = cls;
   struct http_req *rq = *con_cls;
   if (!rq) {
+    http_budget_set(h, conn, BUDGET_BUSY);
     const char *cl =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     *con_cls = rq = xcalloc(1, sizeof *rq);
@@ -324,16 +356,18 @@ static void http_on_completed(void *cls, struct MHD_Connection *conn,
   struct http_req *rq = *con_cls;
   if (!rq)
     return;
+  http_budget_set(cls, conn, BUDGET_WAITING);
   sbuf_free(&rq->body);
   free(rq);
   *con_cls = NULL;
 }
 
-int http_start(struct app *a, const char *bind, struct http **out,
-               char **cause) {
+int http_start(struct app *a, const char *bind, struct budget *budget,
+               struct http **out, char **cause) {
   struct http *h = xcalloc(1, sizeof *h);
   char real[PATH_MAX];
   h->app = a;
+  h->budget = budget;
   h->bind = xstrdup(bind ? bind : "127.0.0.1");
   if (realpath(app_web_root(a), real))
     h->root = xstrdup(real);
@@ -346,9 +380,11 @@ int http_start(struct app *a, const char *bind, struct http **out,
           MHD_USE_ERROR_LOG,
       0, NULL, NULL, http_on_request, h, MHD_OPTION_EXTERNAL_LOGGER, http_log,
       h, MHD_OPTION_NOTIFY_COMPLETED, http_on_completed, h,
+      MHD_OPTION_NOTIFY_CONNECTION, http_on_connection, h,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(48 * 1024),
-      MHD_OPTION_CONNECTION_LIMIT, 512u, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
+      MHD_OPTION_END);
   if (!h->d) {
     *cause = xstrdup("cannot start the HTTP daemon (libmicrohttpd)");
     http_stop(h);
