@@ -9,7 +9,8 @@
 #
 # Environment: PORT (demo, default 3001), NEX_ASAN=1 (test: also run the
 # unit and integration tests under AddressSanitizer/UBSan), NEX_WERROR=1
-# (warnings are errors).
+# (warnings are errors).  The browser test must run here (NEX_REQUIRE_E2E=1):
+# this script installs Chromium and node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -69,7 +70,7 @@ rm -rf "$logs"
 mkdir -p "$logs"
 status=0
 trs="build/tests/*/*.trs"
-(cd build && make -j2 check >"$logs/check.out" 2>&1) || status=1
+(cd build && NEX_REQUIRE_E2E=1 make -j2 check >"$logs/check.out" 2>&1) || status=1
 grep -E '^(PASS|FAIL|ERROR|XPASS|SKIP):' "$logs/check.out" || true
 if [ "${NEX_ASAN:-${CI:-}}" != "" ]; then
   build build-asan --enable-asan

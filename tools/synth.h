@@ -20,6 +20,10 @@
 
 #include "util.h"
 
+/* protobuf-c's string fields are `char *`, but packing only reads them.
+ * Returns s typed for such a field (no copy: s must outlive the packing). */
+static inline char *synth_pbstr(const char *s) { return (char *)(uintptr_t)s; }
+
 /* Fixed start of every generated profile (Unix-epoch ns). */
 #define SYNTH_BASE_NS INT64_C(1766072157000000000)
 /* Event ids and flow ids start above 2^53 so that JS doubles cannot hold

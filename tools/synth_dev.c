@@ -149,10 +149,10 @@ int synth_dev_open(struct synth *s, const struct synth_proc *p,
   h.pcore_idx = c->pcore;
   h.neff_hash = c->model->hash;
   h.session_id = session_id;
-  h.model_name = (char *)c->model->name;
+  h.model_name = synth_pbstr(c->model->name);
   h.ticks_per_nanosec = 1.4;
   h.num_physical_cores = 32;
-  h.instance_type = SYNTH_INSTANCE_TYPE;
+  h.instance_type = synth_pbstr(SYNTH_INSTANCE_TYPE);
   h.first_hw_timestamp = origin;
   h.last_hw_timestamp = last;
   h.tensor_engine_num_rows = 128;
@@ -286,14 +286,14 @@ static int synth_dev_instruction(struct synth_dev *d, struct synth_dev_gen *g,
   }
   in.start_ts = g->start;
   in.duration_ns = g->dur;
-  in.engine = (char *)row->engine;
-  in.timeline_track = (char *)row->track;
-  in.opcode = (char *)op;
+  in.engine = synth_pbstr(row->engine);
+  in.timeline_track = synth_pbstr(row->track);
+  in.opcode = synth_pbstr(op);
   in.operands = d->text;
   in.id = d->s->next_id++;
   in.pc = d->pc[g->which] += 16;
-  in.hlo_name = (char *)synth_dev_phases[phase].hlo;
-  in.framework_op = (char *)synth_dev_phases[phase].op;
+  in.hlo_name = synth_pbstr(synth_dev_phases[phase].hlo);
+  in.framework_op = synth_pbstr(synth_dev_phases[phase].op);
   in.execution_index = d->index;
   Nex__NtffRecord rec = NEX__NTFF_RECORD__INIT;
   rec.record_case = NEX__NTFF_RECORD__RECORD_INSTRUCTION;
@@ -309,13 +309,13 @@ static int synth_dev_packet(struct synth_dev *d, struct synth_dev_gen *g) {
   p.start_ts = g->start;
   p.duration_ns = g->dur;
   p.id = d->s->next_id++;
-  p.queue_name = (char *)q->name;
+  p.queue_name = synth_pbstr(q->name);
   p.queue_idx = g->which;
-  p.queue_type = (char *)q->type;
+  p.queue_type = synth_pbstr(q->type);
   p.engine_idx = 64 + (d->core->pcore * 4 + g->which) % 32;
   p.read_bytes = p.write_bytes = p.transfer_bytes = (uint64_t)g->size;
   if (!strcmp(q->variable, "input0") || !strcmp(q->variable, "output0"))
-    p.variable = (char *)q->variable;
+    p.variable = synth_pbstr(q->variable);
   else {
     snprintf(d->text, sizeof d->text, "%s_%d", q->variable, (int)(g->i % 24));
     p.variable = d->text;
@@ -348,8 +348,8 @@ static int synth_dev_semaphore(struct synth_dev *d, struct synth_dev_gen *g) {
   su.timestamp = g->start;
   su.id = id;
   su.value = d->sem[k];
-  su.update_source = (char *)synth_dev_sources[synth_rng_range(r, 0, 5)];
-  su.update_operation_type = (char *)op;
+  su.update_source = synth_pbstr(synth_dev_sources[synth_rng_range(r, 0, 5)]);
+  su.update_operation_type = synth_pbstr(op);
   Nex__NtffRecord rec = NEX__NTFF_RECORD__INIT;
   rec.record_case = NEX__NTFF_RECORD__RECORD_SEMAPHORE;
   rec.semaphore = &su;
@@ -370,7 +370,7 @@ static int synth_dev_usage(struct synth_dev *d, struct synth_dev_gen *g) {
   for (int k = 0; k < 2 && rc == 0; k++) {
     Nex__UsageSample u = NEX__USAGE_SAMPLE__INIT;
     u.timestamp = g->start;
-    u.series = k ? "psum" : "sbuf";
+    u.series = synth_pbstr(k ? "psum" : "sbuf");
     u.util_percent = k ? d->psum : d->sbuf;
     Nex__NtffRecord rec = NEX__NTFF_RECORD__INIT;
     rec.record_case = NEX__NTFF_RECORD__RECORD_USAGE;
@@ -386,10 +386,10 @@ static int synth_dev_cc(struct synth_dev *d, struct synth_dev_gen *g) {
   Nex__CcOp cc = NEX__CC_OP__INIT;
   cc.start_ts = g->start;
   cc.duration_ns = g->dur;
-  cc.operation = (char *)ops[k];
-  cc.algorithm = "Ring";
+  cc.operation = synth_pbstr(ops[k]);
+  cc.algorithm = synth_pbstr("Ring");
   cc.num_elements = UINT64_C(1) << synth_rng_range(&d->rng, 16, 22);
-  cc.dtype = "bf16";
+  cc.dtype = synth_pbstr("bf16");
   cc.op_id = ++d->cc_ops;
   cc.input_size = cc.num_elements * 2;
   cc.output_size = k == 1   ? cc.input_size * 4
@@ -446,7 +446,7 @@ int synth_dev_exec(struct synth_dev *d, const struct synth_dev_exec *e) {
 
   Nex__ExecutionInfo x = NEX__EXECUTION_INFO__INIT;
   x.execution_index = d->index;
-  x.neff_name = (char *)d->core->model->file;
+  x.neff_name = synth_pbstr(d->core->model->file);
   x.execution_start_ts = s0;
   x.execution_end_ts = s1;
   x.num_subgraphs = 1;

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#define ZLIB_CONST /* next_in is const: deflate only reads it */
 #include <zlib.h>
 
 #include "fmt_neff.h"
@@ -124,7 +125,7 @@ static int synth_neff_gzip(const void *p, size_t n, uint8_t **out,
     return -ENOMEM;
   size_t cap = deflateBound(&z, (uLong)n) + 64;
   *out = xmalloc(cap);
-  z.next_in = (Bytef *)p;
+  z.next_in = p;
   z.avail_in = (uInt)n;
   z.next_out = *out;
   z.avail_out = (uInt)cap;

@@ -245,7 +245,7 @@ static int synth_sys_write_event(struct synth_sys_out *o, Nex__SystemEvent *e,
                                  enum synth_name name) {
   Nex__NtraceRecord rec = NEX__NTRACE_RECORD__INIT;
   e->id = o->s->next_id++;
-  e->name = (char *)synth_name_str[name];
+  e->name = synth_pbstr(synth_name_str[name]);
   e->type = synth_sys_type[name];
   rec.record_case = NEX__NTRACE_RECORD__RECORD_EVENT;
   rec.event = e;
@@ -337,7 +337,7 @@ static int synth_sys_sample(struct synth_sys_out *o, int64_t t) {
       cu.cpu_id = id;
       cu.util_percent = o->cpu_util[k];
     } else {
-      cu.cpu_id = "average";
+      cu.cpu_id = synth_pbstr("average");
       cu.util_percent = sum / SYNTH_SYS_CPUS;
     }
     rc = fmt_pb_write_msg(o->cpu, &cu.base);
@@ -435,7 +435,7 @@ static int synth_sys_write_loads(struct synth_sys_out *o,
       e.pcore_idx = -1;
       e.worker_gid = c->worker_gid;
       e.model_id = c->model->hash;
-      e.model_name = (char *)c->model->path;
+      e.model_name = synth_pbstr(c->model->path);
       if (rc == 0)
         rc = synth_sys_write_event(o, &e,
                                    k ? SN_NRT_LOAD_COLLECTIVES : SN_NRT_LOAD);
@@ -510,9 +510,9 @@ static int synth_sys_write_ev(struct synth_sys_out *o,
     if (v->name == SN_NRT_TENSOR_WRITE || v->name == SN_NRT_TENSOR_READ) {
       snprintf(tensor_id, sizeof tensor_id, "%" PRIu64,
                c->model->hash ^ (in ? 0x1111 : 0x2222) ^ (uint64_t)v->nc);
-      a_name.key = "tensor_name";
-      a_name.value = in ? "input0" : "output0";
-      a_id.key = "tensor_id";
+      a_name.key = synth_pbstr("tensor_name");
+      a_name.value = synth_pbstr(in ? "input0" : "output0");
+      a_id.key = synth_pbstr("tensor_id");
       a_id.value = tensor_id;
       e.n_attributes = 2;
       e.attributes = attrs;
@@ -527,7 +527,7 @@ static int synth_sys_write_ev(struct synth_sys_out *o,
   case SN_NRT_EXECUTE:
   case SN_NC_EXEC_RUNNING:
     e.model_id = c->model->hash;
-    e.model_name = (char *)c->model->path;
+    e.model_name = synth_pbstr(c->model->path);
     e.exec_id = st->index + 1;
     e.n_flow_id = 1;
     e.flow_id = &o->flows[v->nc];
@@ -677,7 +677,7 @@ static int synth_sys_cmp_str(const void *a, const void *b) {
 static int synth_sys_write_trace_info(struct synth_sys_out *o) {
   struct synth_proc *p = o->p;
   Nex__TraceInfo ti = NEX__TRACE_INFO__INIT;
-  ti.instance_id = (char *)p->instance_id;
+  ti.instance_id = synth_pbstr(p->instance_id);
   ti.process_id = p->pid;
   ti.first_ts_ns = p->first_ts;
   ti.last_ts_ns = p->last_ts;
@@ -688,10 +688,10 @@ static int synth_sys_write_trace_info(struct synth_sys_out *o) {
   qsort(o->files, (size_t)o->n_files, sizeof *o->files, synth_sys_cmp_str);
   ti.n_files = (size_t)o->n_files;
   ti.files = o->files;
-  ti.instance_type = SYNTH_INSTANCE_TYPE;
-  ti.runtime_version = "2.29.40.0";
-  ti.driver_version = "2.25.4.0";
-  ti.collectives_version = "2.29.41.0";
+  ti.instance_type = synth_pbstr(SYNTH_INSTANCE_TYPE);
+  ti.runtime_version = synth_pbstr("2.29.40.0");
+  ti.driver_version = synth_pbstr("2.25.4.0");
+  ti.collectives_version = synth_pbstr("2.29.41.0");
   ti.num_neuron_devices = 16;
   ti.num_neuroncores = (uint32_t)o->cores;
   FILE *f = synth_fopen(p->path, "trace_info.pb");

@@ -435,12 +435,12 @@ static void ingest_track_free(struct itrack *t) {
   lod_free(t->lod);
   lod_counter_free(t->clod);
   free(t->cbuf);
-  free((char *)t->desc.kind);
-  free((char *)t->desc.domain);
-  free((char *)t->desc.source);
-  free((char *)t->desc.instance_id);
-  free((char *)t->desc.cpu_id);
-  free((char *)t->desc.label);
+  free((void *)(uintptr_t)t->desc.kind);
+  free((void *)(uintptr_t)t->desc.domain);
+  free((void *)(uintptr_t)t->desc.source);
+  free((void *)(uintptr_t)t->desc.instance_id);
+  free((void *)(uintptr_t)t->desc.cpu_id);
+  free((void *)(uintptr_t)t->desc.label);
   free(t);
 }
 

@@ -2,11 +2,12 @@
  *
  * Reading order: the open begins (B, b, S) waiting for their end, the
  * reader state, emitting records, the phase rules, the event array, the
- * top-level object and the entry points.  Tokenizing and the byte source
- * are jtok's.
+ * top-level object and the entry points.  The byte source is jsrc's,
+ * tokenizing jtok's, a value's text and numbers jval's.
  */
 #include "fmt_chrome.h"
 #include "jtok.h"
+#include "jval.h"
 #include "util.h"
 
 #include <errno.h>
@@ -151,7 +152,7 @@ enum {
 enum rd_mode { RD_MAIN, RD_PRESCAN, RD_PROBE };
 
 struct rd {
-  struct jtok_src src;
+  struct jsrc src;
   const char *path;
   const struct fmt_chrome_cb *cb;
   struct fmt_chrome_stats *st;
@@ -195,7 +196,7 @@ static void ev_flow_ids(struct rd *r, const struct jtok_span *args) {
     if (one)
       el = v;
     if ((el.kind == JTOK_STR || el.kind == JTOK_NUM) &&
-        !jtok_u64(jtok_text(&r->sb[SB_TEXT], &el, &r->sb[SB_SCRATCH]), &id)) {
+        !jval_u64(jval_text(&r->sb[SB_TEXT], &el, &r->sb[SB_SCRATCH]), &id)) {
       if (r->nfids == r->capfids) {
         r->capfids = r->capfids ? r->capfids * 2 : 8;
         r->fids = xrealloc(r->fids, r->capfids * sizeof *r->fids);
@@ -223,12 +224,12 @@ static const char *ev_idtext(struct rd *r, const struct ev *e,
     return NULL;
   sbuf_reset(b);
   if (e->scope.kind != JTOK_NONE) {
-    jtok_add(b, &e->scope, &r->sb[SB_SCRATCH]);
+    jval_add(b, &e->scope, &r->sb[SB_SCRATCH]);
     sbuf_addc(b, ':');
   }
   if (local)
     sbuf_printf(b, "local:%s:", pid);
-  jtok_add(b, &v, &r->sb[SB_SCRATCH]);
+  jval_add(b, &v, &r->sb[SB_SCRATCH]);
   return b->s;
 }
 
@@ -251,7 +252,7 @@ static int ev_flow_v2(struct rd *r, const struct ev *e, const char *pid,
   struct sbuf *b = &r->sb[SB_ID];
   sbuf_reset(b);
   sbuf_adds(b, "v2:");
-  jtok_add(b, id, &r->sb[SB_SCRATCH]);
+  jval_add(b, id, &r->sb[SB_SCRATCH]);
   return emit_flow(r,
                    in && out ? 't'
                    : out     ? 's'
@@ -386,7 +387,7 @@ static int ev_meta(struct rd *r, const struct ev *e, const char *name,
                           kinds[i].arg);
     struct fmt_chrome_meta m = {
         name, pid, kinds[i].thread ? tid : NULL,
-        jtok_text(&r->sb[SB_ARGS], &v, &r->sb[SB_SCRATCH])};
+        jval_text(&r->sb[SB_ARGS], &v, &r->sb[SB_SCRATCH])};
     return r->cb && r->cb->meta ? r->cb->meta(r->cb->ud, &m) : 0;
   }
   return jtok_skipped(&r->warn, e->off,
@@ -416,7 +417,7 @@ static int ev_counter(struct rd *r, const struct ev *e, const char *name,
       if (*stop || !isfinite(x))
         continue;
       struct fmt_chrome_counter c = {
-          pid, name, jtok_text(&r->sb[SB_TEXT], &k, &r->sb[SB_SCRATCH]),
+          pid, name, jval_text(&r->sb[SB_TEXT], &k, &r->sb[SB_SCRATCH]),
           ts,  x,    e->off};
       n++;
       rc = r->cb && r->cb->counter ? r->cb->counter(r->cb->ud, &c) : 0;
@@ -432,7 +433,7 @@ static int ev_counter(struct rd *r, const struct ev *e, const char *name,
 static int ev_process(struct rd *r, const struct ev *e) {
   if (e->members == 0)
     return jtok_skipped(&r->warn, e->off, "empty event object {}: skipped");
-  const char *phs = jtok_text(&r->sb[SB_TEXT], &e->ph, &r->sb[SB_SCRATCH]);
+  const char *phs = jval_text(&r->sb[SB_TEXT], &e->ph, &r->sb[SB_SCRATCH]);
   if (e->ph.kind != JTOK_STR || !*phs)
     return jtok_skipped(&r->warn, e->off, "event without \"ph\": skipped");
   char ph = phs[0];
@@ -440,10 +441,10 @@ static int ev_process(struct rd *r, const struct ev *e) {
     return jtok_skipped(&r->warn, e->off, "unsupported phase '%.16s': skipped",
                         phs);
   struct sbuf *sb = r->sb, *tmp = &r->sb[SB_SCRATCH];
-  const char *name = jtok_text(&sb[SB_NAME], &e->name, tmp);
-  const char *cat = jtok_text(&sb[SB_CAT], &e->cat, tmp);
-  const char *pid = jtok_text(&sb[SB_PID], &e->pid, tmp);
-  const char *tid = jtok_text(&sb[SB_TID], &e->tid, tmp);
+  const char *name = jval_text(&sb[SB_NAME], &e->name, tmp);
+  const char *cat = jval_text(&sb[SB_CAT], &e->cat, tmp);
+  const char *pid = jval_text(&sb[SB_PID], &e->pid, tmp);
+  const char *tid = jval_text(&sb[SB_TID], &e->tid, tmp);
   if (!name)
     name = "";
   if (!pid)
@@ -458,21 +459,21 @@ static int ev_process(struct rd *r, const struct ev *e) {
     return jtok_skipped(&r->warn, e->off, "'%c' event without \"ts\": skipped",
                         ph);
   if ((e->ts.kind != JTOK_NUM && e->ts.kind != JTOK_STR) ||
-      jtok_decimal(e->ts.p, e->ts.n, 3, &ts) ||
+      jval_decimal(e->ts.p, e->ts.n, 3, &ts) ||
       __builtin_add_overflow(ts, r->base_ns, &ts))
     return jtok_skipped(
         &r->warn, e->off, "'%c' event with bad \"ts\" %.*s: skipped", ph,
         (int)(e->ts.n < 40 ? e->ts.n : 40), (const char *)e->ts.p);
   /* A missing, bad or negative dur gives a zero-length X. */
   if (ph == 'X' && (e->dur.kind == JTOK_NUM || e->dur.kind == JTOK_STR) &&
-      (jtok_decimal(e->dur.p, e->dur.n, 3, &dur) || dur < 0 ||
+      (jval_decimal(e->dur.p, e->dur.n, 3, &dur) || dur < 0 ||
        __builtin_add_overflow(ts, dur, &end)))
     dur = 0;
   ts_seen(r, ts + dur);
   const char *args = NULL;
   if (e->args.kind != JTOK_NONE) {
     sbuf_reset(&sb[SB_ARGS]);
-    jtok_json(&sb[SB_ARGS], &e->args, tmp);
+    jval_json(&sb[SB_ARGS], &e->args, tmp);
     args = sb[SB_ARGS].s;
   }
   r->nfids = 0;
@@ -649,8 +650,8 @@ static int ev_parse(const uchar **pp, const uchar *end, struct ev *e) {
 
 /* Reads the event object at the cursor. */
 static int rd_event(struct rd *r) {
-  struct jtok_src *s = &r->src;
-  uint64_t off = jtok_off(s, s->p);
+  struct jsrc *s = &r->src;
+  uint64_t off = jsrc_off(s, s->p);
   r->st->events++;
   for (;;) {
     const uchar *q = s->p;
@@ -661,7 +662,7 @@ static int rd_event(struct rd *r) {
       return ev_process(r, &r->ev);
     }
     if (rc == JTOK_BAD) {
-      uint64_t at = jtok_off(s, q);
+      uint64_t at = jsrc_off(s, q);
       s->p = q;
       jtok_skipped(&r->warn, off,
                    "malformed event (unexpected byte 0x%02x at offset %llu): "
@@ -676,7 +677,7 @@ static int rd_event(struct rd *r) {
       jtok_skip(&r->src);
       return 0;
     }
-    if (!jtok_fill(s)) {
+    if (!jsrc_fill(s)) {
       jtok_skipped(&r->warn, off, "event cut by the end of the file: skipped");
       s->p = s->end;
       return 0;
@@ -688,8 +689,8 @@ static int rd_event(struct rd *r) {
  * skipped element, anything else is garbage skipped up to the next , { or
  * ]. */
 static void rd_garbage(struct rd *r) {
-  struct jtok_src *s = &r->src;
-  uint64_t off = jtok_off(s, s->p);
+  struct jsrc *s = &r->src;
+  uint64_t off = jsrc_off(s, s->p);
   struct jtok_span v;
   if (*s->p && strchr("\"[-0123456789tfn", *s->p) && !jtok_value(&r->src, &v)) {
     r->st->events++;
@@ -703,7 +704,7 @@ static void rd_garbage(struct rd *r) {
   for (;;) {
     while (s->p < s->end && *s->p != ',' && *s->p != '{' && *s->p != ']')
       s->p++;
-    if (s->p < s->end || !jtok_fill(s))
+    if (s->p < s->end || !jsrc_fill(s))
       return;
   }
 }
@@ -738,7 +739,7 @@ static void rd_prescan(struct rd *r);
 /* Handles a small top-level value of the Object format. */
 static void rd_top_value(struct rd *r, const char *key) {
   struct jtok_span v;
-  uint64_t off = jtok_off(&r->src, r->src.p);
+  uint64_t off = jsrc_off(&r->src, r->src.p);
   int64_t ns;
   if (strcmp(key, "baseTimeNanoseconds") && strcmp(key, "displayTimeUnit") &&
       strcmp(key, "distributedInfo")) {
@@ -753,7 +754,7 @@ static void rd_top_value(struct rd *r, const char *key) {
   }
   if (!strcmp(key, "baseTimeNanoseconds")) {
     if ((v.kind == JTOK_NUM || v.kind == JTOK_STR) &&
-        !jtok_decimal(v.p, v.n, 0, &ns)) {
+        !jval_decimal(v.p, v.n, 0, &ns)) {
       r->base_ns = ns;
       r->have_base = 1;
     } else {
@@ -771,7 +772,7 @@ static void rd_top_value(struct rd *r, const char *key) {
     if (jtok_find(&v, "rank", &rank) && rank.kind != JTOK_OBJ &&
         rank.kind != JTOK_ARR)
       snprintf(r->st->rank, sizeof r->st->rank, "%s",
-               jtok_text(&r->sb[SB_TEXT], &rank, &r->sb[SB_SCRATCH]));
+               jval_text(&r->sb[SB_TEXT], &rank, &r->sb[SB_SCRATCH]));
   }
 }
 
@@ -779,13 +780,13 @@ static void rd_top_value(struct rd *r, const char *key) {
  * cursor.  RD_MAIN reads the events; RD_PRESCAN skips them to learn the
  * keys that follow; RD_PROBE stops at the traceEvents key. */
 static int rd_object(struct rd *r, enum rd_mode mode) {
-  struct jtok_src *s = &r->src;
+  struct jsrc *s = &r->src;
   struct sbuf *key = &r->sb[SB_KEY];
   for (;;) {
     struct jtok_span k;
     if (!jtok_next_member(s))
       return 0;
-    uint64_t off = jtok_off(s, s->p);
+    uint64_t off = jsrc_off(s, s->p);
     if (*s->p != '"' || jtok_value(&r->src, &k)) {
       jtok_note(&r->warn, off,
                 "malformed top-level object: the rest of the file is "
@@ -793,7 +794,7 @@ static int rd_object(struct rd *r, enum rd_mode mode) {
       return 0;
     }
     sbuf_reset(key);
-    jtok_decode(key, &k);
+    jval_decode(key, &k);
     if (jtok_ws(&r->src) || *s->p != ':') {
       jtok_note(&r->warn, off,
                 "top-level key without a value: the rest of the file is "
@@ -855,16 +856,16 @@ static void rd_free(struct rd *r) {
   for (int i = 0; i < SB_N; i++)
     sbuf_free(&r->sb[i]);
   free(r->fids);
-  jtok_close(&r->src);
+  jsrc_close(&r->src);
 }
 
 /* Opens the source and moves to the first byte of the document.  Returns
  * 0, or a negative errno code with *cause set. */
 static int rd_open(struct rd *r, uint64_t limit, char **cause) {
-  int rc = jtok_open(&r->src, r->path, limit, cause);
+  int rc = jsrc_open(&r->src, r->path, limit, cause);
   if (rc)
     return rc;
-  struct jtok_src *s = &r->src;
+  struct jsrc *s = &r->src;
   if (jtok_ws(s)) {
     if (cause)
       *cause =
@@ -965,7 +966,7 @@ int fmt_chrome_read(const char *path, const struct fmt_chrome_cb *cb,
     rc = rd_finish(&r);
   if (!rc)
     jtok_finish(&r.src, &r.warn, "trace");
-  r.st->bytes = jtok_off(&r.src, r.src.p);
+  r.st->bytes = jsrc_off(&r.src, r.src.p);
   rd_free(&r);
   return rc;
 }

@@ -8,6 +8,7 @@
 #include "fmt_nrtjson.h"
 #include "filter.h"
 #include "jtok.h"
+#include "jval.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -73,9 +74,9 @@ static int nj_int(const struct jtok_span *v, int64_t *out) {
   memcpy(buf, v->p, v->n);
   buf[v->n] = 0;
   uint64_t u;
-  if (!jtok_decimal((const uchar *)buf, v->n, 0, out))
+  if (!jval_decimal((const uchar *)buf, v->n, 0, out))
     return 0;
-  if (jtok_u64(buf, &u))
+  if (jval_u64(buf, &u))
     return -1;
   *out = (int64_t)u;
   return 0;
@@ -112,7 +113,7 @@ struct nj_open {
 };
 
 struct nj {
-  struct jtok_src src;
+  struct jsrc src;
   const struct fmt_nrtjson_cb *cb;
   struct fmt_nrtjson_stats *st;
   struct jtok_warn warn;
@@ -162,9 +163,9 @@ static int nj_decode(struct nj *r, const struct jtok_span *obj, uint64_t off,
   e->pcore = -1;
   int have_type = 0;
   while (jtok_member(&p, end, &k, &v) == JTOK_OK) {
-    const char *key = jtok_text(&r->key, &k, &r->scratch);
+    const char *key = jval_text(&r->key, &k, &r->scratch);
     if (!strcmp(key, "event_type") && v.kind == JTOK_STR) {
-      jtok_text(type, &v, &r->scratch);
+      jval_text(type, &v, &r->scratch);
       have_type = type->len > 0;
     } else if (!strcmp(key, "phase")) {
       e->phase = jtok_is(&v, "start")     ? NJ_START
@@ -190,7 +191,7 @@ static int nj_decode(struct nj *r, const struct jtok_span *obj, uint64_t off,
   if (e->data.kind == JTOK_OBJ)
     p = e->data.p + 1, end = e->data.p + e->data.n;
   while (jtok_member(&p, end, &k, &v) == JTOK_OK) {
-    const char *key = jtok_text(&r->key, &k, &r->scratch);
+    const char *key = jval_text(&r->key, &k, &r->scratch);
     if (!strcmp(key, "nc_timestamp_ns"))
       e->has_dev = !nj_int(&v, &e->dev);
     else if (!strcmp(key, "exec_id"))
@@ -334,7 +335,7 @@ static size_t nj_usage_field(struct nj *r, const struct jtok_span *v) {
   if (v->kind == JTOK_NUM && !nj_int(v, &n))
     name = n >= 0 && n < 16 ? by_num[n] : NULL;
   else if (v->kind == JTOK_STR) {
-    name = jtok_text(&r->text, v, &r->scratch);
+    name = jval_text(&r->text, v, &r->scratch);
     for (char *c = r->text.s; *c; c++)
       *c = (char)tolower((uchar)*c);
     for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
@@ -429,7 +430,7 @@ static void nj_fields(struct nj *r, const struct nj_ev *e, Nex__SystemEvent *s,
   const uchar *p = e->data.p + 1, *end = e->data.p + e->data.n;
   struct jtok_span k, v;
   while (jtok_member(&p, end, &k, &v) == JTOK_OK) {
-    const char *key = jtok_text(&r->key, &k, &r->scratch);
+    const char *key = jval_text(&r->key, &k, &r->scratch);
     int64_t x = 0;
     int num = !nj_int(&v, &x);
     if (!strcmp(key, "nc_timestamp_ns") || !strcmp(key, "device_core_idx"))
@@ -443,9 +444,9 @@ static void nj_fields(struct nj *r, const struct nj_ev *e, Nex__SystemEvent *s,
     else if (num && (!strcmp(key, "size") || !strcmp(key, "total_size")))
       s->size = (uint64_t)x;
     else if (!strcmp(key, "model_name") && v.kind == JTOK_STR)
-      jtok_text(model, &v, &r->scratch);
+      jval_text(model, &v, &r->scratch);
     else
-      nj_attr(r, key, jtok_text(&r->text, &v, &r->scratch), jtok_number(&v));
+      nj_attr(r, key, jval_text(&r->text, &v, &r->scratch), jtok_number(&v));
   }
 }
 
@@ -630,7 +631,7 @@ static int nj_record(struct nj *r, const struct jtok_span *obj, uint64_t off) {
 
 /* Reads the "events" array whose '[' is at the cursor. */
 static int nj_array(struct nj *r) {
-  struct jtok_src *s = &r->src;
+  struct jsrc *s = &r->src;
   s->p++;
   for (;;) {
     if (jtok_ws(s))
@@ -640,7 +641,7 @@ static int nj_array(struct nj *r) {
         return 0;
       continue;
     }
-    uint64_t off = jtok_off(s, s->p);
+    uint64_t off = jsrc_off(s, s->p);
     const uchar *first = s->p;
     struct jtok_span v;
     if (jtok_value(s, &v)) {
@@ -672,7 +673,7 @@ static int nj_array(struct nj *r) {
 /* Probe: whether the "events" array at the cursor is a runtime dump's (1),
  * empty (2) or not (0). */
 static int nj_probe_events(struct nj *r) {
-  struct jtok_src *s = &r->src;
+  struct jsrc *s = &r->src;
   struct jtok_span v, t;
   s->p++;
   if (jtok_ws(s))
@@ -688,10 +689,10 @@ static int nj_probe_events(struct nj *r) {
 /* Reads the top-level object whose '{' is behind the cursor.  probe: stops
  * as soon as the kind is known and returns 1 for a dump, else 0. */
 static int nj_object(struct nj *r, int probe) {
-  struct jtok_src *s = &r->src;
+  struct jsrc *s = &r->src;
   int empty = 0, version = 0;
   while (jtok_next_member(s)) {
-    uint64_t off = jtok_off(s, s->p);
+    uint64_t off = jsrc_off(s, s->p);
     struct jtok_span k, v;
     if (*s->p != '"' || jtok_value(s, &k) || jtok_ws(s) || *s->p != ':' ||
         (s->p++, jtok_ws(s))) {
@@ -701,7 +702,7 @@ static int nj_object(struct nj *r, int probe) {
                   "the file is ignored");
       return 0;
     }
-    const char *key = jtok_text(&r->key, &k, &r->scratch);
+    const char *key = jval_text(&r->key, &k, &r->scratch);
     int64_t x;
     if (!strcmp(key, "events") && *s->p == '[') {
       int rc = probe ? nj_probe_events(r) : nj_array(r);
@@ -738,7 +739,7 @@ static void nj_free(struct nj *r) {
   free(r->pcore);
   free(r->last_dev);
   free(r->hbm);
-  jtok_close(&r->src);
+  jsrc_close(&r->src);
 }
 
 int fmt_nrtjson_read(const char *path, const struct fmt_nrtjson_cb *cb,
@@ -756,7 +757,7 @@ int fmt_nrtjson_read(const char *path, const struct fmt_nrtjson_cb *cb,
   int rc = jtok_open_object(&r.src, path, 0, NJ_WHAT, cause);
   if (!rc) { /* pass 1: sync points and physical cores */
     nj_object(&r, 0);
-    jtok_close(&r.src);
+    jsrc_close(&r.src);
     if (r.nsync)
       qsort(r.syncs, r.nsync, sizeof *r.syncs, nj_cmp_sync);
     r.pass = 2;
@@ -777,7 +778,7 @@ int fmt_nrtjson_read(const char *path, const struct fmt_nrtjson_cb *cb,
         jtok_note(&r.warn, 0, "data_version %lld: read as version 2",
                   (long long)r.st->data_version);
     }
-    r.st->bytes = jtok_off(&r.src, r.src.p);
+    r.st->bytes = jsrc_off(&r.src, r.src.p);
   }
   nj_free(&r);
   return rc;

@@ -47,7 +47,7 @@ struct fmt_pb_arena {
 };
 
 struct fmt_pb {
-  const uint8_t *map;
+  uint8_t *map; /* read-only pages; ours to advise and unmap */
   uint64_t size;
   uint64_t pos;
   uint64_t dropped; /* map[0, dropped) was given back with MADV_DONTNEED */
@@ -195,8 +195,7 @@ static void fmt_pb_drop_consumed(struct fmt_pb *r) {
   uint64_t end = r->pos & ~(r->page_size - 1);
   if (end - r->dropped < FMT_PB_DROP_STEP)
     return;
-  madvise((void *)(r->map + r->dropped), (size_t)(end - r->dropped),
-          MADV_DONTNEED);
+  madvise(r->map + r->dropped, (size_t)(end - r->dropped), MADV_DONTNEED);
   r->dropped = end;
 }
 
@@ -385,7 +384,7 @@ void fmt_pb_close(struct fmt_pb *r) {
   if (!r)
     return;
   if (r->map)
-    munmap((void *)r->map, (size_t)r->size);
+    munmap(r->map, (size_t)r->size);
   ASAN_UNPOISON_MEMORY_REGION(r->arena.base, r->arena.cap);
   free(r->arena.base);
   free(r);

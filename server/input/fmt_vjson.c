@@ -1,14 +1,16 @@
 /* fmt_vjson.c -- see fmt_vjson.h.
  *
- * Reading order: the sections and their field aliases, a per-record arena,
- * the generic JSON -> protobuf-c mapper (driven by the message descriptors),
+ * Reading order: the sections and their field aliases, the reader, the
+ * generic JSON -> protobuf-c mapper (driven by the message descriptors),
  * the fix-ups of system events, the record emitters, and the streaming
- * drivers (top-level object, section arrays).  Tokenizing and the byte
- * source are jtok's.
+ * drivers (top-level object, section arrays).  The byte source is jsrc's,
+ * tokenizing jtok's, a value's text and numbers jval's; each record's
+ * message lives in an arena (arena.h).
  */
 #include "fmt_vjson.h"
-#include "jtok.h"
 #include "arena.h"
+#include "jtok.h"
+#include "jval.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -114,7 +116,7 @@ static const struct section *section_of(const char *key) {
 /* ------------------------------------------------------------ reader */
 
 struct vj {
-  struct jtok_src src;
+  struct jsrc src;
   const struct fmt_vjson_cb *cb;
   struct fmt_vjson_stats *st;
   struct jtok_warn warn; /* cb's warnings, st's skipped count */
@@ -155,7 +157,7 @@ static Nex__Attribute *vj_attr(struct vj *r, const char *key,
   Nex__Attribute *a = arena_alloc(&r->arena, sizeof *a);
   nex__attribute__init(a);
   a->key = arena_strdup(&r->arena, key, strlen(key));
-  const char *t = jtok_text(&r->text, v, &r->scratch);
+  const char *t = jval_text(&r->text, v, &r->scratch);
   a->value = arena_strdup(&r->arena, t, r->text.len);
   a->is_number = jtok_number(v);
   if (r->nattrs == r->capattrs) {
@@ -172,7 +174,7 @@ static Nex__Attribute *vj_attr(struct vj *r, const char *key,
 static const char *num_text(struct vj *r, const struct jtok_span *v) {
   if (v->kind != JTOK_NUM && v->kind != JTOK_STR)
     return NULL;
-  const char *t = jtok_text(&r->text, v, &r->scratch);
+  const char *t = jval_text(&r->text, v, &r->scratch);
   while (isspace((uchar)*t))
     t++;
   return *t ? t : NULL;
@@ -180,9 +182,9 @@ static const char *num_text(struct vj *r, const struct jtok_span *v) {
 
 static int to_i64(const char *t, int64_t *out) {
   uint64_t u;
-  if (!jtok_decimal((const uchar *)t, strlen(t), 0, out))
+  if (!jval_decimal((const uchar *)t, strlen(t), 0, out))
     return 0;
-  if (!jtok_u64(t, &u) && u <= (uint64_t)INT64_MAX) { /* hexadecimal */
+  if (!jval_u64(t, &u) && u <= (uint64_t)INT64_MAX) { /* hexadecimal */
     *out = (int64_t)u;
     return 0;
   }
@@ -192,9 +194,9 @@ static int to_i64(const char *t, int64_t *out) {
 /* uint64 fields take ids too: a negative int64 keeps its bits. */
 static int to_u64(const char *t, uint64_t *out) {
   int64_t v;
-  if (!jtok_u64(t, out))
+  if (!jval_u64(t, out))
     return 0;
-  if (jtok_decimal((const uchar *)t, strlen(t), 0, &v))
+  if (jval_decimal((const uchar *)t, strlen(t), 0, &v))
     return -1;
   *out = (uint64_t)v;
   return 0;
@@ -264,7 +266,7 @@ static int vj_scalar(struct vj *r, const ProtobufCFieldDescriptor *f,
     const ProtobufCEnumDescriptor *ed = f->descriptor;
     const ProtobufCEnumValue *ev = NULL;
     if (v->kind == JTOK_STR) {
-      jtok_text(&r->text, v, &r->scratch);
+      jval_text(&r->text, v, &r->scratch);
       for (char *c = r->text.s; *c; c++)
         *c = (char)toupper((uchar)*c);
       ev = protobuf_c_enum_descriptor_get_value_by_name(ed, r->text.s);
@@ -280,7 +282,7 @@ static int vj_scalar(struct vj *r, const ProtobufCFieldDescriptor *f,
   case PROTOBUF_C_TYPE_STRING:
     if (v->kind == JTOK_OBJ || v->kind == JTOK_ARR)
       return -1;
-    t = jtok_text(&r->text, v, &r->scratch);
+    t = jval_text(&r->text, v, &r->scratch);
     *(char **)dst = arena_strdup(&r->arena, t, r->text.len);
     return 0;
   default: /* bytes, messages: only attributes, filled elsewhere */
@@ -388,12 +390,12 @@ static void *vj_map(struct vj *r, const struct section *sec,
   }
   r->end_ts.kind = r->group.kind = JTOK_NONE;
   while (jtok_member(&p, end, &k, &v) == JTOK_OK) {
-    const char *key = jtok_text(&r->key, &k, &r->scratch);
+    const char *key = jval_text(&r->key, &k, &r->scratch);
     const char *field = key;
     if (!strcmp(key, "instance_id"))
-      o->instance_id = jtok_text(&r->instance, &v, &r->scratch);
+      o->instance_id = jval_text(&r->instance, &v, &r->scratch);
     else if (!strcmp(key, "process_id"))
-      o->process_id = jtok_text(&r->process, &v, &r->scratch);
+      o->process_id = jval_text(&r->process, &v, &r->scratch);
     else if (!strcmp(key, "end_ts"))
       r->end_ts = v;
     else if (!strcmp(key, "group"))
@@ -439,7 +441,7 @@ static void vj_event_fix(struct vj *r, Nex__SystemEvent *e) {
     e->duration = end - e->timestamp;
   const char *group = NULL;
   if (r->group.kind == JTOK_STR)
-    group = jtok_text(&r->text, &r->group, &r->scratch);
+    group = jval_text(&r->text, &r->group, &r->scratch);
   if (e->source == NEX__TRACE_EVENT_SOURCE__SOURCE_UNSPECIFIED &&
       (e->type == 99999 || (group && !strncmp(group, "framework", 9)) ||
        (r->event_type && strstr(r->event_type, "Framework"))))
@@ -460,7 +462,7 @@ static int vj_other(struct vj *r, const char *name, const struct jtok_span *v,
     const uchar *p = v->p + 1, *end = v->p + v->n;
     struct jtok_span k, m;
     while (jtok_member(&p, end, &k, &m) == JTOK_OK)
-      vj_attr(r, jtok_text(&r->key, &k, &r->scratch), &m);
+      vj_attr(r, jval_text(&r->key, &k, &r->scratch), &m);
   } else {
     vj_attr(r, name, v);
   }
@@ -499,13 +501,13 @@ static int vj_record(struct vj *r, const struct section *sec, const char *name,
     }
     struct jtok_span id;
     if (jtok_find(v, "instance_id", &id))
-      o.instance_id = jtok_text(&r->instance, &id, &r->scratch);
+      o.instance_id = jval_text(&r->instance, &id, &r->scratch);
     if (jtok_find(v, "process_id", &id))
-      o.process_id = jtok_text(&r->process, &id, &r->scratch);
+      o.process_id = jval_text(&r->process, &id, &r->scratch);
     r->st->records++;
     return cb && cb->device_profile
                ? cb->device_profile(ud, &o, (int)i,
-                                    jtok_text(&r->key, &dn, &r->scratch))
+                                    jval_text(&r->key, &dn, &r->scratch))
                : 0;
   }
   void *msg = vj_map(r, sec, v, &o);
@@ -555,7 +557,7 @@ static int vj_record(struct vj *r, const struct section *sec, const char *name,
 
 /* Reads a section array whose '[' is at the cursor, element by element. */
 static int vj_array(struct vj *r, const struct section *sec, const char *name) {
-  struct jtok_src *s = &r->src;
+  struct jsrc *s = &r->src;
   s->p++;
   for (;;) {
     struct jtok_span v;
@@ -569,7 +571,7 @@ static int vj_array(struct vj *r, const struct section *sec, const char *name) {
       s->p++;
       continue;
     }
-    uint64_t off = jtok_off(s, s->p);
+    uint64_t off = jsrc_off(s, s->p);
     const uchar *start = s->p;
     if (jtok_value(s, &v)) {
       int big = (size_t)(s->end - s->p) >= JTOK_MAX_VALUE;
@@ -597,11 +599,11 @@ static int vj_array(struct vj *r, const struct section *sec, const char *name) {
  * value.  Returns the decoded key (the caller frees it), or NULL if the
  * input is malformed or ends. */
 static char *vj_key(struct vj *r) {
-  struct jtok_src *s = &r->src;
+  struct jsrc *s = &r->src;
   struct jtok_span k;
   if (*s->p != '"' || jtok_value(s, &k))
     return NULL;
-  char *key = xstrdup(jtok_text(&r->key, &k, &r->scratch));
+  char *key = xstrdup(jval_text(&r->key, &k, &r->scratch));
   if (jtok_ws(s) || *s->p != ':' || (s->p++, jtok_ws(s))) {
     free(key);
     return NULL;
@@ -611,9 +613,9 @@ static char *vj_key(struct vj *r) {
 
 /* Reads the value of top-level key `name` at the cursor. */
 static int vj_section(struct vj *r, const char *name) {
-  struct jtok_src *s = &r->src;
+  struct jsrc *s = &r->src;
   const struct section *sec = section_of(name);
-  uint64_t off = jtok_off(s, s->p);
+  uint64_t off = jsrc_off(s, s->p);
   struct jtok_span v;
   if (sec->kind != FMT_VJSON_NONE && r->st->kind == FMT_VJSON_NONE)
     r->st->kind = sec->kind;
@@ -632,7 +634,7 @@ static int vj_section(struct vj *r, const char *name) {
       }
       char *type = vj_key(r);
       if (!type) {
-        jtok_note(&r->warn, jtok_off(s, s->p),
+        jtok_note(&r->warn, jsrc_off(s, s->p),
                   "%s: malformed: the rest of the section is skipped", name);
         return 0;
       }
@@ -642,7 +644,7 @@ static int vj_section(struct vj *r, const char *name) {
         rc = vj_array(r, sec, name);
         r->event_type = NULL;
       } else {
-        jtok_skipped(&r->warn, jtok_off(s, s->p),
+        jtok_skipped(&r->warn, jsrc_off(s, s->p),
                      "%s: \"%s\" is not a list of records: skipped", name,
                      type);
         jtok_skip(s);
@@ -668,11 +670,11 @@ static int vj_section(struct vj *r, const char *name) {
 /* Reads the top-level object whose '{' is behind the cursor.  When probe
  * is set, stops at the first key that tells the kind. */
 static int vj_object(struct vj *r, int probe) {
-  struct jtok_src *s = &r->src;
+  struct jsrc *s = &r->src;
   for (;;) {
     if (!jtok_next_member(s))
       return 0;
-    uint64_t off = jtok_off(s, s->p);
+    uint64_t off = jsrc_off(s, s->p);
     char *name = vj_key(r);
     if (!name) {
       jtok_note(&r->warn, off,
@@ -708,7 +710,7 @@ static void vj_free(struct vj *r) {
   free(r->attrs);
   free(r->rep);
   arena_free(&r->arena);
-  jtok_close(&r->src);
+  jsrc_close(&r->src);
 }
 
 int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
@@ -727,7 +729,7 @@ int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
   if (!rc)
     jtok_finish(&r.src, &r.warn, "export");
   if (r.src.base)
-    r.st->bytes = jtok_off(&r.src, r.src.p);
+    r.st->bytes = jsrc_off(&r.src, r.src.p);
   vj_free(&r);
   return rc;
 }

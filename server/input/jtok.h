@@ -1,32 +1,24 @@
 /* jtok.h -- streaming JSON tokenizer for big files (Chrome traces, the
- * vendor's JSON exports).
- *
- * A jtok_src is a window over the decompressed bytes of one file: a plain
- * file is mapped and the window slides through the mapping (pages behind the
- * cursor are given back), a gzip file (detected by its magic bytes) is
- * inflated into a buffer that keeps only the unconsumed tail.  Memory stays
- * bounded whatever the file size.
+ * vendor's JSON exports), over the sliding window of a jsrc (jsrc.h).
  *
  * The scanners work on a window [*pp, end) and never read past end.  A
  * scanner returns JTOK_OK and moves *pp past what it read, JTOK_BAD and sets
  * *pp to the offending byte, or JTOK_MORE (*pp unspecified) when the value
- * runs past end: the caller refills with jtok_fill() and scans again from
+ * runs past end: the caller refills with jsrc_fill() and scans again from
  * the value's start.  Values inside objects and arrays are validated (JSON
  * grammar, nesting up to JTOK_MAX_DEPTH); lenient spots are documented at
- * each function.
+ * each function.  A scanned value's text and numbers: jval.h.
  *
  * Ownership: a jtok_span points into the window and is valid until the next
- * jtok_fill() (or any function that refills) on its source.  Text functions
- * append to sbufs the caller owns.
+ * jsrc_fill() (or any function that refills) on its source.
  */
 #ifndef NEX_JTOK_H
 #define NEX_JTOK_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <zlib.h>
 
-#include "util.h"
+#include "jsrc.h"
 
 /* Values longer than this are not held in the window (jtok_value refuses
  * them; decoders skip them with jtok_skip). */
@@ -34,61 +26,23 @@
 /* Deepest nesting accepted inside a value. */
 #define JTOK_MAX_DEPTH 512
 
-struct jtok_src {
-  const unsigned char *p;    /* cursor: bytes before it are consumed */
-  const unsigned char *end;  /* end of the bytes available */
-  const unsigned char *base; /* start of the window */
-  uint64_t base_off;         /* stream offset of base */
-  int eof;                   /* the end of the stream has been reached */
-  char *err; /* why the stream ended early (gzip corrupt or cut, read
-                error), NULL if it did not */
-  /* private */
-  int fd, gz, zdone;
-  const unsigned char *map;
-  size_t size, released, cap;
-  uint64_t limit;
-  z_stream z;
-  unsigned char *zin, *buf;
-};
-
-/* Opens `path` for reading at most `limit` stream bytes (0 = all), loads
- * the first window and moves the cursor past a UTF-8 byte order mark.
- * Returns 0, or a negative errno-style code (-ENOENT..., -EISDIR, -ENODATA
- * for an empty file) and sets *cause when cause is not NULL (a message
- * naming the file; the caller frees it). */
-int jtok_open(struct jtok_src *s, const char *path, uint64_t limit,
-              char **cause);
-
-/* jtok_open, then checks that the stream holds a JSON object and moves the
- * cursor past its '{'.  Returns 0, or a negative errno-style code with
- * *cause set when cause is not NULL: those of jtok_open, -ENODATA when
- * there is no JSON, -EBADMSG when the gzip stream is corrupt, -EPROTO when
- * the first value is not an object ("not a <what> (JSON object
- * expected...)").  The source must be closed in every case. */
-int jtok_open_object(struct jtok_src *s, const char *path, uint64_t limit,
-                     const char *what, char **cause);
-
-/* Makes more bytes available after s->end, keeping [s->p, s->end) (the
- * window may move: spans become invalid).  Returns 1 if bytes were added,
- * 0 at the end of the stream. */
-int jtok_fill(struct jtok_src *s);
-
-/* Releases the source (the struct can be opened again). */
-void jtok_close(struct jtok_src *s);
-
-/* The stream offset of q, a pointer into the current window. */
-static inline uint64_t jtok_off(const struct jtok_src *s,
-                                const unsigned char *q) {
-  return s->base_off + (uint64_t)(q - s->base);
-}
-
+/* 1 if c is a JSON blank (space, tab, newline, carriage return). */
 static inline int jtok_blank(unsigned char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
 /* Skips blanks at the cursor, refilling.  Returns 0 at a non-blank byte,
  * -1 at the end of the stream. */
-int jtok_ws(struct jtok_src *s);
+int jtok_ws(struct jsrc *s);
+
+/* jsrc_open, then checks that the stream holds a JSON object and moves the
+ * cursor past its '{'.  Returns 0, or a negative errno-style code with
+ * *cause set when cause is not NULL: those of jsrc_open, -ENODATA when
+ * there is no JSON, -EBADMSG when the gzip stream is corrupt, -EPROTO when
+ * the first value is not an object ("not a <what> (JSON object
+ * expected...)").  The source must be closed in every case. */
+int jtok_open_object(struct jsrc *s, const char *path, uint64_t limit,
+                     const char *what, char **cause);
 
 /* ------------------------------------------------------------ scanners */
 
@@ -156,58 +110,46 @@ int jtok_is(const struct jtok_span *v, const char *s);
 int jtok_true(const struct jtok_span *v);
 int jtok_number(const struct jtok_span *v);
 
-/* ------------------------------------------------------------ text */
+/* The scanner primitives the value decoders (jval.c) share. */
 
-/* Appends the decoded text of string span v: escapes resolved; invalid
- * UTF-8, lone surrogates and NUL replaced by U+FFFD. */
-void jtok_decode(struct sbuf *b, const struct jtok_span *v);
+/* Length of the valid UTF-8 sequence at p: 0 if invalid, -1 if the n
+ * available bytes end inside a sequence that is valid so far. */
+int jtok_utf8_len(const unsigned char *p, size_t n);
 
-/* Appends the text of v: decoded if a string, else its raw JSON text --
- * made valid UTF-8, strings re-escaped, NaN/Infinity and numbers beyond a
- * double written null, when its flags ask for it.  `scratch` is working
- * space. */
-void jtok_add(struct sbuf *b, const struct jtok_span *v, struct sbuf *scratch);
+/* Reads the 4 hex digits at p (before end) into *out.  Returns 0, or -1 if
+ * they are not 4 hex digits. */
+int jtok_hex4(const unsigned char *p, const unsigned char *end, uint32_t *out);
 
-/* Appends v as valid JSON text: objects and arrays as jtok_add does,
- * strings quoted and escaped, a bare token that is not a JSON number or
- * literal as a string. */
-void jtok_json(struct sbuf *b, const struct jtok_span *v, struct sbuf *scratch);
+/* Checks the bare token v (JTOK_NUM or JTOK_LIT) as a JSON scalar: a number
+ * or true, false, null.  Returns 0, with JTOK_F_NONFINITE added to *fl for
+ * NaN, [-]Infinity and numbers beyond a double; -1 for anything else. */
+int jtok_scalar_check(const struct jtok_span *v, unsigned *fl);
 
-/* Resets b to the text of v (as jtok_add) and returns b->s; NULL when v is
- * absent (JTOK_NONE). */
-const char *jtok_text(struct sbuf *b, const struct jtok_span *v,
-                      struct sbuf *scratch);
-
-/* Parses the decimal number text s[0..n) ("12", "-3.5", "1.5e3") times
- * 10^scale exactly into *out, digits below the unit rounded half away from
- * zero (no floating point).  Returns 0, -EINVAL or -ERANGE. */
-int jtok_decimal(const unsigned char *s, size_t n, int scale, int64_t *out);
-
-/* Parses an unsigned 64-bit integer: decimal, or hexadecimal with 0x.
- * Returns 0, -EINVAL or -ERANGE. */
-int jtok_u64(const char *s, uint64_t *out);
+/* Length of the NaN, Infinity or -Infinity token, or of the number beyond
+ * a double, that starts at p (outside strings); 0 if there is none. */
+size_t jtok_nonfinite_len(const unsigned char *p, const unsigned char *end);
 
 /* ------------------------------------------------------------ streaming */
 
 /* Scans the value at the cursor (refilling; it must fit in JTOK_MAX_VALUE)
  * and moves past it.  Returns 0, or -1 with the cursor unchanged if it is
  * malformed, too large or cut by the end of the stream. */
-int jtok_value(struct jtok_src *s, struct jtok_span *v);
+int jtok_value(struct jsrc *s, struct jtok_span *v);
 
 /* Skips the value at the cursor without holding it in memory (any size),
  * with the string rule of jtok_scan; stops at the end of the stream if the
  * value is cut. */
-void jtok_skip(struct jtok_src *s);
+void jtok_skip(struct jsrc *s);
 
 /* After malformed input: moves the cursor to the next '{' that can start
  * an array element or a top-level object (one not preceded by ':'), or to
  * the end of the stream. */
-void jtok_resync(struct jtok_src *s);
+void jtok_resync(struct jsrc *s);
 
 /* Moves the cursor to the next member of the top-level object being read,
  * past blanks and stray commas (refilling).  Returns 1 at the member's
  * first byte, 0 past the closing '}' or at the end of the stream. */
-int jtok_next_member(struct jtok_src *s);
+int jtok_next_member(struct jsrc *s);
 
 /* ------------------------------------------------------------ warnings */
 
@@ -231,7 +173,6 @@ jtok_note(const struct jtok_warn *w, uint64_t off, const char *fmt, ...);
 /* Ends the read of a top-level value: reports and consumes any data after
  * it ("data after the end of the <what>: ignored"), then reports why the
  * stream ended early, if it did. */
-void jtok_finish(struct jtok_src *s, const struct jtok_warn *w,
-                 const char *what);
+void jtok_finish(struct jsrc *s, const struct jtok_warn *w, const char *what);
 
 #endif

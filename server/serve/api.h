@@ -2,9 +2,11 @@
  * of the HTTP library: http.c fills a struct api_request and sends the
  * struct api_response.
  *
- * Ownership: the request is borrowed; the response's body (malloc'd) and
- * stream belong to the caller, who frees the body and calls
- * api_response_free() exactly once.
+ * Ownership: the request is borrowed.  The response (its malloc'd body and
+ * filename, its stream) belongs to the caller, who calls api_response_free()
+ * exactly once: it frees the body and filename and closes the stream.  A
+ * caller that keeps the body (http.c hands it to the HTTP library) sets
+ * rs->body to NULL first.
  */
 #ifndef NEX_API_H
 #define NEX_API_H

@@ -8,6 +8,7 @@
 #include "http.h"
 #include "api.h"
 #include "app.h"
+#include "budget.h"
 #include "log.h"
 #include "hostcheck.h"
 #include "util.h"
@@ -26,6 +27,7 @@
 struct http {
   struct MHD_Daemon *d;
   struct app *app;
+  struct budget *budget;
   char *bind;
   char *root; /* realpath of the web root, or NULL when it does not exist */
 };
@@ -57,8 +59,14 @@ static void http_headers(struct MHD_Response *r) {
   MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 }
 
+/* Sends r (which it destroys) with the common headers.  A NULL r (the
+ * library could not allocate it) closes the connection. */
 static enum MHD_Result http_queue(struct MHD_Connection *conn, int status,
                                   struct MHD_Response *r) {
+  if (!r) {
+    log_warn("http: out of memory for a %d answer: connection closed", status);
+    return MHD_NO;
+  }
   http_headers(r);
   enum MHD_Result ok = MHD_queue_response(conn, (unsigned)status, r);
   MHD_destroy_response(r);
@@ -72,6 +80,10 @@ static enum MHD_Result http_error(struct MHD_Connection *conn, int status,
   api_error(&rs, status, code, detail);
   struct MHD_Response *r =
       MHD_create_response_from_buffer(rs.len, rs.body, MHD_RESPMEM_MUST_FREE);
+  if (!r) {
+    api_response_free(&rs);
+    return http_queue(conn, status, NULL);
+  }
   rs.body = NULL;
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
   return http_queue(conn, status, r);
@@ -122,8 +134,16 @@ static enum MHD_Result http_api(struct http *h, struct MHD_Connection *conn,
     s->rs = rs;
     r = MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, 64 * 1024, http_stream_read, s, http_stream_free);
+    if (!r) { /* the library calls the free callback only once it has r */
+      http_stream_free(s);
+      return http_queue(conn, rs.status, NULL);
+    }
   } else {
     r = MHD_create_response_from_buffer(rs.len, rs.body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+      api_response_free(&rs);
+      return http_queue(conn, rs.status, NULL);
+    }
     rs.body = NULL;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs.content_type);
@@ -203,7 +223,8 @@ static enum MHD_Result http_static(struct http *h, struct MHD_Connection *conn,
     char *loc = xasprintf("%s/", url);
     struct MHD_Response *r =
         MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, loc);
+    if (r)
+      MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, loc);
     free(loc);
     return http_queue(conn, 301, r);
   }
@@ -227,15 +248,49 @@ static enum MHD_Result http_static(struct http *h, struct MHD_Connection *conn,
     status = 304;
   } else {
     r = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            http_content_type(real));
+    if (!r)
+      close(fd); /* the library owns fd only once it has r */
+    else
+      MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                              http_content_type(real));
   }
+  if (!r)
+    return http_queue(conn, status, NULL);
   MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
   return http_queue(conn, status, r);
 }
 
 /* ---- requests ---- */
+
+/* The connection's budget entry (budget.h) follows its requests: its id,
+ * found by socket when MHD starts the connection, is kept as the socket
+ * context until MHD closes it. */
+static void http_on_connection(void *cls, struct MHD_Connection *conn,
+                               void **socket_context,
+                               enum MHD_ConnectionNotificationCode toe) {
+  struct http *h = cls;
+  uint64_t *id = *socket_context;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    *socket_context = id = xmalloc(sizeof *id);
+    *id = ci ? budget_find(h->budget, ci->connect_fd) : 0;
+  } else if (id) {
+    budget_leave(h->budget, *id);
+    free(id);
+    *socket_context = NULL;
+  }
+}
+
+static void http_budget_set(struct http *h, struct MHD_Connection *conn,
+                            enum budget_state s) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  const uint64_t *id = ci ? ci->socket_context : NULL;
+  if (id)
+    budget_set(h->budget, *id, s);
+}
 
 static enum MHD_Result http_count_header(void *cls, enum MHD_ValueKind kind,
                                          const char *key, const char *value) {
@@ -252,6 +307,7 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
   struct http *h = cls;
   struct http_req *rq = *con_cls;
   if (!rq) {
+    http_budget_set(h, conn, BUDGET_BUSY);
     const char *cl =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     *con_cls = rq = xcalloc(1, sizeof *rq);
@@ -287,7 +343,8 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (r)
+      MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     return http_queue(conn, 405, r);
   }
   return http_static(h, conn, url);
@@ -299,16 +356,18 @@ static void http_on_completed(void *cls, struct MHD_Connection *conn,
   struct http_req *rq = *con_cls;
   if (!rq)
     return;
+  http_budget_set(cls, conn, BUDGET_WAITING);
   sbuf_free(&rq->body);
   free(rq);
   *con_cls = NULL;
 }
 
-int http_start(struct app *a, const char *bind, struct http **out,
-               char **cause) {
+int http_start(struct app *a, const char *bind, struct budget *budget,
+               struct http **out, char **cause) {
   struct http *h = xcalloc(1, sizeof *h);
   char real[PATH_MAX];
   h->app = a;
+  h->budget = budget;
   h->bind = xstrdup(bind ? bind : "127.0.0.1");
   if (realpath(app_web_root(a), real))
     h->root = xstrdup(real);
@@ -321,9 +380,11 @@ int http_start(struct app *a, const char *bind, struct http **out,
           MHD_USE_ERROR_LOG,
       0, NULL, NULL, http_on_request, h, MHD_OPTION_EXTERNAL_LOGGER, http_log,
       h, MHD_OPTION_NOTIFY_COMPLETED, http_on_completed, h,
+      MHD_OPTION_NOTIFY_CONNECTION, http_on_connection, h,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(48 * 1024),
-      MHD_OPTION_CONNECTION_LIMIT, 512u, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
+      MHD_OPTION_END);
   if (!h->d) {
     *cause = xstrdup("cannot start the HTTP daemon (libmicrohttpd)");
     http_stop(h);

@@ -4,7 +4,9 @@
  * The daemon has no listening socket (MHD_USE_NO_LISTEN_SOCKET) and runs a
  * thread per connection, so handlers may block on SQLite.  Every request's
  * Host must name this server (403 otherwise); headers are limited to
- * 16 KiB (431) and bodies to 1 MiB (413).
+ * 16 KiB (431) and bodies to 1 MiB (413).  Each connection's entry in the
+ * connection budget (budget.h) is told when a request starts and ends, and
+ * when the connection closes.
  *
  * Ownership: the app is borrowed; a socket given to http_add_connection()
  * belongs to MHD from then on, even when the call fails.
@@ -15,17 +17,21 @@
 #include <sys/socket.h>
 
 struct app;
+struct budget;
 struct http;
 
 #define HTTP_MAX_HEADERS (16 * 1024)
 #define HTTP_MAX_BODY (1024 * 1024)
 #define HTTP_TIMEOUT_S 60 /* idle keep-alive connections are closed */
+/* libmicrohttpd's own limit: net.c's budget stays well below it. */
+#define HTTP_MAX_CONNECTIONS 512
 
 /* Starts the daemon for `a`; `bind` is the --bind value, for the Host
- * check.  Returns 0, or a negative errno-style code with *cause set
- * (malloc'd). */
-int http_start(struct app *a, const char *bind, struct http **out,
-               char **cause);
+ * check; `budget` (borrowed, must outlive h) holds the entries of the
+ * connections it is given.  Returns 0, or a negative errno-style code with
+ * *cause set (malloc'd). */
+int http_start(struct app *a, const char *bind, struct budget *budget,
+               struct http **out, char **cause);
 /* Hands an accepted socket to MHD (which closes it in every case).
  * Returns 0 or -EIO. */
 int http_add_connection(struct http *h, int fd, const struct sockaddr *sa,

@@ -5,9 +5,12 @@
  * pending sockets and a wake-up pipe, and each pending socket has its own
  * deadline, so a client that connects and says nothing delays no one.
  * Peeking (MSG_PEEK) consumes nothing: MHD and lws read the request
- * themselves.
+ * themselves.  Every accepted connection is first admitted by the
+ * connection budget (budget.h), which may evict a waiting one; a refused
+ * connection gets a 503 with Retry-After and is closed.
  */
 #include "net.h"
+#include "budget.h"
 #include "http.h"
 #include "log.h"
 #include "util.h"
@@ -19,8 +22,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdbool.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +36,15 @@
 #define NET_PEEK_TIMEOUT_NS (10 * 1000000000LL) /* silent clients: closed */
 #define NET_PARTIAL_RETRY_NS (5 * 1000000LL)    /* request line cut short */
 #define NET_ACCEPT_PAUSE_NS (100 * 1000000LL)   /* out of descriptors */
+/* The connection budget: well below HTTP_MAX_CONNECTIONS, so that the
+ * connections being closed after an eviction fit in between. */
+#define NET_MAX_CONNS 384
+#define NET_LOOPBACK_RESERVE 64 /* of them only for loopback peers */
+#define NET_MAX_WS 128
 
 struct net_pending {
   int fd;
+  uint64_t id;                /* its budget entry */
   int64_t deadline, retry_at; /* retry_at: wait before peeking again */
   struct sockaddr_storage sa;
   socklen_t sl;
@@ -48,6 +57,7 @@ struct net {
   int n_lfd;
   int port;
   int wake[2]; /* written by net_stop() */
+  struct budget *budget;
   struct http *http;
   struct ws *ws;
   pthread_t thread;
@@ -146,14 +156,37 @@ static void net_drop(struct net *n, int i) {
   n->pend[i] = n->pend[--n->n_pend];
 }
 
+/* Closes pending connection i, which leaves the budget. */
+static void net_close(struct net *n, int i) {
+  close(n->pend[i].fd);
+  budget_leave(n->budget, n->pend[i].id);
+  net_drop(n, i);
+}
+
+/* Over the budget: a short answer, then the connection is closed. */
+static void net_refuse(int fd) {
+  static const char body[] = "{\"error\":\"busy\",\"detail\":\"too many "
+                             "connections; retry in a second\"}";
+  char msg[256];
+  int len = snprintf(msg, sizeof msg,
+                     "HTTP/1.1 503 Service Unavailable\r\n"
+                     "Content-Type: application/json\r\nRetry-After: 1\r\n"
+                     "Connection: close\r\nContent-Length: %zu\r\n\r\n%s",
+                     sizeof body - 1, body);
+  ssize_t w = send(fd, msg, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
+  (void)w; /* best effort: the connection is closed anyway */
+  close(fd);
+}
+
 static void net_hand_over(struct net *n, int i, enum net_kind kind) {
   struct net_pending *p = &n->pend[i];
   int one = 1;
   setsockopt(p->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   if (kind == NET_WS)
     ws_adopt(n->ws, p->fd);
-  else
-    http_add_connection(n->http, p->fd, (struct sockaddr *)&p->sa, p->sl);
+  else if (http_add_connection(n->http, p->fd, (struct sockaddr *)&p->sa,
+                               p->sl) < 0)
+    budget_leave(n->budget, p->id); /* MHD closed it */
   net_drop(n, i);
 }
 
@@ -172,6 +205,11 @@ static void net_accept(struct net *n, int lfd) {
         log_warn("accept: %s", strerror(errno));
       }
       return;
+    }
+    p->id = budget_admit(n->budget, fd, (struct sockaddr *)&p->sa);
+    if (!p->id) {
+      net_refuse(fd);
+      continue;
     }
     p->fd = fd;
     p->deadline = util_now_ns() + NET_PEEK_TIMEOUT_NS;
@@ -223,13 +261,10 @@ static void *net_thread(void *arg) {
       if (k == NET_WAIT) {
         if (due) /* bytes, but not enough to decide: look again shortly */
           p->retry_at = now + NET_PARTIAL_RETRY_NS;
-        if (p->deadline <= now) {
-          close(p->fd);
-          net_drop(n, i);
-        }
+        if (p->deadline <= now)
+          net_close(n, i);
       } else if (k == NET_GONE) {
-        close(p->fd);
-        net_drop(n, i);
+        net_close(n, i);
       } else {
         net_hand_over(n, i, k);
       }
@@ -255,9 +290,10 @@ int net_start(struct app *a, const char *bind, int port, struct net **out,
     net_stop(n);
     return -EINVAL;
   }
+  n->budget = budget_new(NET_MAX_CONNS, NET_LOOPBACK_RESERVE, NET_MAX_WS);
   if ((rc = net_listen(n, n->bind, port, cause)) < 0 ||
-      (rc = http_start(a, n->bind, &n->http, cause)) < 0 ||
-      (rc = ws_start(a, n->bind, &n->ws, cause)) < 0) {
+      (rc = http_start(a, n->bind, n->budget, &n->http, cause)) < 0 ||
+      (rc = ws_start(a, n->bind, n->budget, &n->ws, cause)) < 0) {
     net_stop(n);
     return rc;
   }
@@ -296,6 +332,7 @@ void net_stop(struct net *n) {
   }
   ws_stop(n->ws);
   http_stop(n->http);
+  budget_free(n->budget);
   free(n->bind);
   free(n);
 }

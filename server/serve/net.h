@@ -2,7 +2,9 @@
  * --bind/--port, peeks at each new connection's request line without
  * blocking the others (one poll() loop over pending sockets, each with a
  * deadline) and hands "GET /ws" to libwebsockets (ws.c) and everything else
- * to libmicrohttpd (http.c).
+ * to libmicrohttpd (http.c).  The connection budget (budget.h) admits
+ * every accepted connection first: past it, the connection waiting longest
+ * for its headers is evicted, or the new one gets 503 and is closed.
  *
  * Threads: net_start() starts the HTTP daemon (thread per connection), the
  * WebSocket service thread and the acceptor thread; net_stop() stops them

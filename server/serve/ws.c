@@ -2,8 +2,9 @@
  * carries the queries of wsq.c. */
 #include "ws.h"
 #include "app.h"
-#include "log.h"
+#include "budget.h"
 #include "hostcheck.h"
+#include "log.h"
 #include "util.h"
 #include "wsq.h"
 
@@ -27,6 +28,7 @@ struct ws_msg {
 
 struct ws {
   struct app *app;
+  struct budget *budget;
   char *bind;
   struct lws_context *ctx;
   struct lws_vhost *vh;
@@ -49,6 +51,7 @@ struct ws_pss {
   json_t *hello; /* messages to send first, or NULL */
   size_t hello_i;
   struct wsq_conn *q; /* its queries and their answers */
+  uint64_t budget_id; /* its entry in the connection budget */
 };
 
 static const struct lws_protocols ws_protocols[];
@@ -186,6 +189,13 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
     }
     return 0;
   case LWS_CALLBACK_ESTABLISHED:
+    pss->budget_id = budget_find(w->budget, lws_get_socket_fd(wsi));
+    if (budget_set(w->budget, pss->budget_id, BUDGET_WS) < 0) {
+      log_warn("ws: too many WebSockets; closing the newest");
+      budget_leave(w->budget, pss->budget_id);
+      pss->budget_id = 0;
+      return -1;
+    }
     pss->hello = app_hello_messages(w->app);
     pss->hello_i = 0;
     pthread_mutex_lock(&w->mu);
@@ -206,6 +216,8 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
     pss->hello = NULL;
     wsq_conn_close(pss->q);
     pss->q = NULL;
+    budget_leave(w->budget, pss->budget_id);
+    pss->budget_id = 0;
     return 0;
   case LWS_CALLBACK_EVENT_WAIT_CANCELLED: {
     if (!w || atomic_load(&w->stop))
@@ -268,10 +280,12 @@ static void *ws_thread(void *arg) {
   return NULL;
 }
 
-int ws_start(struct app *a, const char *bind, struct ws **out, char **cause) {
+int ws_start(struct app *a, const char *bind, struct budget *budget,
+             struct ws **out, char **cause) {
   struct ws *w = xcalloc(1, sizeof *w);
   struct lws_context_creation_info info;
   w->app = a;
+  w->budget = budget;
   w->bind = xstrdup(bind ? bind : "127.0.0.1");
   pthread_mutex_init(&w->mu, NULL);
   lws_set_log_level(LLL_ERR | LLL_WARN, ws_lws_log);

@@ -19,15 +19,19 @@
 #define NEX_WS_H
 
 struct app;
+struct budget;
 struct ws;
 
 #define WS_SUBPROTOCOL "nex.v1"
 
 /* Creates the lws context (no listening socket of its own), starts its
  * service thread and registers as the app's listener.  `bind` is the
- * --bind value, for the Host check.  Returns 0, or a negative errno-style
- * code with *cause set (malloc'd). */
-int ws_start(struct app *a, const char *bind, struct ws **out, char **cause);
+ * --bind value, for the Host check; `budget` (borrowed, must outlive w)
+ * holds the entries of the sockets it adopts: an established WebSocket is
+ * marked BUDGET_WS, or closed when there are too many.  Returns 0, or a
+ * negative errno-style code with *cause set (malloc'd). */
+int ws_start(struct app *a, const char *bind, struct budget *budget,
+             struct ws **out, char **cause);
 /* Hands an accepted socket whose request line is "GET /ws" to the service
  * thread (thread-safe; lws closes the socket if adoption fails). */
 void ws_adopt(struct ws *w, int fd);

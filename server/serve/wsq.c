@@ -18,7 +18,8 @@
  * count and the post are made under one lock, so it is the last one to
  * arrive).  The service thread then unlinks the job from its connection
  * and frees it.  Jobs are only freed there, so a worker may use a job until
- * its phase has posted.
+ * its phase has posted.  Parsing the client's messages and building the
+ * answers is wsq_msg.c's.
  */
 #include "wsq.h"
 #include "api.h"
@@ -28,12 +29,12 @@
 #include "store.h"
 #include "util.h"
 #include "wsbin.h"
+#include "wsq_msg.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <libwebsockets.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,49 +43,17 @@
 
 /* SQLite virtual-machine steps between two looks at the cancel flag. */
 #define WSQ_PROGRESS_OPS 1000
-#define WSQ_MAX_GROUP 64
-
-enum wsq_kind { WSQ_SLICES, WSQ_COUNTERS, WSQ_API };
 
 struct wsq_job {
   struct wsq_conn *conn;         /* constant */
   struct wsq_job *hnext, *lnext; /* in its connection's queues (q->mu) */
   struct wsq_job *cnext;         /* in conn->jobs (service thread) */
-  uint32_t id;
-  char *group; /* or NULL */
-  enum wsq_kind kind;
-  bool progressive;  /* a window in two phases: coarse (high), final (low) */
-  bool deflate;      /* compress its frames */
-  int phases;        /* phases not ended (q->mu) */
-  atomic_bool exact; /* the coarse answer was the final one */
-  bool answered;     /* service thread: its final answer was queued */
+  struct wsq_req req;            /* constant */
+  int phases;                    /* phases not ended (q->mu) */
+  atomic_bool exact;             /* the coarse answer was the final one */
+  bool answered; /* service thread: its final answer was queued */
   atomic_bool cancel;
   _Atomic int64_t cancel_ns; /* when cancel was set */
-  /* windows */
-  int64_t *tracks;
-  size_t n_tracks;
-  int64_t start, end;
-  int px;
-  /* WSQ_API: path and query arguments (key, value pairs) */
-  char *path;
-  char **args;
-  size_t n_args;
-};
-
-/* A message: posted by a worker (job set), then waiting to be written on
- * its connection.  Holds a frame, or a text with LWS_PRE bytes of headroom,
- * or nothing (a terminal post of a job without an answer). */
-struct wsq_msg {
-  struct wsq_msg *next;
-  struct wsq_job *job; /* posts only */
-  bool terminal;       /* posts only */
-  bool has_id, coarse;
-  bool final; /* the last answer to a request */
-  uint32_t id;
-  char *group;
-  struct wsbin *bin;
-  unsigned char *text; /* LWS_PRE + len bytes */
-  size_t len;
 };
 
 struct wsq_conn {
@@ -131,84 +100,10 @@ struct wsq {
 };
 
 /* ------------------------------------------------------------------ */
-/* messages */
-
-static void wsq_msg_free(struct wsq_msg *m) {
-  if (!m)
-    return;
-  wsbin_free(m->bin);
-  free(m->text);
-  free(m->group);
-  free(m);
-}
-
-static size_t wsq_msg_size(const struct wsq_msg *m) {
-  return m->bin ? wsbin_size(m->bin) : m->len;
-}
-
-/* A buffer starting with LWS_PRE bytes of headroom, for a text. */
-static void wsq_text_begin(struct sbuf *b) {
-  static const char zero[LWS_PRE];
-  sbuf_add(b, zero, LWS_PRE);
-}
-
-static void wsq_text_end(struct wsq_msg *m, struct sbuf *b) {
-  m->text = (unsigned char *)b->s;
-  m->len = b->len - LWS_PRE;
-}
-
-static void wsq_add_id(struct sbuf *b, bool has_id, uint32_t id) {
-  sbuf_adds(b, "\"id\":");
-  if (has_id)
-    sbuf_add_u64(b, id);
-  else
-    sbuf_adds(b, "null");
-}
-
-/* {"type":"result","id":ID,"status":S,"data":DATA} */
-static struct wsq_msg *wsq_result(bool has_id, uint32_t id, int status,
-                                  const char *data, size_t len) {
-  struct wsq_msg *m = xcalloc(1, sizeof *m);
-  struct sbuf b = {0};
-  wsq_text_begin(&b);
-  sbuf_adds(&b, "{\"type\":\"result\",");
-  wsq_add_id(&b, has_id, id);
-  sbuf_printf(&b, ",\"status\":%d,\"data\":", status);
-  if (data)
-    sbuf_add(&b, data, len);
-  else
-    sbuf_adds(&b, "null");
-  sbuf_addc(&b, '}');
-  wsq_text_end(m, &b);
-  m->has_id = has_id;
-  m->id = id;
-  return m;
-}
-
-/* A result whose data is {"error": e->code, "detail": e->detail}. */
-static struct wsq_msg *wsq_error(bool has_id, uint32_t id,
-                                 const struct query_err *e) {
-  struct sbuf d = {0};
-  sbuf_adds(&d, "{\"error\":");
-  sbuf_add_json_str(&d, e->code, strlen(e->code));
-  sbuf_adds(&d, ",\"detail\":");
-  sbuf_add_json_str(&d, e->detail, strlen(e->detail));
-  sbuf_addc(&d, '}');
-  struct wsq_msg *m = wsq_result(has_id, id, e->status, d.s, d.len);
-  sbuf_free(&d);
-  return m;
-}
-
-/* ------------------------------------------------------------------ */
 /* workers */
 
 static void wsq_job_free(struct wsq_job *j) {
-  free(j->group);
-  free(j->tracks);
-  free(j->path);
-  for (size_t i = 0; i < 2 * j->n_args; i++)
-    free(j->args[i]);
-  free(j->args);
+  wsq_msg_req_clear(&j->req);
   free(j);
 }
 
@@ -300,15 +195,16 @@ static sqlite3 *wsq_worker_db(struct wsq_worker *wk, struct query_err *e) {
 static void wsq_run_window(struct wsq_worker *wk, struct wsq_job *j,
                            sqlite3 *db, bool coarse) {
   struct wsq *q = wk->q;
-  struct query_window w = {j->tracks, j->n_tracks,
-                           j->start,  j->end,
-                           j->px,     store_pool_names(wk->app_pool, db)};
+  const struct wsq_req *r = &j->req;
+  struct query_window w = {r->tracks, r->n_tracks,
+                           r->start,  r->end,
+                           r->px,     store_pool_names(wk->app_pool, db)};
   struct query_err e = {0};
   if (coarse)
-    w.px = j->px / WSQ_COARSE_DIV;
+    w.px = r->px / WSQ_COARSE_DIV;
   struct wsbin *b =
-      wsbin_new(j->kind == WSQ_SLICES ? WSBIN_SLICES : WSBIN_COUNTERS);
-  int rc = j->kind == WSQ_SLICES
+      wsbin_new(r->kind == WSQ_SLICES ? WSBIN_SLICES : WSBIN_COUNTERS);
+  int rc = r->kind == WSQ_SLICES
                ? query_slices_rows(db, &w, wsbin_sink(b), &e)
                : query_counters_rows(db, &w, wsbin_sink(b), &e);
   if (atomic_load(&j->cancel)) {
@@ -319,17 +215,17 @@ static void wsq_run_window(struct wsq_worker *wk, struct wsq_job *j,
   }
   if (rc == 0 && coarse && wsbin_exact(b)) {
     coarse = false; /* these rows are the final answer */
-    w.px = j->px;
+    w.px = r->px;
     atomic_store(&j->exact, true);
   }
   if (rc == 0)
-    rc = wsbin_finish(b, j->id, coarse ? WSBIN_COARSE : WSBIN_FINAL, &w,
-                      j->deflate, &e);
+    rc = wsbin_finish(b, r->id, coarse ? WSBIN_COARSE : WSBIN_FINAL, &w,
+                      r->deflate, &e);
   if (rc < 0) {
     wsbin_free(b);
     if (e.status >= 500)
       log_warn("ws query: %s", e.detail);
-    wsq_post(q, j, wsq_error(true, j->id, &e));
+    wsq_post(q, j, wsq_msg_error(true, r->id, &e));
     return;
   }
   struct wsq_msg *m = xcalloc(1, sizeof *m);
@@ -338,23 +234,16 @@ static void wsq_run_window(struct wsq_worker *wk, struct wsq_job *j,
   wsq_post(q, j, m);
 }
 
-static const char *wsq_arg(void *ctx, const char *key) {
-  const struct wsq_job *j = ctx;
-  for (size_t i = 0; i < j->n_args; i++)
-    if (strcmp(j->args[2 * i], key) == 0)
-      return j->args[2 * i + 1];
-  return NULL;
-}
-
 static void wsq_run_api(struct wsq_worker *wk, struct wsq_job *j, sqlite3 *db) {
-  struct api_request rq = {"GET", j->path, wsq_arg, j, NULL, 0};
+  struct api_request rq = {"GET", j->req.path, wsq_msg_arg, &j->req, NULL, 0};
   struct api_response rs;
   api_handle_db(wk->q->app, db, &rq, &rs);
   if (atomic_load(&j->cancel)) {
     wsq_cancelled_in_work(wk->q, j, rs.status >= 500);
     wsq_post(wk->q, j, NULL);
   } else {
-    wsq_post(wk->q, j, wsq_result(true, j->id, rs.status, rs.body, rs.len));
+    wsq_post(wk->q, j,
+             wsq_msg_result(true, j->req.id, rs.status, rs.body, rs.len));
   }
   api_response_free(&rs);
 }
@@ -362,23 +251,23 @@ static void wsq_run_api(struct wsq_worker *wk, struct wsq_job *j, sqlite3 *db) {
 /* Runs one phase of job j (`high`: taken from the high queue). */
 static void wsq_run(struct wsq_worker *wk, struct wsq_job *j, bool high) {
   struct query_err e = {0};
-  bool coarse = j->progressive && high;
+  bool coarse = j->req.progressive && high;
   if (atomic_load(&j->cancel)) {
     atomic_fetch_add(&wk->q->skipped, 1);
     wsq_post(wk->q, j, NULL);
     return;
   }
-  if (j->progressive && !high && atomic_load(&j->exact)) {
+  if (j->req.progressive && !high && atomic_load(&j->exact)) {
     wsq_post(wk->q, j, NULL); /* the coarse phase answered it */
     return;
   }
   sqlite3 *db = wsq_worker_db(wk, &e);
   if (!db) {
-    wsq_post(wk->q, j, coarse ? NULL : wsq_error(true, j->id, &e));
+    wsq_post(wk->q, j, coarse ? NULL : wsq_msg_error(true, j->req.id, &e));
     return;
   }
   sqlite3_progress_handler(db, WSQ_PROGRESS_OPS, wsq_progress, j);
-  if (j->kind == WSQ_API)
+  if (j->req.kind == WSQ_API)
     wsq_run_api(wk, j, db);
   else
     wsq_run_window(wk, j, db, coarse);
@@ -417,13 +306,14 @@ static void wsq_rot_append(struct wsq *q, struct wsq_conn *c) {
 
 /* Queues the phases of a new job: a progressive window's coarse phase
  * (high) and final phase (low); else one phase, high for small lookups. */
-static void wsq_enqueue(struct wsq *q, struct wsq_job *j, bool high) {
+static void wsq_enqueue(struct wsq *q, struct wsq_job *j) {
   struct wsq_conn *c = j->conn;
+  bool prog = j->req.progressive, high = j->req.high;
   pthread_mutex_lock(&q->mu);
-  j->phases = j->progressive ? 2 : 1;
-  if (j->progressive || high)
+  j->phases = prog ? 2 : 1;
+  if (prog || high)
     wsq_push(c, j, true);
-  if (j->progressive || !high)
+  if (prog || !high)
     wsq_push(c, j, false);
   q->queued += (size_t)j->phases;
   if (!c->in_rotation) {
@@ -629,10 +519,10 @@ void wsq_service(struct wsq *q) {
       wsq_msg_free(m);
     } else {
       m->has_id = true;
-      m->id = j->id;
+      m->id = j->req.id;
       m->final = !m->coarse;
       j->answered = m->final;
-      m->group = j->group ? xstrdup(j->group) : NULL;
+      m->group = j->req.group ? xstrdup(j->req.group) : NULL;
       wsq_conn_push(c, m);
     }
     if (terminal)
@@ -710,174 +600,29 @@ void wsq_conn_close(struct wsq_conn *c) {
 /* ------------------------------------------------------------------ */
 /* requests (service thread) */
 
-/* Queues an error answer (status 400 unless said) for the request. */
-static void wsq_reject(struct wsq_conn *c, bool has_id, uint32_t id, int status,
-                       const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-static void wsq_reject(struct wsq_conn *c, bool has_id, uint32_t id, int status,
-                       const char *code, const char *fmt, ...) {
-  struct query_err e = {.status = status};
-  va_list ap;
-  snprintf(e.code, sizeof e.code, "%s", code);
-  va_start(ap, fmt);
-  vsnprintf(e.detail, sizeof e.detail, fmt, ap);
-  va_end(ap);
+/* Queues the error answer e to a request. */
+static void wsq_reject(struct wsq_conn *c, bool has_id, uint32_t id,
+                       const struct query_err *e) {
   atomic_fetch_add(&c->q->errors, 1);
-  wsq_conn_push(c, wsq_error(has_id, id, &e));
-}
-
-/* An integer given as a JSON integer or a string of digits. */
-static bool wsq_int(json_t *v, int64_t *out) {
-  if (json_is_integer(v)) {
-    *out = json_integer_value(v);
-    return true;
-  }
-  return json_is_string(v) && util_parse_i64(json_string_value(v), out) == 0;
-}
-
-/* The id of a request message: an integer 0..2^32-1. */
-static bool wsq_id(json_t *m, uint32_t *id) {
-  json_t *v = json_object_get(m, "id");
-  if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-      json_integer_value(v) > (json_int_t)UINT32_MAX)
-    return false;
-  *id = (uint32_t)json_integer_value(v);
-  return true;
-}
-
-/* Fills the window fields of j from m; false after rejecting it. */
-static bool wsq_parse_window(struct wsq_conn *c, json_t *m, struct wsq_job *j) {
-  json_t *tracks = json_object_get(m, "tracks");
-  json_t *prog = json_object_get(m, "progressive");
-  json_t *deflate = json_object_get(m, "deflate");
-  int64_t px;
-  size_t n = json_array_size(tracks);
-  if (!json_is_array(tracks) || n < 1 || n > QUERY_MAX_TRACKS) {
-    wsq_reject(c, true, j->id, 400, "bad_parameter",
-               "field 'tracks' must list 1 to %d base track ids",
-               QUERY_MAX_TRACKS);
-    return false;
-  }
-  j->tracks = xcalloc(n, sizeof *j->tracks);
-  j->n_tracks = n;
-  for (size_t i = 0; i < n; i++)
-    if (!wsq_int(json_array_get(tracks, i), &j->tracks[i])) {
-      wsq_reject(c, true, j->id, 400, "bad_parameter",
-                 "field 'tracks' must hold base track ids (strings of "
-                 "digits or integers)");
-      return false;
-    }
-  if (!wsq_int(json_object_get(m, "start"), &j->start) ||
-      !wsq_int(json_object_get(m, "end"), &j->end)) {
-    wsq_reject(c, true, j->id, 400, "bad_parameter",
-               "fields 'start' and 'end' are required: ns as strings of "
-               "digits or integers");
-    return false;
-  }
-  if (!wsq_int(json_object_get(m, "px"), &px) || px < 1 || px > QUERY_MAX_PX) {
-    wsq_reject(c, true, j->id, 400, "bad_parameter",
-               "field 'px' must be an integer from 1 to %d", QUERY_MAX_PX);
-    return false;
-  }
-  if ((prog && !json_is_boolean(prog)) ||
-      (deflate && !json_is_boolean(deflate))) {
-    wsq_reject(c, true, j->id, 400, "bad_parameter",
-               "fields 'progressive' and 'deflate' must be true or false");
-    return false;
-  }
-  j->deflate = !deflate || json_is_true(deflate);
-  j->px = (int)px;
-  j->progressive = (!prog || json_is_true(prog)) && px >= WSQ_COARSE_MIN_PX;
-  return true;
-}
-
-/* Adds the query argument key=value of j (value from a JSON string or
- * integer); false after rejecting it. */
-static bool wsq_add_arg(struct wsq_conn *c, struct wsq_job *j, const char *key,
-                        json_t *v) {
-  char *val;
-  if (json_is_string(v))
-    val = xstrdup(json_string_value(v));
-  else if (json_is_integer(v))
-    val = xasprintf("%lld", (long long)json_integer_value(v));
-  else {
-    wsq_reject(c, true, j->id, 400, "bad_parameter",
-               "field '%s' must be a string or an integer", key);
-    return false;
-  }
-  j->args = xrealloc(j->args, 2 * (j->n_args + 1) * sizeof *j->args);
-  j->args[2 * j->n_args] = xstrdup(key);
-  j->args[2 * j->n_args + 1] = val;
-  j->n_args++;
-  return true;
-}
-
-static bool wsq_parse_search(struct wsq_conn *c, json_t *m, struct wsq_job *j) {
-  static const char *const keys[] = {"q",        "start",  "end",    "page",
-                                     "per_page", "domain", "profile"};
-  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-    json_t *v = json_object_get(m, keys[i]);
-    if (v && !wsq_add_arg(c, j, keys[i], v))
-      return false;
-  }
-  j->path = xstrdup("/api/v1/search");
-  return true;
-}
-
-static bool wsq_parse_event(struct wsq_conn *c, json_t *m, struct wsq_job *j,
-                            bool drill) {
-  const char *key = json_string_value(json_object_get(m, "key"));
-  if (!key || !*key || strchr(key, '/') || strlen(key) > 200) {
-    wsq_reject(c, true, j->id, 400, "bad_parameter",
-               "field 'key' must be an event key <track>:<lane>:<ts>");
-    return false;
-  }
-  j->path =
-      xasprintf("/api/v1/events/%s%s", key, drill ? "/device-profile" : "");
-  return true;
+  wsq_conn_push(c, wsq_msg_error(has_id, id, e));
 }
 
 /* Cancels the requests of group `group` and drops their waiting answers. */
 static void wsq_cancel_group(struct wsq_conn *c, const char *group) {
   for (struct wsq_job *j = c->jobs; j; j = j->cnext)
-    if (j->group && strcmp(j->group, group) == 0)
+    if (j->req.group && strcmp(j->req.group, group) == 0)
       wsq_job_cancel(c->q, j);
   wsq_conn_drop(c, false, 0, group);
 }
 
 static void wsq_cancel_id(struct wsq_conn *c, uint32_t id) {
   for (struct wsq_job *j = c->jobs; j; j = j->cnext)
-    if (j->id == id)
+    if (j->req.id == id)
       wsq_job_cancel(c->q, j);
   wsq_conn_drop(c, true, id, NULL);
 }
 
-/* {"type":"cancel","ids":[...],"group":"..."} */
-static void wsq_on_cancel(struct wsq_conn *c, json_t *m) {
-  json_t *ids = json_object_get(m, "ids");
-  json_t *group = json_object_get(m, "group");
-  size_t i;
-  json_t *v;
-  if ((ids && !json_is_array(ids)) || (group && !json_is_string(group)) ||
-      (!ids && !group)) {
-    wsq_reject(c, false, 0, 400, "bad_parameter",
-               "a cancel names 'ids' (an array of request ids) or a 'group'");
-    return;
-  }
-  json_array_foreach(ids, i, v) {
-    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-        json_integer_value(v) > (json_int_t)UINT32_MAX) {
-      wsq_reject(c, false, 0, 400, "bad_parameter",
-                 "field 'ids' must hold request ids (integers 0..2^32-1)");
-      return;
-    }
-  }
-  json_array_foreach(ids, i, v)
-      wsq_cancel_id(c, (uint32_t)json_integer_value(v));
-  if (group)
-    wsq_cancel_group(c, json_string_value(group));
-}
-
+/* The "stats" message: the counters of q and of connection c. */
 static void wsq_on_stats(struct wsq_conn *c, uint32_t id) {
   struct wsq *q = c->q;
   size_t queued, running;
@@ -911,103 +656,51 @@ static void wsq_on_stats(struct wsq_conn *c, uint32_t id) {
       c->paused);
   char *t = json_dumps(o, JSON_COMPACT);
   json_decref(o);
-  struct wsq_msg *m = xcalloc(1, sizeof *m);
-  struct sbuf b = {0};
-  wsq_text_begin(&b);
-  sbuf_adds(&b, t);
+  wsq_conn_push(c, wsq_msg_text(id, t));
   free(t);
-  wsq_text_end(m, &b);
-  m->has_id = true;
-  m->id = id;
-  wsq_conn_push(c, m);
 }
 
-/* A query request: parsed into a job and queued. */
-static void wsq_on_request(struct wsq_conn *c, json_t *m, const char *type,
-                           uint32_t id) {
-  json_t *group = json_object_get(m, "group");
-  json_t *replace = json_object_get(m, "replace");
-  if (group && (!json_is_string(group) || !*json_string_value(group) ||
-                strlen(json_string_value(group)) > WSQ_MAX_GROUP)) {
-    wsq_reject(c, true, id, 400, "bad_parameter",
-               "field 'group' must be a string of 1 to %d bytes",
-               WSQ_MAX_GROUP);
-    return;
-  }
-  if (replace &&
-      (!json_is_boolean(replace) || (json_is_true(replace) && !group))) {
-    wsq_reject(c, true, id, 400, "bad_parameter",
-               "field 'replace' must be true or false, and needs a 'group'");
-    return;
-  }
+/* A query request (r's contents move into its job): queued. */
+static void wsq_on_request(struct wsq_conn *c, struct wsq_req *r) {
   for (struct wsq_job *o = c->jobs; o; o = o->cnext)
-    if (o->id == id && !atomic_load(&o->cancel)) {
-      wsq_reject(c, true, id, 400, "duplicate_id",
-                 "request id %u is still in work on this connection", id);
+    if (o->req.id == r->id && !atomic_load(&o->cancel)) {
+      struct query_err e;
+      query_fail(&e, -EINVAL, 400, "duplicate_id",
+                 "request id %u is still in work on this connection", r->id);
+      wsq_reject(c, true, r->id, &e);
       return;
     }
+  if (r->replace)
+    wsq_cancel_group(c, r->group);
   struct wsq_job *j = xcalloc(1, sizeof *j);
-  bool ok, high;
-  j->id = id;
-  if (strcmp(type, "slices") == 0 || strcmp(type, "counters") == 0) {
-    j->kind = strcmp(type, "slices") == 0 ? WSQ_SLICES : WSQ_COUNTERS;
-    ok = wsq_parse_window(c, m, j);
-    high = false; /* a progressive window has a high phase anyway */
-  } else {
-    j->kind = WSQ_API;
-    ok = strcmp(type, "search") == 0
-             ? wsq_parse_search(c, m, j)
-             : wsq_parse_event(c, m, j, strcmp(type, "event") != 0);
-    high = strcmp(type, "search") != 0;
-  }
-  if (!ok) {
-    wsq_job_free(j);
-    return;
-  }
-  if (replace && json_is_true(replace))
-    wsq_cancel_group(c, json_string_value(group));
-  j->group = group ? xstrdup(json_string_value(group)) : NULL;
+  j->req = *r;
+  memset(r, 0, sizeof *r);
   j->conn = c;
   j->cnext = c->jobs;
   c->jobs = j;
   c->n_jobs++;
   atomic_fetch_add(&c->q->requests, 1);
-  wsq_enqueue(c->q, j, high);
+  wsq_enqueue(c->q, j);
   wsq_conn_flow(c);
 }
 
 /* One whole client message. */
 static void wsq_on_message(struct wsq_conn *c, const char *text, size_t len) {
-  static const char *const queries[] = {"slices", "counters", "search", "event",
-                                        "device-profile"};
-  json_error_t je;
-  json_t *m = json_loadb(text, len, 0, &je);
-  const char *type = json_string_value(json_object_get(m, "type"));
-  uint32_t id;
-  if (!json_is_object(m) || !type) {
-    wsq_reject(c, false, 0, 400, "bad_request",
-               "a request is a JSON object with a 'type' and an 'id'%s%s",
-               m ? "" : ": ", m ? "" : je.text);
-  } else if (strcmp(type, "cancel") == 0) {
-    wsq_on_cancel(c, m);
-  } else if (!wsq_id(m, &id)) {
-    wsq_reject(c, false, 0, 400, "bad_parameter",
-               "field 'id' is required: an integer from 0 to 4294967295");
-  } else if (strcmp(type, "stats") == 0) {
-    wsq_on_stats(c, id);
+  struct wsq_req r;
+  struct query_err e;
+  if (wsq_msg_parse(text, len, &r, &e) < 0) {
+    wsq_reject(c, r.has_id, r.id, &e);
+  } else if (r.type == WSQ_MSG_CANCEL) {
+    for (size_t i = 0; i < r.n_ids; i++)
+      wsq_cancel_id(c, r.ids[i]);
+    if (r.group)
+      wsq_cancel_group(c, r.group);
+  } else if (r.type == WSQ_MSG_STATS) {
+    wsq_on_stats(c, r.id);
   } else {
-    size_t i = 0, n = sizeof queries / sizeof *queries;
-    while (i < n && strcmp(type, queries[i]) != 0)
-      i++;
-    if (i < n)
-      wsq_on_request(c, m, type, id);
-    else
-      wsq_reject(c, true, id, 400, "bad_parameter",
-                 "unknown request type '%.64s': slices, counters, search, "
-                 "event, device-profile, cancel or stats",
-                 type);
+    wsq_on_request(c, &r);
   }
-  json_decref(m);
+  wsq_msg_req_clear(&r);
 }
 
 int wsq_conn_receive(struct wsq_conn *c, const void *in, size_t len, bool last,
@@ -1022,14 +715,18 @@ int wsq_conn_receive(struct wsq_conn *c, const void *in, size_t len, bool last,
     sbuf_add(&c->rx, in, len);
   if (!last)
     return 0;
-  if (c->rx_skip)
-    wsq_reject(c, false, 0, 413, "too_large",
+  struct query_err e;
+  if (c->rx_skip) {
+    query_fail(&e, -EMSGSIZE, 413, "too_large",
                "a request message is at most %d bytes", WSQ_MAX_MESSAGE);
-  else if (binary)
-    wsq_reject(c, false, 0, 400, "bad_request",
+    wsq_reject(c, false, 0, &e);
+  } else if (binary) {
+    query_fail(&e, -EINVAL, 400, "bad_request",
                "requests are JSON text messages, not binary");
-  else
+    wsq_reject(c, false, 0, &e);
+  } else {
     wsq_on_message(c, c->rx.s ? c->rx.s : "", c->rx.len);
+  }
   c->rx_skip = false;
   sbuf_reset(&c->rx);
   return 0;

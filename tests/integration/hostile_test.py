@@ -7,7 +7,8 @@ empty, NaN, unicode and repeated values must get a 4xx with a JSON
 valid), never a 5xx, never a dropped connection; after each batch the
 server must still answer /health.  Then path traversal (raw sockets: no
 client normalises the path), the SQL endpoint's guards, Host and Origin
-checks, oversized headers and bodies, and protocol junk.  At the end the
+checks, oversized headers and bodies, protocol junk, and floods of
+connections past the connection budget.  At the end the
 store is unchanged, SIGTERM stops the server cleanly and its stderr holds
 no sanitizer report.  Needs NEX_BUILDDIR and NEX_SRCDIR (set by make check).
 """
@@ -750,6 +751,90 @@ def check_junk(srv):
     srv.alive("the protocol junk")
 
 
+# ------------------------------------------------------------------ budget
+
+BUDGET = 384  # NET_MAX_CONNS in server/serve/net.c
+
+
+def still_open(socks):
+    """How many of the sockets the server has not closed."""
+    n = 0
+    for s in socks:
+        s.setblocking(False)
+        try:
+            n += s.recv(1, socket.MSG_PEEK) != b""
+        except BlockingIOError:
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
+def wait_for(cond, seconds=20):
+    """Polls cond() until it is true or seconds pass; returns its value."""
+    end = time.time() + seconds
+    v = cond()
+    while not v and time.time() < end:
+        time.sleep(0.05)
+        v = cond()
+    return v
+
+
+def check_budget(srv):
+    """The connection budget: floods of connections that never finish their
+    headers, or hold a request open, neither stop REST nor lock the page's
+    WebSocket out (libmicrohttpd 0.9.75 stops for good past its limit of
+    512 connections when it turns one away)."""
+    p = srv.port
+    slow = []
+    try:
+        for _ in range(650):
+            s = socket.create_connection(("127.0.0.1", p), timeout=5)
+            s.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\nX-Sl")
+            slow.append(s)
+        answers = [get(p, "/api/v1/health", timeout=10) for _ in range(20)]
+        ok = [a.status for a in answers].count(200)
+        check(ok == 20, "650 slow-header connections held: 20 of 20 /health "
+              "requests answered 200", [a for a in answers if a.status != 200])
+        line = upgrade(p, "localhost:%d" % p, "http://localhost:%d" % p)
+        check(line.startswith(b"HTTP/1.1 101"), "and a WebSocket upgrade "
+              "succeeds", line)
+        n = wait_for(lambda: still_open(slow) <= BUDGET)
+        check(n, "the server holds at most %d of them (the longest waiting "
+              "are closed)" % BUDGET, still_open(slow))
+    finally:
+        for s in slow:
+            s.close()
+    # requests in progress are not evicted: past the budget, 503.  Each
+    # upload waits for its "100 Continue": its request has started.
+    busy = []
+    try:
+        for _ in range(BUDGET):
+            s = socket.create_connection(("127.0.0.1", p), timeout=10)
+            busy.append(s)
+            s.sendall(b"POST /api/v1/sql HTTP/1.1\r\nHost: localhost\r\n"
+                      b"Content-Type: application/json\r\nExpect: 100-continue"
+                      b"\r\nContent-Length: 1000\r\n\r\n")
+            if not s.recv(64).startswith(b"HTTP/1.1 100"):
+                break
+        a = raw(p, b"GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n"
+                   b"Connection: close\r\n\r\n")
+        try:
+            err = json.loads(a.body).get("error")
+        except ValueError:
+            err = None
+        check(len(busy) == BUDGET and a.status == 503 and
+              a.headers.get("retry-after") == "1" and err == "busy",
+              "%d requests in progress: a new connection gets 503 with "
+              "Retry-After and a JSON error" % BUDGET, (len(busy), a))
+    finally:
+        for s in busy:
+            s.close()
+    check(wait_for(lambda: srv.health() == "ready"), "once they close, "
+          "/health answers again")
+    srv.alive("the connection floods")
+
+
 # ------------------------------------------------------------------ main
 
 def ids_of(store):
@@ -810,6 +895,7 @@ def run(tmp):
     check_hosts(srv)
     check_sizes(srv)
     check_junk(srv)
+    check_budget(srv)
     check(digest(store) == before, "the store file is byte for byte unchanged")
     rc = srv.stop(20)
     check(rc == 0, "SIGTERM still stops the server cleanly", rc)

@@ -67,16 +67,16 @@ static char *open_fails(const char *name, const char *magic, int want) {
 static void test_ntrace_round_trip(void **state) {
   FILE *f = create_pb("ntrace.pb", FMT_PB_MAGIC_NTRACE);
   Nex__Attribute a1 = NEX__ATTRIBUTE__INIT, a2 = NEX__ATTRIBUTE__INIT;
-  a1.key = "queue";
-  a1.value = "qSyncIO0";
-  a2.key = "bytes";
-  a2.value = "4096";
+  a1.key = testutil_pbstr("queue");
+  a1.value = testutil_pbstr("qSyncIO0");
+  a2.key = testutil_pbstr("bytes");
+  a2.value = testutil_pbstr("4096");
   a2.is_number = 1;
   Nex__Attribute *attrs[] = {&a1, &a2};
   uint64_t flows[] = {7, UINT64_MAX};
   Nex__SystemEvent ev = NEX__SYSTEM_EVENT__INIT;
   ev.id = 18446744073709551557ull;
-  ev.name = "nc_exec_running";
+  ev.name = testutil_pbstr("nc_exec_running");
   ev.timestamp = 1732233600123456789ll;
   ev.duration = 2500000;
   ev.source = NEX__TRACE_EVENT_SOURCE__NEURON_HW;
@@ -86,7 +86,7 @@ static void test_ntrace_round_trip(void **state) {
   ev.worker_gid = 17;
   ev.exec_id = 42;
   ev.model_id = 10001;
-  ev.model_name = "llama-3-8b";
+  ev.model_name = testutil_pbstr("llama-3-8b");
   ev.n_flow_id = 2;
   ev.flow_id = flows;
   ev.parent_id = 5;
@@ -186,14 +186,15 @@ static void test_ntrace_round_trip(void **state) {
 
 static void test_trace_info_round_trip(void **state) {
   FILE *f = create_pb("trace_info.pb", FMT_PB_MAGIC_TRACE_INFO);
-  char *files[] = {"ntrace.pb", "profile_nc_0_session_0.ntff",
-                   "neff_395760075800974.neff"};
+  char *files[] = {testutil_pbstr("ntrace.pb"),
+                   testutil_pbstr("profile_nc_0_session_0.ntff"),
+                   testutil_pbstr("neff_395760075800974.neff")};
   Nex__Attribute a = NEX__ATTRIBUTE__INIT;
-  a.key = "capture_mode";
-  a.value = "session";
+  a.key = testutil_pbstr("capture_mode");
+  a.value = testutil_pbstr("session");
   Nex__Attribute *attrs[] = {&a};
   Nex__TraceInfo ti = NEX__TRACE_INFO__INIT;
-  ti.instance_id = "i-012590440bb9fd263";
+  ti.instance_id = testutil_pbstr("i-012590440bb9fd263");
   ti.process_id = 98399;
   ti.first_ts_ns = 1732233600000000000ll;
   ti.last_ts_ns = 1732233660000000000ll;
@@ -203,10 +204,10 @@ static void test_trace_info_round_trip(void **state) {
   ti.ntff_version = 6;
   ti.n_files = 3;
   ti.files = files;
-  ti.instance_type = "trn1.32xlarge";
-  ti.runtime_version = "2.22.14";
-  ti.driver_version = "2.18.12";
-  ti.collectives_version = "2.22.26";
+  ti.instance_type = testutil_pbstr("trn1.32xlarge");
+  ti.runtime_version = testutil_pbstr("2.22.14");
+  ti.driver_version = testutil_pbstr("2.18.12");
+  ti.collectives_version = testutil_pbstr("2.22.26");
   ti.num_neuron_devices = 16;
   ti.num_neuroncores = 32;
   ti.n_attributes = 1;
@@ -250,7 +251,7 @@ static void test_cpu_util_round_trip(void **state) {
   for (int i = 0; i < 30; i++) {
     Nex__CpuUsage c = NEX__CPU_USAGE__INIT;
     c.timestamp = 1732233600000000000ll + (int64_t)(i / 3) * 1000000000;
-    c.cpu_id = (char *)ids[i % 3];
+    c.cpu_id = testutil_pbstr(ids[i % 3]);
     c.util_percent = i * 2.5;
     assert_int_equal(fmt_pb_write_msg(f, &c.base), 0);
   }
@@ -311,10 +312,10 @@ static void test_ntff_round_trip(void **state) {
   hd.pcore_idx = 4;
   hd.neff_hash = 14382885777943380728ull;
   hd.session_id = -1;
-  hd.model_name = "bert";
+  hd.model_name = testutil_pbstr("bert");
   hd.ticks_per_nanosec = 1.4;
   hd.num_physical_cores = 8;
-  hd.instance_type = "trn2.48xlarge";
+  hd.instance_type = testutil_pbstr("trn2.48xlarge");
   hd.first_hw_timestamp = 1000;
   hd.last_hw_timestamp = 9000000;
   hd.tensor_engine_num_rows = 128;
@@ -325,14 +326,14 @@ static void test_ntff_round_trip(void **state) {
   Nex__Instruction in = NEX__INSTRUCTION__INIT;
   in.start_ts = 1100;
   in.duration_ns = 64;
-  in.engine = "tensor";
-  in.timeline_track = "TensorMatrix";
-  in.opcode = "MATMULT";
-  in.operands = "src=[0:128] dst=psum[0]";
+  in.engine = testutil_pbstr("tensor");
+  in.timeline_track = testutil_pbstr("TensorMatrix");
+  in.opcode = testutil_pbstr("MATMULT");
+  in.operands = testutil_pbstr("src=[0:128] dst=psum[0]");
   in.id = 77;
   in.pc = 0x1000;
-  in.hlo_name = "dot.5";
-  in.framework_op = "layer1/linear";
+  in.hlo_name = testutil_pbstr("dot.5");
+  in.framework_op = testutil_pbstr("layer1/linear");
   in.raw_flops = 4194304;
   in.hbm_read_bytes = 65536;
   in.hbm_write_bytes = 32768;
@@ -341,23 +342,23 @@ static void test_ntff_round_trip(void **state) {
   dma.start_ts = 1200;
   dma.duration_ns = 300;
   dma.id = 9;
-  dma.queue_name = "qSyncIO0";
+  dma.queue_name = testutil_pbstr("qSyncIO0");
   dma.queue_idx = 3;
-  dma.queue_type = "io";
+  dma.queue_type = testutil_pbstr("io");
   dma.engine_idx = 5;
   dma.read_bytes = 1024;
   dma.write_bytes = 2048;
   dma.transfer_bytes = 3072;
-  dma.variable = "input0";
+  dma.variable = testutil_pbstr("input0");
   Nex__SemaphoreUpdate sem = NEX__SEMAPHORE_UPDATE__INIT;
   sem.timestamp = 1300;
-  sem.id = "S[10]";
+  sem.id = testutil_pbstr("S[10]");
   sem.value = -3;
-  sem.update_source = "Sync";
-  sem.update_operation_type = "increment";
+  sem.update_source = testutil_pbstr("Sync");
+  sem.update_operation_type = testutil_pbstr("increment");
   Nex__ExecutionInfo ex = NEX__EXECUTION_INFO__INIT;
   ex.execution_index = 1;
-  ex.neff_name = "neff_14382885777943380728.neff";
+  ex.neff_name = testutil_pbstr("neff_14382885777943380728.neff");
   ex.execution_start_ts = 1000;
   ex.execution_end_ts = 9000000;
   ex.num_subgraphs = 2;
@@ -366,16 +367,16 @@ static void test_ntff_round_trip(void **state) {
   Nex__CcOp cc = NEX__CC_OP__INIT;
   cc.start_ts = 5000;
   cc.duration_ns = 7000;
-  cc.operation = "AllGather";
-  cc.algorithm = "ring";
+  cc.operation = testutil_pbstr("AllGather");
+  cc.algorithm = testutil_pbstr("ring");
   cc.num_elements = 1u << 20;
-  cc.dtype = "bf16";
+  cc.dtype = testutil_pbstr("bf16");
   cc.op_id = 3;
   cc.input_size = 2u << 20;
   cc.output_size = 64u << 20;
   Nex__UsageSample us = NEX__USAGE_SAMPLE__INIT;
   us.timestamp = 6000;
-  us.series = "sbuf";
+  us.series = testutil_pbstr("sbuf");
   us.util_percent = 87.5;
 
   nex__ntff_record__init(&rec);
@@ -572,7 +573,7 @@ static void write_three(const char *name, uint64_t off[4]) {
     off[i] = (uint64_t)ftell(f);
     Nex__CpuUsage c = NEX__CPU_USAGE__INIT;
     c.timestamp = 1000 + i;
-    c.cpu_id = "average";
+    c.cpu_id = testutil_pbstr("average");
     c.util_percent = 50;
     assert_int_equal(fmt_pb_write_msg(f, &c.base), 0);
   }
@@ -765,7 +766,7 @@ static void test_large_record_grows_arena(void **state) {
   for (int i = 0; i < A; i++) {
     nex__attribute__init(&attr[i]);
     attr[i].key = files[i];
-    attr[i].value = "1";
+    attr[i].value = testutil_pbstr("1");
     attrs[i] = &attr[i];
   }
   Nex__TraceInfo ti = NEX__TRACE_INFO__INIT;
@@ -854,8 +855,8 @@ static void test_million_records_constant_memory(void **state) {
   Nex__NtraceRecord rec = NEX__NTRACE_RECORD__INIT;
   rec.record_case = NEX__NTRACE_RECORD__RECORD_EVENT;
   rec.event = &ev;
-  ev.name = "nrt_execute";
-  ev.model_name = "a-model-name-long-enough-to-matter";
+  ev.name = testutil_pbstr("nrt_execute");
+  ev.model_name = testutil_pbstr("a-model-name-long-enough-to-matter");
   ev.source = NEX__TRACE_EVENT_SOURCE__NEURON_RT;
   for (int i = 0; i < MILLION; i++) {
     ev.id = (uint64_t)i;
@@ -893,7 +894,7 @@ static void test_field_peek(void **state) {
   (void)state;
   Nex__SystemEvent ev = NEX__SYSTEM_EVENT__INIT;
   ev.id = 7;
-  ev.name = "timestamp_sync_point";
+  ev.name = testutil_pbstr("timestamp_sync_point");
   ev.timestamp = 123456789;
   ev.exec_id = 3;
   Nex__NtraceRecord rec = NEX__NTRACE_RECORD__INIT;

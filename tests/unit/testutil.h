@@ -10,6 +10,7 @@
 #define NEX_TESTUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* cmocka group setup: creates the temporary directory
  * $TMPDIR/<program>.XXXXXX (TMPDIR defaults to /tmp).  Returns 0, or -1 if
@@ -25,8 +26,8 @@ char *testutil_path(const char *name);
 
 /* Returns "<source tree>/<rel>", rel formatted from fmt like printf; the
  * source tree is $NEX_SRCDIR, else the one this test was built from. */
-__attribute__((format(printf, 1, 2))) char *
-testutil_srcpath(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) char *testutil_srcpath(const char *fmt,
+                                                             ...);
 
 /* Writes the n bytes at b as the file at path (created or truncated). */
 void testutil_write(const char *path, const void *b, size_t n);
@@ -43,5 +44,11 @@ int testutil_cause(int rc, char *cause);
  * starts with prefix ("" for all).  Returns how many; the directory must
  * be readable. */
 int testutil_replay(const char *rel, const char *prefix);
+
+/* protobuf-c's string fields are `char *`, but packing only reads them.
+ * Returns s typed for such a field (no copy: s must outlive the packing). */
+static inline char *testutil_pbstr(const char *s) {
+  return (char *)(uintptr_t)s;
+}
 
 #endif
