@@ -92,8 +92,8 @@ async function shot(name) {
   await page.screenshot({ path: path.join(OUT, `${name}.png`) });
 }
 
-const idle = () => page.waitForFunction(() => window.nexDebug?.ready() && window.nexDebug.idle(), null, { timeout: 20000 });
-const win = () => page.evaluate(() => window.nexDebug.window());
+const idle = async (p = page) => { await p.waitForFunction(() => window.nexTest?.ready(), null, { timeout: 20000 }); await p.evaluate(() => window.nexTest.waitIdle()); };
+const win = () => page.evaluate(() => window.nexTest.state().window);
 
 async function openPage(hash = '') {
   page = await browser.newPage();
@@ -161,16 +161,16 @@ test('the page loads the generated profile', async () => {
   eq(await page.title(), 'Neuron Explorer', 'title');
   const w = await win();
   const p = await api('profile');
-  eq(w.abs.s, p.start, 'the window starts at the profile start');
-  eq(BigInt(w.abs.e) >= BigInt(p.end), true, 'the window covers the whole profile');
-  const names = await page.evaluate(() => window.nexDebug.tracks());
+  eq(w.s, p.start, 'the window starts at the profile start');
+  eq(BigInt(w.e) >= BigInt(p.end), true, 'the window covers the whole profile');
+  const names = await page.evaluate(() => window.nexTest.tracks());
   assert(names.length > 10, `only ${names.length} tracks`);
   eq(await page.$eval('.tl-canvas', (c) => c.width > 0), true, 'canvas drawn');
   await shot('01-system-default');
 });
 
 test('window fetches go over the WebSocket, decoded as the REST answers', async () => {
-  const t = await page.evaluate(() => window.nexDebug.transport());
+  const t = await page.evaluate(() => window.nexTest.transport());
   assert(t.ws > 0, `no window fetch over the socket: ${JSON.stringify(t)}`);
   eq(t.rest, 0, 'window fetches over REST');
   // The page's own decoder of the binary frames against REST, row by row.
@@ -212,7 +212,7 @@ test('window fetches go over the WebSocket, decoded as the REST answers', async 
     return '';
   });
   eq(diff, '', 'socket and REST answers');
-  assert((await page.evaluate(() => window.nexDebug.transport())).rest === 0, 'the comparison went over the socket');
+  assert((await page.evaluate(() => window.nexTest.transport())).rest === 0, 'the comparison went over the socket');
 });
 
 test('window fetches fall back to REST when the socket cannot be opened', async () => {
@@ -226,8 +226,8 @@ test('window fetches fall back to REST when the socket cannot be opened', async 
   const errors = [];
   p.on('pageerror', (e) => errors.push(e.message));
   await p.goto(`http://localhost:${port}/`);
-  await p.waitForFunction(() => window.nexDebug?.ready() && window.nexDebug.idle(), null, { timeout: 20000 });
-  const t = await p.evaluate(() => window.nexDebug.transport());
+  await idle(p);
+  const t = await p.evaluate(() => window.nexTest.transport());
   assert(t.rest > 0, `no window fetch over REST: ${JSON.stringify(t)}`);
   eq(t.ws, 0, 'window fetches over the socket');
   eq(errors, [], 'page errors');
@@ -239,13 +239,13 @@ for (const mode of Object.keys(MODES)) {
     await page.selectOption('#grouping', mode);
     await page.waitForFunction((m) => location.hash.includes(`g=${m}`), mode);
     await idle();
-    const names = await page.evaluate(() => window.nexDebug.tracks());
+    const names = await page.evaluate(() => window.nexTest.tracks());
     const api_ = await api(`tracks?grouping=${mode}`);
     eq(names, api_.tracks.map((t) => t.name), 'the UI shows the tracks of /tracks in order');
     const pats = namePatterns(mode);
     const bad = names.filter((s) => !pats.some((re) => re.test(s)));
     eq(bad, [], 'names outside the documented patterns');
-    const rows = new Set(await page.evaluate(() => window.nexDebug.rows()));
+    const rows = new Set(await page.evaluate(() => window.nexTest.rows()));
     const hidden = new Set(api_.tracks.filter((t) => t.hidden_by_default).map((t) => t.name));
     for (const s of names) assert(rows.has(s) === !hidden.has(s), `row shown for ${s} should be ${!hidden.has(s)}`);
     for (const p of manifest.processes) {
@@ -263,12 +263,12 @@ test('CPU utilization toggle shows the host_cpu_util tracks', async () => {
   await page.selectOption('#grouping', 'default');
   await idle();
   const cpu = (rows) => rows.filter((s) => s.endsWith('/host_cpu_util')).length;
-  eq(cpu(await page.evaluate(() => window.nexDebug.rows())), 0, 'hidden by default');
+  eq(cpu(await page.evaluate(() => window.nexTest.rows())), 0, 'hidden by default');
   await page.check('#cpu-toggle');
   await idle();
   const all = (await api('tracks?grouping=default')).tracks.filter((t) => t.name.endsWith('/host_cpu_util')).length;
   assert(all > 0, 'the profile has CPU tracks');
-  eq(cpu(await page.evaluate(() => window.nexDebug.rows())), all, 'every CPU track shown');
+  eq(cpu(await page.evaluate(() => window.nexTest.rows())), all, 'every CPU track shown');
   await page.uncheck('#cpu-toggle');
 });
 
@@ -280,18 +280,18 @@ test('wheel, keys and axis drag change the visible window', async () => {
   await page.keyboard.down('Control');
   await page.mouse.wheel(0, -400);
   await page.keyboard.up('Control');
-  await page.waitForFunction((d) => window.nexDebug.window().end - window.nexDebug.window().start < d * 0.8, w0.end - w0.start);
+  await page.waitForFunction((d) => window.nexTest.state().window.end - window.nexTest.state().window.start < d * 0.8, w0.end - w0.start);
   const w1 = await win();
   await page.keyboard.down('d');
-  await page.waitForFunction((s) => window.nexDebug.window().start > s, w1.start);
+  await page.waitForFunction((s) => window.nexTest.state().window.start > s, w1.start);
   await page.keyboard.up('d');
   const w2 = await win();
   assert(Math.abs((w2.end - w2.start) - (w1.end - w1.start)) < 1, 'D pans without zooming');
   await page.keyboard.down('s');
-  await page.waitForFunction((d) => window.nexDebug.window().end - window.nexDebug.window().start > d * 1.2, w2.end - w2.start);
+  await page.waitForFunction((d) => window.nexTest.state().window.end - window.nexTest.state().window.start > d * 1.2, w2.end - w2.start);
   await page.keyboard.up('s');
   await page.keyboard.press('0');
-  await page.waitForFunction((s) => window.nexDebug.window().abs.s === s, w0.abs.s);
+  await page.waitForFunction((s) => window.nexTest.state().window.s === s, w0.s);
   // Drag on the axis: zoom to that range.
   const ax = box.y + 20, x0 = box.x + 500, x1 = box.x + 700;
   await page.mouse.move(x0, ax);
@@ -310,20 +310,20 @@ test('clicking a merged run as wide as the view zooms in around the click', asyn
   await page.keyboard.press('0');
   await idle();
   const hit = (await api('search?q=nc_exec_running&per_page=1')).items[0];
-  const pos = await page.evaluate((k) => window.nexDebug.locate(k), hit.key);
+  const pos = await page.evaluate((k) => window.nexTest.locate(k), hit.key);
   assert(pos, 'the first nc_exec_running row is on screen');
   // The executions run back to back: on the whole profile they are one run.
   const x = pos.x + 40;
-  const run = await page.evaluate(([a, b]) => window.nexDebug.hit(a, b), [x, pos.y]);
+  const run = await page.evaluate(([a, b]) => window.nexTest.hitAt(a, b), [x, pos.y]);
   const w0 = await win();
   assert(run && run.count > 1, `a merged run under the cursor (${JSON.stringify(run)})`);
   assert(run.end - run.start > (w0.end - w0.start) / 4, `the run spans over a quarter of the view (${JSON.stringify(run)})`);
-  const t0 = await page.evaluate((a) => window.nexDebug.timeAt(a), x);
+  const t0 = await page.evaluate((a) => window.nexTest.timeAt(a), x);
   await page.mouse.click(x, pos.y);
-  await page.waitForFunction((d) => { const w = window.nexDebug.window(); return w.end - w.start < d / 4; }, w0.end - w0.start);
+  await page.waitForFunction((d) => { const w = window.nexTest.state().window; return w.end - w.start < d / 4; }, w0.end - w0.start);
   const w1 = await win();
   assert(Math.abs((w1.end - w1.start) * 8 - (w0.end - w0.start)) < 2, `zoomed in 8x (${w1.end - w1.start} of ${w0.end - w0.start})`);
-  const t1 = await page.evaluate((a) => window.nexDebug.timeAt(a), x);
+  const t1 = await page.evaluate((a) => window.nexTest.timeAt(a), x);
   assert(Math.abs(t1 - t0) < (w1.end - w1.start) / 1000, `the clicked time stays under the cursor (${t0} -> ${t1})`);
   await page.keyboard.press('0');
   await idle();
@@ -338,12 +338,12 @@ test('clicking an nc_exec_running shows its details, the drill-down opens the de
   // Zoom to the event, then click it where it is drawn.
   const s = BigInt(ev.start_ts), d = BigInt(ev.duration_ns);
   await page.evaluate(([a, b]) => { location.hash = `#v=timeline&g=default&s=${a}&e=${b}`; }, [(s - d).toString(), (s + 2n * d).toString()]);
-  await page.waitForFunction((a) => window.nexDebug.window().abs.s === a, (s - d).toString());
+  await page.waitForFunction((a) => window.nexTest.state().window.s === a, (s - d).toString());
   await idle();
-  const pos = await page.evaluate((k) => window.nexDebug.locate(k), hit.key);
+  const pos = await page.evaluate((k) => window.nexTest.locate(k), hit.key);
   assert(pos, 'the event row is on screen');
   await page.mouse.click(pos.x + 4, pos.y);
-  await page.waitForFunction((k) => window.nexDebug.selection() === k, hit.key);
+  await page.waitForFunction((k) => window.nexTest.state().selection === k, hit.key);
   await page.waitForSelector('table.details');
   const fields = await page.$$eval('table.details tbody tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
   eq(fields.name, 'nc_exec_running', 'details name');
@@ -354,18 +354,18 @@ test('clicking an nc_exec_running shows its details, the drill-down opens the de
   if (up) eq(await page.$$eval('.drawer button.link', (b) => b.length), up + (ev.downstream || []).length, 'dependency chain links');
   await shot('04-event-details');
   await page.click('#open-device');
-  await page.waitForFunction(() => window.nexDebug.view() === 'device');
+  await page.waitForFunction(() => window.nexTest.view() === 'device');
   await idle();
-  const names = await page.evaluate(() => window.nexDebug.tracks());
+  const names = await page.evaluate(() => window.nexTest.tracks());
   const engines = names.filter((x) => ['Tensor', 'TensorMatrix', 'Vector', 'Scalar', 'GpSimd', 'Sync'].includes(x));
   assert(engines.length >= 4, `engine rows: ${names.join(', ')}`);
   assert(names.some((x) => x.startsWith('DMA/')), 'DMA queue rows');
   const dr = await api(`events/${encodeURIComponent(hit.key)}/device-profile`);
   const w = await win();
-  eq([w.abs.s, w.abs.e], [dr.start, dr.end], 'the device window is the execution');
+  eq([w.s, w.e], [dr.start, dr.end], 'the device window is the execution');
   await shot('05-device-view');
   await page.click('#back');
-  await page.waitForFunction(() => window.nexDebug.view() === 'timeline');
+  await page.waitForFunction(() => window.nexTest.view() === 'timeline');
   await idle();
 });
 
@@ -374,7 +374,7 @@ test('search finds a known event with the right count', async () => {
   await page.fill('#search-q', 'nc_exec_running');
   await page.press('#search-q', 'Enter');
   await page.waitForFunction((w) => document.getElementById('search-count').textContent === `1 / ${w}`, want.toLocaleString('en-US'));
-  const sel = await page.evaluate(() => window.nexDebug.selection());
+  const sel = await page.evaluate(() => window.nexTest.state().selection);
   const first = (await api('search?q=nc_exec_running&per_page=1')).items[0];
   eq(sel, first.key, 'the first hit is selected');
   await page.press('#search-q', 'Enter');
@@ -399,20 +399,20 @@ test('a deep link restores window, grouping, selection and device profile', asyn
   await old.close();
   eq(await page.$eval('#grouping', (x) => x.value), 'process', 'grouping');
   const w = await win();
-  eq([w.abs.s, w.abs.e], [s, e], 'window');
-  await page.waitForFunction((k) => window.nexDebug.selection() === k, execKey);
+  eq([w.s, w.e], [s, e], 'window');
+  await page.waitForFunction((k) => window.nexTest.state().selection === k, execKey);
   await page.waitForSelector('table.details');
   await idle();
   await shot('07-deep-link');
   const dp = (await api('device-profiles?per_page=1')).items[0];
   await openPage(`#v=device&dp=${dp.id}`);
-  eq(await page.evaluate(() => window.nexDebug.view()), 'device', 'device view from the link');
+  eq(await page.evaluate(() => window.nexTest.view()), 'device', 'device view from the link');
   assert((await page.textContent('.subbar .title')).includes(dp.name), 'device profile name shown');
 });
 
 test('the device profiles modal filters, pages and submits', async () => {
   await page.click('#tabs [data-view=timeline]');
-  await page.waitForFunction(() => window.nexDebug.view() === 'timeline');
+  await page.waitForFunction(() => window.nexTest.view() === 'timeline');
   await idle();
   await page.click('#dp-open');
   await page.waitForSelector('#dp-list input[type=radio]');
@@ -433,13 +433,13 @@ test('the device profiles modal filters, pages and submits', async () => {
   await page.waitForSelector('#dp-list input[type=radio]');
   await page.click('#dp-list input[type=radio]');
   await page.click('#dp-submit');
-  await page.waitForFunction(() => window.nexDebug.view() === 'device');
+  await page.waitForFunction(() => window.nexTest.view() === 'device');
   await idle();
 });
 
 test('area selection summarizes count, total and self time by name', async () => {
   await page.click('#tabs [data-view=timeline]');
-  await page.waitForFunction(() => window.nexDebug.view() === 'timeline');
+  await page.waitForFunction(() => window.nexTest.view() === 'timeline');
   await idle();
   const box = await page.$eval('.tl-canvas', (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width, h: r.height }; });
   await page.keyboard.down('Shift');
@@ -473,7 +473,7 @@ test('help, theme and the summary view', async () => {
   eq(await page.$$eval('#dp-table .open', (x) => x.length), manifest.device_profiles.length, 'device profiles table');
   await shot('11-summary');
   await page.click('#dp-table .open');
-  await page.waitForFunction(() => window.nexDebug.view() === 'device');
+  await page.waitForFunction(() => window.nexTest.view() === 'device');
   await idle();
 });
 

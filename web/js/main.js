@@ -2,7 +2,8 @@
 // new data), the three views (System Trace, Summary, Device Trace), the URL
 // hash that restores them, global keys, theme, search.
 
-import { get, onApiError, connectLive, windowStats } from './api.js';
+import { get, onApiError, connectLive } from './api.js';
+import { installTestHook } from './testhook.js';
 import { banner, dismiss, progress } from './panels/status.js';
 import { esc, fmtInt } from './format.js';
 import { Search } from './panels/search.js';
@@ -248,35 +249,6 @@ window.addEventListener('blur', () => app.view?.tv?.tl.releaseKeys());
 window.addEventListener('hashchange', () => app.follow());
 window.addEventListener('popstate', () => app.follow());
 
-// A read-only handle for the browser tests and the UI benchmark.
-window.nexDebug = {
-  ready: () => loaded && !!app.view && (!app.view.tv || app.view.tv.tl.tree.rows.length > 0),
-  view: () => app.viewName,
-  tracks: () => [...(app.view?.tv?.tl.tree.byId.values() || [])].map((n) => n.track.name),
-  rows: () => (app.view?.tv?.tl.tree.rows || []).map((r) => r.node.path),
-  window: () => { const vp = app.view?.tv?.vp; return vp ? { start: vp.start, end: vp.end, abs: app.view.tv.state() } : null; },
-  selection: () => app.view?.tv?.tl.sel?.key || null,
-  idle: () => { const tl = app.view?.tv?.tl; return !!tl && tl.tiles.busy === 0 && !tl.rafId; },
-  locate: (key) => {
-    const tl = app.view?.tv?.tl;
-    const m = /^(\d+):(\d+):(\d+)$/.exec(key);
-    if (!tl || !m) return null;
-    const p = tl.locate(m[1], +m[2], tl.vp.rel(m[3]));
-    if (!p) return null;
-    const r = tl.canvas.getBoundingClientRect();
-    return { x: r.left + p.x + 2, y: r.top + p.y };
-  },
-  hit: (x, y) => {
-    const tl = app.view?.tv?.tl;
-    if (!tl) return null;
-    const r = tl.canvas.getBoundingClientRect();
-    const h = tl.hitTest(x - r.left, y - r.top);
-    return h?.kind === 'slice' ? { count: h.count, start: h.ts, end: h.ts + h.dur } : null;
-  },
-  timeAt: (x) => { const tl = app.view?.tv?.tl; return tl ? tl.tOf(x - tl.canvas.getBoundingClientRect().left) : null; },
-  frames: () => app.view?.tv?.tl.frames.slice() || [],
-  transport: () => windowStats(),
-  resetFrames: () => { const tl = app.view?.tv?.tl; if (tl) tl.frames.length = 0; },
-};
+installTestHook(app, () => loaded);
 
 start();

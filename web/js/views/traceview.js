@@ -35,7 +35,7 @@ export function forgetEvents() { details.clear(); }
 export class TraceView {
   /**
    * o: { origin (BigInt), min, max, domain, profile (device id | undefined),
-   *      onState(), openDevice(ev) | null, hbmCapacity, visible(track) }
+   *      onState(), openDevice(ev) | null, hbmCapacity }
    */
   constructor(root, o) {
     this.o = o;
@@ -64,7 +64,6 @@ export class TraceView {
       onHover: (h, x, y) => this.onHover(h, x, y),
       onView: () => o.onState(),
       onOpen: (h) => fetchEvent(h.key).then((ev) => o.openDevice?.(ev)),
-      visible: o.visible,
     });
     this.vp = this.tl.vp;
     this.selEvent = null;
@@ -264,7 +263,7 @@ export class TraceView {
       case '[': this.follow(-1); return true;
       case ']': this.follow(1); return true;
       case 'Escape':
-        if (this.tl.area) { this.tl.clearArea(); this.onArea(null); } else this.tl.select(null);
+        if (this.tl.area) this.tl.clearArea(); else this.tl.select(null);
         return true;
     }
     return false;

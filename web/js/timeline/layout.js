@@ -1,0 +1,92 @@
+// layout.js -- the layout step: from a store state to what a frame shows
+// and needs (pinned rows, the scrolling rows in view, the tile resolution,
+// the tiles to fetch).  Pure: the same state gives the same layout; results
+// are memoized on the state objects they depend on, so a frame that only
+// pans reuses the row layout of the last one.
+
+import { TILE_PX } from './tiles.js';
+import { layoutRows, rowIndexAt } from './tracktree.js';
+import { timeWidth, nsPerPx, resolutionFor } from './viewport.js';
+
+export const AXIS_H = 40;
+
+let rowsMemo = { tree: null, collapsed: null, showHidden: null, out: null, gen: 0 };
+let pinMemo = { rows: null, pins: null, H: 0, out: null };
+let last = { s: null, out: null };
+
+/** Whether track t is shown in state s. */
+export function trackVisible(s, t) { return !t.hidden_by_default || s.showHidden; }
+
+function treeRows(s) {
+  const m = rowsMemo;
+  if (m.tree !== s.tree || m.collapsed !== s.collapsed || m.showHidden !== s.showHidden) {
+    const out = layoutRows(s.tree, s.collapsed, (t) => trackVisible(s, t));
+    rowsMemo = { tree: s.tree, collapsed: s.collapsed, showHidden: s.showHidden, out: { ...out, gen: m.gen + 1 }, gen: m.gen + 1 };
+  }
+  return rowsMemo.out;
+}
+
+/** Pinned tracks first, listed even when their group is collapsed. */
+function pinRows(s, tr) {
+  const m = pinMemo;
+  if (m.rows === tr && m.pins === s.pins && m.H === s.H) return m.out;
+  const rows = [];
+  let y = 0;
+  for (const r of tr.rows) {
+    if (r.node.track && s.pins.has(r.node.track.name)) {
+      rows.push({ ...r, y, depth: 0 });
+      y += r.h;
+    }
+  }
+  for (const name of s.pins) {
+    const n = s.tree.byPath.get(name);
+    if (n?.track && trackVisible(s, n.track) && !rows.some((r) => r.node === n)) {
+      const h = tr.rowOf.get(n)?.h ?? 38;
+      rows.push({ node: n, y, h, depth: 0, count: 1, group: false });
+      y += h;
+    }
+  }
+  const out = { rows, h: Math.min(y, Math.round(s.H * 0.4)) };
+  pinMemo = { rows: tr, pins: s.pins, H: s.H, out };
+  return out;
+}
+
+/**
+ * The layout of state s: { rows, rowOf, height (all rows), pinRows, pinH,
+ * bodyTop, scrollTop (clamped), maxScroll, bodyRows, tw, nspp, res {r, k0,
+ * k1}, fetch {start, end, r, want, sig, min, max} }.
+ */
+export function layout(s) {
+  if (last.s === s) return last.out;
+  const tr = treeRows(s);
+  const pins = pinRows(s, tr);
+  const bodyTop = AXIS_H + pins.h;
+  const viewH = s.H - bodyTop;
+  const maxScroll = Math.max(0, tr.height - viewH);
+  const st = Math.min(s.scrollTop, maxScroll);
+  const body = [];
+  const i0 = rowIndexAt(tr.rows, st);
+  for (let i = i0; i < tr.rows.length; i++) {
+    const row = tr.rows[i];
+    if (row.y >= st + viewH) break;
+    body.push(row);
+  }
+  const tw = timeWidth(s), nspp = nsPerPx(s);
+  const r = resolutionFor(s.end - s.start, tw);
+  const span = r * TILE_PX;
+  const want = [];
+  const wantTrack = (t) => {
+    for (const b of t.base || []) want.push({ kind: t.kind === 'counter' ? 'counters' : 'slices', id: String(b.id), source: b.source || t.source });
+  };
+  for (const row of pins.rows) if (row.node.track) wantTrack(row.node.track);
+  for (const row of body) if (row.node.track) wantTrack(row.node.track);
+  const out = {
+    rows: tr.rows, rowOf: tr.rowOf, height: tr.height,
+    pinRows: pins.rows, pinH: pins.h, bodyTop, scrollTop: st, maxScroll, bodyRows: body,
+    tw, nspp,
+    res: { r, k0: Math.floor(s.start / span), k1: Math.floor((s.end - 1) / span) },
+    fetch: { start: s.start, end: s.end, r, want, sig: `${tr.gen}|${pins.rows.length}|${i0}|${body.length}`, min: s.min, max: s.max },
+  };
+  last = { s, out };
+  return out;
+}
