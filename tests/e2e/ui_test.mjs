@@ -99,6 +99,17 @@ async function openPage(hash = '') {
   page = await browser.newPage();
   await page.setViewportSize({ width: 1600, height: 950 });
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  // Records the canvas texts (CSS px) while window.__recordTexts is set.
+  await page.addInitScript(() => {
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (s, x, y, ...rest) {
+      if (window.__recordTexts) {
+        const m = this.getTransform(), r = window.devicePixelRatio || 1;
+        window.__texts.push({ s: String(s), x: (m.a * x + m.c * y + m.e) / r, y: (m.b * x + m.d * y + m.f) / r });
+      }
+      return fill.call(this, s, x, y, ...rest);
+    };
+  });
   await page.goto(`http://localhost:${port}/${hash}`);
   await idle();
 }
@@ -502,6 +513,101 @@ test('new data under --dir shows ingest progress and refreshes the page live', a
   await page.waitForFunction(() => /Profile updated/.test(document.querySelector('.banner[data-id=live]')?.textContent || ''), null, { timeout: 60000 });
   eq(await page.evaluate(() => window.__progressSeen), true, 'the progress bar was shown');
   eq(await page.evaluate(() => document.getElementById('progress').hidden), true, 'and hidden again');
+  await idle();
+});
+
+// ------------------------------------------------------------ issue #14
+
+const UNITS = { s: 9, ms: 6, 'µs': 3, ns: 0 };
+/** "1.101 600 250 s" -> BigInt ns, or null; a label with more decimals than its unit has is wrong too. */
+function parseTime(text) {
+  const m = /^(-?)(\d+)(?:\.([\d\u202f]+))?\s(s|ms|µs|ns)$/.exec(text.trim());
+  if (!m) return null;
+  const frac = (m[3] || '').replace(/\u202f/g, ''), k = UNITS[m[4]];
+  if (frac.length > k) return null;
+  const v = BigInt(m[2]) * 10n ** BigInt(k) + BigInt(frac.padEnd(k, '0') || '0');
+  return m[1] ? -v : v;
+}
+
+/** Texts drawn on the canvas during one repaint: [{s, x, y}] in CSS px. */
+async function drawnTexts() {
+  await idle();
+  await page.evaluate(() => { window.__texts = []; window.__recordTexts = true; window.nexTest.dispatch({ type: 'theme' }); });
+  await idle();
+  return page.evaluate(() => { window.__recordTexts = false; return window.__texts; });
+}
+
+/** The time axis labels drawn: [{t (BigInt ns), x}] (x of the tick in canvas px). */
+async function axisLabels() {
+  const texts = await drawnTexts();
+  const labelW = await page.evaluate(() => window.nexTest.state().labelW);
+  return texts.filter((t) => Math.abs(t.y - 23) < 1 && t.x > labelW).map((t) => ({ s: t.s, t: parseTime(t.s), x: t.x - 3 }));
+}
+
+let transfer = null;
+test('time axis labels are exact and distinct at 2 µs, 100 ns and 20 ns windows', async () => {
+  await page.click('#tabs [data-view=timeline]');
+  await page.waitForFunction(() => window.nexTest.view() === 'timeline');
+  await idle();
+  const p = await api('profile');
+  const hit = (await api('search?q=dmem_buf_copyin&per_page=1')).items[0];
+  assert(hit, 'the profile has transfers');
+  transfer = { ...(await api(`events/${encodeURIComponent(hit.key)}`)), profileStart: p.start };
+  const rel = Number(BigInt(transfer.start_ts) - BigInt(p.start));
+  for (const W of [2000, 100, 20]) {
+    const s0 = rel - W / 3;
+    await page.evaluate(([a, b]) => window.nexTest.dispatch({ type: 'window', start: a, end: b }), [s0, s0 + W]);
+    const st = await page.evaluate(() => window.nexTest.state());
+    const labels = await axisLabels();
+    const nspp = (st.window.end - st.window.start) / (st.width - st.labelW - 12);
+    assert(labels.length >= 4, `${W} ns window: ${labels.length} axis labels (${labels.map((l) => l.s).join(' | ')})`);
+    eq(labels.filter((l) => l.t === null).map((l) => l.s), [], `${W} ns window: labels that are not times`);
+    eq(new Set(labels.map((l) => l.s)).size, labels.length, `${W} ns window: distinct labels (${labels.map((l) => l.s).join(' | ')})`);
+    for (const l of labels) {
+      const at = st.window.start + (l.x - st.labelW) * nspp;
+      assert(Math.abs(Number(l.t) - at) <= nspp + 0.5, `${W} ns window: label ${l.s} drawn at ${at.toFixed(1)} ns`);
+    }
+  }
+  await shot('13-axis-20ns');
+});
+
+test('a transfer\'s tooltip and details give its times and duration to the ns; the origin can be moved to it', async () => {
+  const p0 = BigInt(transfer.profileStart), s = BigInt(transfer.start_ts), d = BigInt(transfer.duration_ns);
+  await page.evaluate(([a, b]) => { location.hash = `#v=timeline&g=default&s=${a}&e=${b}`; }, [(s - d).toString(), (s + 2n * d).toString()]);
+  await page.waitForFunction((a) => window.nexTest.state().window.s === a, (s - d).toString());
+  await idle();
+  const pos = await page.evaluate((k) => window.nexTest.locate(k), transfer.key);
+  assert(pos, 'the transfer is on screen');
+  const x = pos.x + 20;
+  await page.mouse.move(x, pos.y);
+  await page.waitForFunction(() => !document.getElementById('tooltip').hidden && /dmem_buf_copyin/.test(document.getElementById('tooltip').textContent));
+  const rows = await page.$$eval('#tooltip tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
+  const [a, b] = rows.Time.split(' – ');
+  eq([String(parseTime(a)), String(parseTime(b))], [String(s - p0), String(s + d - p0)], `tooltip time ${rows.Time}`);
+  eq(String(parseTime(rows.Duration)), String(d), `tooltip duration ${rows.Duration}`);
+  await shot('14-transfer-tooltip');
+  await page.mouse.click(x, pos.y);
+  await page.waitForFunction((k) => window.nexTest.state().selection === k, transfer.key);
+  await page.waitForSelector('table.details');
+  const fields = await page.$$eval('table.details tbody tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
+  const m = /\((.*) from the start\)/.exec(fields.start_ts);
+  assert(m, `details start_ts: ${fields.start_ts}`);
+  eq(String(parseTime(m[1])), String(s - p0), 'details start from the profile start');
+  // O: time 0 is the selected transfer; the axis label at its start reads 0.
+  await page.keyboard.press('o');
+  await waitFor('the origin at the transfer', async () => (await page.evaluate(() => window.nexTest.state().origin)) === transfer.start_ts, 10000)
+    .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await page.evaluate(() => [window.nexTest.state(), document.activeElement?.outerHTML.slice(0, 80)]))}`); });
+  const labels = await axisLabels();
+  const zero = labels.find((l) => l.t === 0n);
+  assert(zero, `an axis label "0" (${labels.map((l) => l.s).join(' | ')})`);
+  assert(Math.abs(zero.x - (pos.x - 2)) <= 2, `the 0 label at the transfer's start (${zero.x} vs ${pos.x - 2})`);
+  assert(labels.some((l) => l.t < 0n) && labels.some((l) => l.t > 0n), 'times before and after the origin');
+  await page.waitForFunction((o) => location.hash.includes(`&o=${o}`), transfer.start_ts);
+  await shot('15-origin');
+  await page.keyboard.press('Shift+O');
+  await page.waitForFunction(() => window.nexTest.state().origin === null);
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('0');
   await idle();
 });
 

@@ -8,7 +8,9 @@
 //   waitIdle(ms)     a Promise resolved once idle() (rejected after ms, 20 s)
 //   view()           'timeline' | 'summary' | 'device'
 //   state()          a JSON snapshot of the timeline state: window {start,
-//                    end (rel ns), s, e (absolute ns strings)}, scrollTop,
+//                    end (rel ns), s, e (absolute ns strings)}, origin
+//                    (absolute ns string of time 0, null: the profile
+//                    start), width and labelW (canvas px), scrollTop,
 //                    selection (event key), hover (event key), area {start,
 //                    end, bases} or null, pins, collapsed (group paths),
 //                    showHidden, marks (count), keys
@@ -52,6 +54,8 @@ export function installTestHook(app, loaded) {
       const s = t.state, vp = t.vp;
       return {
         window: { start: s.start, end: s.end, s: vp.abs(s.start), e: vp.abs(Math.ceil(s.end)) },
+        origin: s.timeOrigin ? vp.abs(s.timeOrigin) : null,
+        width: s.W, labelW: s.labelW,
         scrollTop: layout(s).scrollTop,
         selection: s.sel?.key || null,
         hover: s.hover?.hit?.key || null,

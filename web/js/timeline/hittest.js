@@ -95,7 +95,7 @@ export function hitTest(s, L, tiles, x, y, absOf) {
         const d = time < st ? st - time : time > en ? time - en : 0;
         if (d < bestD || (d === bestD && best && Ld.dur[i] < best.dur)) {
           bestD = d;
-          best = { kind: 'slice', base: String(b.id), lane: laneIdx, ts: st, dur: Ld.dur[i], name: tiles.names.get(Ld.name[i]) ?? '', grp: Ld.grp[i] ? tiles.names.get(Ld.grp[i]) : '', count: Ld.count[i], track: t, source: b.source || t.source, baseInfo: b };
+          best = { kind: 'slice', base: String(b.id), lane: laneIdx, ts: st, dur: Ld.dur[i], name: tiles.names.get(Ld.name[i]) ?? '', grp: Ld.grp[i] ? tiles.names.get(Ld.grp[i]) : '', count: Ld.count[i], prec: Ld.count[i] > 1 ? nspp : 1, track: t, source: b.source || t.source, baseInfo: b };
         }
       }
     }

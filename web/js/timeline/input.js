@@ -138,7 +138,8 @@ export class Input {
   }
 
   dblclick(e) {
-    const { x, y } = this.pos(e);
+    const { x, y } = this.pos(e), s = this.s;
+    if (y < AXIS_H) { this.act({ type: 'origin', t: x > s.labelW ? timeAt(s, x) : 0 }); return; }
     const h = this.hit(x, y);
     if (h?.kind === 'slice') this.act({ type: 'window', start: h.ts - h.dur * 0.1, end: h.ts + h.dur * 1.1 });
   }

@@ -6,7 +6,7 @@
 import { LANE_H, GROUP_H } from './tracktree.js';
 import { AXIS_H, layout } from './layout.js';
 import { laneY } from './hittest.js';
-import { SliceBatch, makeHatch, joinSeries, drawCounter, drawStacked, drawAxis, drawGrid } from './render.js';
+import { SliceBatch, makeHatch, joinSeries, drawCounter, drawStacked, drawAxis, drawGrid, axisTicks } from './render.js';
 import { colorIndex, colorFill } from './colors.js';
 
 export class Painter {
@@ -45,6 +45,7 @@ export class Painter {
     ctx.fillStyle = th.bg;
     ctx.fillRect(0, 0, W, H);
     const st = L.scrollTop;
+    this.axis = axisTicks(ctx, s.start - s.timeOrigin, nspp, tw);
 
     // Timeline area.
     ctx.save();
@@ -57,7 +58,7 @@ export class Painter {
     ctx.clip();
     this.overlays(s, L);
     ctx.restore();
-    drawAxis(ctx, s.start, nspp, tw, AXIS_H, th);
+    drawAxis(ctx, s.start - s.timeOrigin, nspp, tw, AXIS_H, th, this.axis);
     this.axisOverlay(s, L);
     ctx.restore();
 
@@ -77,7 +78,7 @@ export class Painter {
     ctx.fillText('visible window', 10, 16);
     ctx.fillStyle = th.fg;
     ctx.font = '600 13px system-ui, sans-serif';
-    ctx.fillText(this.fmtDur(s.end - s.start), 10, 33);
+    ctx.fillText(this.fmtDur(s.end - s.start, nspp), 10, 33);
     ctx.fillStyle = th.border;
     ctx.fillRect(0, AXIS_H - 1, LW, 1);
     ctx.fillRect(LW - 1, 0, 1, H);
@@ -105,7 +106,7 @@ export class Painter {
     ctx.fillStyle = th.outside;
     if (x0 > 0) ctx.fillRect(0, clipTop, x0, clipH);
     if (x1 < tw) ctx.fillRect(x1, clipTop, tw - x1, clipH);
-    drawGrid(ctx, s.start, nspp, tw, clipTop, clipTop + clipH, th.grid);
+    drawGrid(ctx, this.axis, clipTop, clipTop + clipH, th.grid);
     const { r, k0, k1 } = L.res;
     const batch = this.batch;
     batch.reset();
@@ -289,13 +290,22 @@ export class Painter {
       ctx.fillRect(x0, 0, x1 - x0, s.H);
       ctx.fillStyle = th.fg;
       ctx.font = '11px system-ui, sans-serif';
-      ctx.fillText(this.fmtDur((x1 - x0) * nspp), x0 + 4, 12);
+      ctx.fillText(this.fmtDur((x1 - x0) * nspp, nspp), x0 + 4, 12);
     }
     if (s.area) {
       const a = s.area;
       const x0 = X(Math.min(a.start, a.end)), x1 = X(Math.max(a.start, a.end));
       ctx.fillStyle = th.accent;
       ctx.fillRect(x0, AXIS_H - 3, x1 - x0, 3);
+    }
+    // A moved origin: a marker where time 0 is.
+    const xo = X(s.timeOrigin);
+    if (s.timeOrigin !== 0 && xo >= -6 && xo <= tw + 6) {
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(Math.round(xo) - 1, 0, 2, AXIS_H);
+      ctx.beginPath();
+      ctx.moveTo(xo - 5, 0); ctx.lineTo(xo + 5, 0); ctx.lineTo(xo, 7);
+      ctx.fill();
     }
   }
 }

@@ -11,7 +11,9 @@
 // (node), area ({start, end, y0, y1} while dragging, plus nodes and bases
 // once done), drag (the pointer gesture in progress), keys (held
 // navigation keys), mouse ({x, y} on the canvas), cursor (CSS), open (the
-// event last asked to be opened), dataGen and themeGen (bumped when tiles
+// event last asked to be opened), timeOrigin (rel ns shown as time 0 on
+// the axis and in tooltips: the profile start unless the user moves it),
+// dataGen and themeGen (bumped when tiles
 // arrive or colours change: a repaint, nothing else).
 //
 // Actions ({type, ...}): window {start, end}, zoom {factor, at}, pan {dns},
@@ -20,7 +22,7 @@
 // collapseAll {value}, pin {name}, showHidden {value}, select {sel}, flows
 // {list}, marks {list, cur}, hover {hit, x, y}, hoverRow {node}, area
 // {area}, drag {drag}, keys {keys}, mouse {pos}, cursor {cursor}, open
-// {hit}, data, theme.
+// {hit}, origin {t}, data, theme.
 
 import { clampWindow, zoomWindow, revealWindow, timeAt } from './viewport.js';
 import { TrackTree } from './tracktree.js';
@@ -34,7 +36,7 @@ export function initialState(min, max, labelW) {
     tree: new TrackTree([]), collapsed: new Map(), pins: new Set(), showHidden: false,
     sel: null, flows: [], marks: [], markCur: null, hover: null, hoverRow: null,
     area: null, drag: null, keys: [], mouse: null, cursor: 'default', open: null,
-    dataGen: 0, themeGen: 0,
+    timeOrigin: 0, dataGen: 0, themeGen: 0,
   };
 }
 
@@ -108,6 +110,7 @@ export function reduce(s, a) {
     case 'mouse': return set(s, 'mouse', a.pos);
     case 'cursor': return set(s, 'cursor', a.cursor);
     case 'open': return { ...s, open: a.hit };
+    case 'origin': return set(s, 'timeOrigin', Math.round(a.t));
     case 'data': return { ...s, dataGen: s.dataGen + 1 };
     case 'theme': return { ...s, themeGen: s.themeGen + 1 };
     default: throw new Error(`unknown timeline action ${a.type}`);

@@ -19,7 +19,7 @@ import { hitTest, locate, scrollFor } from './hittest.js';
 
 // State fields a frame draws; a change of any other field needs no frame.
 const PAINTED = ['start', 'end', 'min', 'max', 'W', 'H', 'dpr', 'labelW', 'scrollTop', 'tree', 'collapsed', 'pins',
-  'showHidden', 'sel', 'flows', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
+  'showHidden', 'timeOrigin', 'sel', 'flows', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
 
 const hoverKey = (s) => (s.hover?.hit?.kind === 'slice' ? s.hover.hit.key : null);
 
@@ -71,7 +71,7 @@ export class Timeline {
   /** The callbacks a state change calls, then a frame if it changed what is drawn. */
   changed(s, p) {
     const o = this.o;
-    if (s.start !== p.start || s.end !== p.end) o.onView?.();
+    if (s.start !== p.start || s.end !== p.end || s.timeOrigin !== p.timeOrigin) o.onView?.();
     if (s.sel !== p.sel) o.onSelect?.(s.sel);
     if (s.hover !== p.hover) o.onHover?.(s.hover?.hit || null, s.hover?.x, s.hover?.y);
     if (s.area !== p.area && (!s.area || s.area.bases)) o.onArea?.(s.area && { start: s.area.start, end: s.area.end, bases: s.area.bases });

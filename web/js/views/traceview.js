@@ -4,7 +4,7 @@
 
 import { get, windowQuery } from '../api.js';
 import { Timeline } from '../timeline/timeline.js';
-import { esc, fmtDur, fmtInt, fmtValue, fmtBytes, fmtPct } from '../format.js';
+import { esc, fmtDur, fmtTime, fmtInt, fmtValue, fmtBytes, fmtPct } from '../format.js';
 import { renderDetails } from '../panels/details.js';
 import { sortableTable } from '../panels/table.js';
 import { showTip, hideTip, tipHtml } from '../panels/tooltip.js';
@@ -92,6 +92,15 @@ export class TraceView {
 
   relOf(abs) { return this.vp.rel(abs); }
 
+  /** Rel time `rel` as shown: from the origin the user set (the profile start by default), to `step` ns. */
+  timeText(rel, step = 1) { return fmtTime(rel - this.tl.state.timeOrigin, step); }
+
+  /** Absolute time (digit string) as shown, with what it is counted from. */
+  absText(abs) { return `${this.timeText(this.relOf(abs))} from ${this.tl.state.timeOrigin ? 'the origin' : 'the start'}`; }
+
+  /** Moves time 0 to rel time t (0: the profile start). */
+  setOrigin(t) { this.tl.dispatch({ type: 'origin', t }); }
+
   // ---------------------------------------------------------- selection
 
   async onSelect(sel) {
@@ -108,7 +117,7 @@ export class TraceView {
     }
     if (this.tl.sel !== sel) return;
     this.selEvent = ev;
-    renderDetails(pane, ev, (abs) => this.relOf(abs), {
+    renderDetails(pane, ev, (abs) => this.absText(abs), {
       jump: (entry) => this.selectKey(entry.key, true),
       openDevice: this.o.openDevice ? (e) => this.o.openDevice(e) : null,
     });
@@ -196,28 +205,28 @@ export class TraceView {
   sliceTip(h, ev) {
     const b = h.baseInfo || {};
     const pick = (k, bk) => ev?.[k] ?? b[bk ?? k];
-    const time = `${fmtDur(h.ts)} – ${fmtDur(h.ts + h.dur)}`;
+    const time = `${this.timeText(h.ts, h.prec)} – ${this.timeText(h.ts + h.dur, h.prec)}`;
     const note = h.count > 1 ? `${fmtInt(h.count)} events merged at this zoom (longest shown) — click to zoom in` : '';
     if (this.o.domain === 'device') {
       const a = ev?.attributes || {};
       return tipHtml(h.name, [
         ['Row', h.track.name], ['Framework op', h.grp || ev?.framework_op], ['HLO', ev?.hlo_name ?? a.hlo_name],
         ['Operands', ev?.operands ?? a.operands], ['PC', ev?.pc ?? a.pc],
-        ['Time', time], ['Duration', fmtDur(h.dur)],
+        ['Time', time], ['Duration', fmtDur(h.dur, h.prec)],
       ], note);
     }
     return tipHtml(h.name, [
       ['Event Source', pick('trace_event_source', 'source') ?? h.source],
       ['Instance ID', pick('instance_id')], ['Process ID', pick('process_id', 'pid')], ['Thread ID', pick('thread_id', 'tid')],
       ['Worker Global ID', pick('worker_gid')], ['Physical Core Index', pick('pcore_idx')], ['Stream ID', pick('framework_stream_id', 'stream_id')],
-      ['Time', time], ['Duration', fmtDur(h.dur)],
+      ['Time', time], ['Duration', fmtDur(h.dur, h.prec)],
     ], note);
   }
 
   counterTip(h) {
     const t = h.track;
     const s0 = h.series[0];
-    const time = fmtDur(s0.ts);
+    const time = this.timeText(s0.ts);
     const range = (s) => (s.count > 1 && s.min !== s.max ? ` (min ${fmtValue(s.min, t.unit)}, max ${fmtValue(s.max, t.unit)}, ${fmtInt(s.count)} samples)` : '');
     if (t.source === 'neuron_hbm_usage') {
       const total = s0.last, cap = this.o.hbmCapacity;
@@ -259,6 +268,8 @@ export class TraceView {
     if (!down) return false;
     switch (e.key) {
       case 'f': case 'F': this.fitSelection(); return true;
+      case 'o': this.setOrigin(this.tl.sel ? this.tl.sel.ts : 0); return true;
+      case 'O': this.setOrigin(0); return true;
       case '0': this.vp.fit(); return true;
       case '[': this.follow(-1); return true;
       case ']': this.follow(1); return true;
@@ -271,7 +282,8 @@ export class TraceView {
 
   /** The window and selection for the URL. */
   state() {
-    return { s: this.vp.abs(this.vp.start), e: this.vp.abs(Math.ceil(this.vp.end)), sel: this.tl.sel?.key || '' };
+    const o = this.tl.state.timeOrigin;
+    return { s: this.vp.abs(this.vp.start), e: this.vp.abs(Math.ceil(this.vp.end)), sel: this.tl.sel?.key || '', o: o ? this.vp.abs(o) : '' };
   }
 
   /** Restores window and selection from URL state. */
@@ -280,6 +292,7 @@ export class TraceView {
       const s = this.relOf(st.s), e = this.relOf(st.e);
       if (e > s) this.vp.set(s, e);
     }
+    this.setOrigin(/^\d+$/.test(st.o || '') ? this.relOf(st.o) : 0);
     if (st.sel && st.sel !== this.tl.sel?.key) this.selectKey(st.sel, !(st.s && st.e));
   }
 }
