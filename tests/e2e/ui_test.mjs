@@ -581,13 +581,15 @@ test('a transfer\'s tooltip and details give its times and duration to the ns; t
   const x = pos.x + 20;
   await page.mouse.move(x, pos.y);
   await page.waitForFunction(() => !document.getElementById('tooltip').hidden && /dmem_buf_copyin/.test(document.getElementById('tooltip').textContent));
+  await idle();
   const rows = await page.$$eval('#tooltip tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
   const [a, b] = rows.Time.split(' – ');
   eq([String(parseTime(a)), String(parseTime(b))], [String(s - p0), String(s + d - p0)], `tooltip time ${rows.Time}`);
   eq(String(parseTime(rows.Duration)), String(d), `tooltip duration ${rows.Duration}`);
   await shot('14-transfer-tooltip');
   await page.mouse.click(x, pos.y);
-  await page.waitForFunction((k) => window.nexTest.state().selection === k, transfer.key);
+  await page.waitForFunction((k) => window.nexTest.state().selection === k, transfer.key, { timeout: 5000 })
+    .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await page.evaluate(() => window.nexTest.state()))}`); });
   await page.waitForSelector('table.details');
   const fields = await page.$$eval('table.details tbody tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
   const m = /\((.*) from the start\)/.exec(fields.start_ts);
@@ -609,6 +611,91 @@ test('a transfer\'s tooltip and details give its times and duration to the ns; t
   await page.keyboard.press('Escape');
   await page.keyboard.press('0');
   await idle();
+});
+
+test('single-child groups fold into one row; group headers stay in view while scrolling', async () => {
+  await page.selectOption('#grouping', 'default');
+  await idle();
+  const I = manifest.instances[0];
+  const rows = new Set(await page.evaluate(() => window.nexTest.rows()));
+  assert(rows.has(`${I}/ND:0`), 'the ND:0 group is a row');
+  assert(!rows.has(`${I}/ND:0/HBM:0`), 'HBM:0 (one child) is not a row of its own');
+  assert(rows.has(`${I}/ND:0/HBM:0/neuron_hbm_usage`), 'the HBM track is a row');
+  const boxes = await page.evaluate(() => window.nexTest.rowBoxes());
+  eq(boxes.find((b) => b.path === `${I}/ND:0/HBM:0/neuron_hbm_usage`)?.label, 'HBM:0/neuron_hbm_usage', 'the folded row\'s label');
+  for (const b of boxes) {
+    if (!b.group) continue;
+    const kids = boxes.filter((c) => c.path === `${b.path}/${c.label}`);
+    assert(kids.length > 1, `group ${b.path} has ${kids.length} child rows`);
+  }
+  // Scroll so that the first NeuronCore row of the first process's runtime is at the top.
+  const P = `${I}/PID:${manifest.processes.find((p) => p.instance_id === I).pid}`;
+  const target = boxes.find((b) => b.path.startsWith(`${P}/neuron_rt/NC:`) && !b.group);
+  assert(target, `a runtime NeuronCore row under ${P}`);
+  await page.evaluate((y) => window.nexTest.dispatch({ type: 'scroll', top: y }), target.y);
+  await page.waitForFunction((y) => window.nexTest.state().scrollTop === y, target.y);
+  const st = await page.evaluate(() => window.nexTest.state());
+  // The kept headers are drawn last over the rows they cover.
+  const top = (await drawnTexts()).filter((t) => t.x < st.labelW && t.y > 40 && t.y < 40 + 3 * 22 && !/^[▼▶]$/.test(t.s)).map((t) => t.s);
+  eq(top.slice(-3), [I, `PID:${P.split(':').pop()}`, 'neuron_rt'], `the group headers drawn at the top of the list (${top.join(' | ')})`);
+  await shot('16-sticky-headers');
+  // The kept header of the process is a header: a click on it collapses the process.
+  const box = await page.$eval('.tl-canvas', (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top }; });
+  await page.mouse.click(box.x + 60, box.y + 40 + 22 + 11);
+  await page.waitForFunction((p) => window.nexTest.state().collapsed.includes(p), P);
+  await page.evaluate((p) => { window.nexTest.dispatch({ type: 'collapse', path: p, value: false }); window.nexTest.dispatch({ type: 'scroll', top: 0 }); }, P);
+  await idle();
+});
+
+test('the header names the profile; the details panel fits its content and collapses', async () => {
+  const p = await api('profile');
+  const title = await page.textContent('#profile-title');
+  assert(title.startsWith(path.basename(p.dir)), `title names the directory: ${title}`);
+  const parts = title.slice(path.basename(p.dir).length).split(' · ');
+  eq(parts.slice(0, 2), [`${p.instances.length} instance${p.instances.length === 1 ? '' : 's'}`, `${p.processes.length} processes`], 'instances and processes');
+  eq(String(parseTime(parts[2])), String(BigInt(p.end) - BigInt(p.start)), `the time span (${parts[2]})`);
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => window.nexTest.state().selection === null);
+  const vh = await page.evaluate(() => innerHeight);
+  const empty = await page.$eval('.drawer', (d) => d.getBoundingClientRect().height);
+  assert(empty < vh * 0.12, `an empty details panel is ${empty} px high of ${vh}`);
+  // With an event selected it grows to its content, up to under half the page.
+  await page.evaluate(async (k) => { location.hash = `#v=timeline&g=default&sel=${encodeURIComponent(k)}`; }, transfer.key);
+  await page.waitForSelector('table.details');
+  await idle();
+  const full = await page.$eval('.drawer', (d) => d.getBoundingClientRect().height);
+  assert(full > empty + 100 && full <= vh * 0.5, `a details panel with an event is ${full} px high`);
+  await shot('17-details-panel');
+  await page.click('.drawer-head .toggle');
+  const closed = await page.$eval('.drawer', (d) => d.getBoundingClientRect().height);
+  assert(closed <= 34, `a collapsed panel is ${closed} px high`);
+  await page.click('.drawer-head .toggle');
+});
+
+test('the track filter shows the matching tracks only, or marks them', async () => {
+  await page.keyboard.press('Escape');
+  const all = await page.evaluate(() => window.nexTest.rows());
+  const names = new Set(await page.evaluate(() => window.nexTest.tracks()));
+  const trackRows = (rows) => rows.filter((r) => names.has(r));
+  await page.fill('.tl-filter', 'HBM');
+  await page.waitForFunction(() => window.nexTest.state().filter.text === 'HBM');
+  let rows = trackRows(await page.evaluate(() => window.nexTest.rows()));
+  const want = (await api('tracks?grouping=default')).tracks.filter((t) => /hbm/i.test(t.name) && !t.hidden_by_default).map((t) => t.name);
+  eq(rows, want, 'the HBM tracks only');
+  await page.fill('.tl-filter', '/NC:0\\/host_to_device_transfers$/');
+  await page.waitForFunction(() => window.nexTest.state().filter.text.startsWith('/NC:0'));
+  rows = trackRows(await page.evaluate(() => window.nexTest.rows()));
+  eq(rows, manifest.instances.map((i) => `${i}/NC:0/host_to_device_transfers`), 'a regular expression');
+  await idle();
+  await shot('18-track-filter');
+  await page.uncheck('.tl-only');
+  await page.waitForFunction(() => window.nexTest.state().filter.only === false);
+  eq(await page.evaluate(() => window.nexTest.rows()), all, 'every row back, the matches marked');
+  await page.check('.tl-only');
+  await page.fill('.tl-filter', '');
+  await page.waitForFunction(() => window.nexTest.state().filter.text === '');
+  eq(await page.evaluate(() => window.nexTest.rows()), all, 'every row back');
 });
 
 test('no script errors on the page', async () => {

@@ -5,7 +5,7 @@
 import { get, onApiError, connectLive } from './api.js';
 import { installTestHook } from './testhook.js';
 import { banner, dismiss, progress } from './panels/status.js';
-import { esc, fmtInt } from './format.js';
+import { esc, fmtDur, fmtInt } from './format.js';
 import { Search } from './panels/search.js';
 import { openHelp } from './panels/help.js';
 import { closeModal, modalOpen } from './panels/modal.js';
@@ -103,6 +103,7 @@ const app = {
     const old = this.profile;
     if (onlyIfChanged && old && ['start', 'end', 'event_count', 'device_profiles'].every((k) => old[k] === p[k])) return;
     this.profile = p;
+    showTitle(p);
     forgetEvents();
     if (!this.view) return;
     if (old && old.start !== p.start) { this.show(this.viewName, parseHash()); return; }
@@ -112,6 +113,16 @@ const app = {
   },
 };
 window.nexApp = app;
+
+/** The profile title in the header: directory, instances, processes, time span. */
+function showTitle(p) {
+  const el = document.getElementById('profile-title');
+  const dir = (p.dir || '').replace(/\/+$/, '');
+  const n = (k, w, pl = `${w}s`) => `${fmtInt(k)} ${Number(k) === 1 ? w : pl}`;
+  const span = p.start && p.end ? fmtDur(BigInt(p.end) - BigInt(p.start)) : '';
+  el.innerHTML = `<b>${esc(dir.slice(dir.lastIndexOf('/') + 1) || dir)}</b><span>${esc([n((p.instances || []).length, 'instance'), n((p.processes || []).length, 'process', 'processes'), span].filter(Boolean).join(' · '))}</span>`;
+  el.title = `${dir}\n${p.start} – ${p.end} ns`;
+}
 
 function parseHash() {
   return Object.fromEntries(new URLSearchParams(location.hash.slice(1)));
@@ -135,6 +146,7 @@ async function start() {
   if (p.state !== 'ready' || !p.start) { showLoading(p.progress); return; }
   loaded = true;
   app.profile = p;
+  showTitle(p);
   progress(null);
   if (p.warnings) banner('warnings', `${fmtInt(p.warnings)} ingest warning${p.warnings === 1 ? '' : 's'}: some data could not be read (see the Warning table).`, { kind: 'warn', timeout: 15000 });
   const st = parseHash();

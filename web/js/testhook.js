@@ -13,10 +13,12 @@
 //                    start), width and labelW (canvas px), scrollTop,
 //                    selection (event key), hover (event key), area {start,
 //                    end, bases} or null, pins, collapsed (group paths),
-//                    showHidden, marks (count), keys
+//                    showHidden, filter {text, only}, marks (count), keys
 //   dispatch(action) sends a store action (web/js/timeline/store.js)
 //   tracks()         every track name of the view, in tree order
 //   rows()           the paths of the rows laid out (shown when scrolled to)
+//   rowBoxes()       the same rows as {path, label, y, h, group} (y from the
+//                    top of the scrolling list, px)
 //   locate(key)      page {x, y} of event "<track>:<lane>:<ts>", or null
 //   hitAt(x, y)      the slice at page (x, y): {count, start, end, key, name}
 //   timeAt(x)        rel ns at page x
@@ -63,6 +65,7 @@ export function installTestHook(app, loaded) {
         pins: [...s.pins],
         collapsed: [...s.collapsed].filter(([, v]) => v).map(([k]) => k),
         showHidden: s.showHidden,
+        filter: { text: s.filter.text, only: s.filter.only },
         marks: s.marks.length,
         keys: s.keys,
       };
@@ -70,6 +73,7 @@ export function installTestHook(app, loaded) {
     dispatch: (a) => tl()?.dispatch(a),
     tracks: () => [...(tl()?.state.tree.byId.values() || [])].map((n) => n.track.name),
     rows: () => (tl() ? layout(tl().state).rows.map((r) => r.node.path) : []),
+    rowBoxes: () => (tl() ? layout(tl().state).rows.map((r) => ({ path: r.node.path, label: r.node.label, y: r.y, h: r.h, group: r.group })) : []),
     locate(key) {
       const t = tl();
       const m = /^(\d+):(\d+):(\d+)$/.exec(key);

@@ -3,7 +3,7 @@
 // or counter sample under a point.  Reads only; never fetches.
 
 import { AXIS_H } from './layout.js';
-import { LANE_H, rowIndexAt, rowForBase } from './tracktree.js';
+import { LANE_H, GROUP_H, rowIndexAt, rowForBase } from './tracktree.js';
 import { joinSeries } from './render.js';
 import { timeAt } from './viewport.js';
 
@@ -14,6 +14,8 @@ export function rowAt(L, y) {
     for (const r of L.pinRows) if (y >= AXIS_H + r.y && y < AXIS_H + r.y + r.h) return { row: r, top: AXIS_H + r.y, pinned: true };
     return null;
   }
+  const k = Math.floor((y - L.bodyTop) / GROUP_H);
+  if (k < L.sticky.length) return { row: L.sticky[k], top: L.bodyTop + k * GROUP_H, pinned: false, sticky: true };
   const cy = y - L.bodyTop + L.scrollTop;
   const r = L.rows[rowIndexAt(L.rows, cy)];
   return r && cy >= r.y ? { row: r, top: L.bodyTop + r.y - L.scrollTop, pinned: false } : null;

@@ -5,23 +5,28 @@
 // pans reuses the row layout of the last one.
 
 import { TILE_PX } from './tiles.js';
-import { layoutRows, rowIndexAt } from './tracktree.js';
+import { layoutRows, rowIndexAt, GROUP_H } from './tracktree.js';
 import { timeWidth, nsPerPx, resolutionFor } from './viewport.js';
 
 export const AXIS_H = 40;
 
-let rowsMemo = { tree: null, collapsed: null, showHidden: null, out: null, gen: 0 };
+let rowsMemo = { tree: null, collapsed: null, showHidden: null, filter: null, out: null, gen: 0 };
 let pinMemo = { rows: null, pins: null, H: 0, out: null };
 let last = { s: null, out: null };
 
+/** Whether track t matches the filter box of state s (false when it is empty). */
+export function trackMatches(s, t) { return !!s.filter.re && s.filter.re.test(t.name); }
+
 /** Whether track t is shown in state s. */
-export function trackVisible(s, t) { return !t.hidden_by_default || s.showHidden; }
+export function trackVisible(s, t) {
+  return (!t.hidden_by_default || s.showHidden) && (!s.filter.re || !s.filter.only || trackMatches(s, t));
+}
 
 function treeRows(s) {
   const m = rowsMemo;
-  if (m.tree !== s.tree || m.collapsed !== s.collapsed || m.showHidden !== s.showHidden) {
+  if (m.tree !== s.tree || m.collapsed !== s.collapsed || m.showHidden !== s.showHidden || m.filter !== s.filter) {
     const out = layoutRows(s.tree, s.collapsed, (t) => trackVisible(s, t));
-    rowsMemo = { tree: s.tree, collapsed: s.collapsed, showHidden: s.showHidden, out: { ...out, gen: m.gen + 1 }, gen: m.gen + 1 };
+    rowsMemo = { tree: s.tree, collapsed: s.collapsed, showHidden: s.showHidden, filter: s.filter, out: { ...out, gen: m.gen + 1 }, gen: m.gen + 1 };
   }
   return rowsMemo.out;
 }
@@ -52,8 +57,28 @@ function pinRows(s, tr) {
 }
 
 /**
+ * The group headers kept at the top of the scrolling area: the expanded
+ * groups of the row at the top that have scrolled away, outermost first
+ * (computed twice: the headers cover rows, the row under them counts).
+ */
+function stickyRows(rows, rowOf, st) {
+  let out = [];
+  for (let pass = 0; pass < 2; pass++) {
+    const r = rows[rowIndexAt(rows, st + out.length * GROUP_H)];
+    if (!r) break;
+    const anc = [];
+    for (let n = r.node.parent; n && n.depth >= 0; n = n.parent) { const a = rowOf.get(n); if (a) anc.unshift(a); }
+    let k = 0;
+    while (k < anc.length && anc[k].y < st + k * GROUP_H) k++;
+    out = anc.slice(0, k);
+  }
+  return out;
+}
+
+/**
  * The layout of state s: { rows, rowOf, height (all rows), pinRows, pinH,
- * bodyTop, scrollTop (clamped), maxScroll, bodyRows, tw, nspp, res {r, k0,
+ * bodyTop, scrollTop (clamped), maxScroll, bodyRows, sticky (group rows
+ * drawn GROUP_H apart at the top of the body), tw, nspp, res {r, k0,
  * k1}, fetch {start, end, r, want, sig, min, max} }.
  */
 export function layout(s) {
@@ -83,6 +108,7 @@ export function layout(s) {
   const out = {
     rows: tr.rows, rowOf: tr.rowOf, height: tr.height,
     pinRows: pins.rows, pinH: pins.h, bodyTop, scrollTop: st, maxScroll, bodyRows: body,
+    sticky: st > 0 ? stickyRows(tr.rows, tr.rowOf, st) : [],
     tw, nspp,
     res: { r, k0: Math.floor(s.start / span), k1: Math.floor((s.end - 1) / span) },
     fetch: { start: s.start, end: s.end, r, want, sig: `${tr.gen}|${pins.rows.length}|${i0}|${body.length}`, min: s.min, max: s.max },

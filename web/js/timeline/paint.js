@@ -4,7 +4,7 @@
 // the counter scales that grow as larger values are seen, the batch).
 
 import { LANE_H, GROUP_H } from './tracktree.js';
-import { AXIS_H, layout } from './layout.js';
+import { AXIS_H, layout, trackMatches } from './layout.js';
 import { laneY } from './hittest.js';
 import { SliceBatch, makeHatch, joinSeries, drawCounter, drawStacked, drawAxis, drawGrid, axisTicks } from './render.js';
 import { colorIndex, colorFill } from './colors.js';
@@ -58,6 +58,13 @@ export class Painter {
     ctx.clip();
     this.overlays(s, L);
     ctx.restore();
+    const stickyH = L.sticky.length * GROUP_H;
+    if (stickyH) {
+      ctx.fillStyle = th.group;
+      ctx.fillRect(0, L.bodyTop, tw, stickyH);
+      ctx.fillStyle = th.border;
+      ctx.fillRect(0, L.bodyTop + stickyH - 1, tw, 1);
+    }
     drawAxis(ctx, s.start - s.timeOrigin, nspp, tw, AXIS_H, th, this.axis);
     this.axisOverlay(s, L);
     ctx.restore();
@@ -65,6 +72,12 @@ export class Painter {
     // Track labels.
     this.labels(s, L.pinRows, AXIS_H, AXIS_H, L.pinH, true);
     this.labels(s, L.bodyRows, L.bodyTop - st, L.bodyTop, H - L.bodyTop);
+    if (stickyH) {
+      // The groups of the rows at the top, kept in view while scrolling.
+      this.labels(s, L.sticky.map((r, i) => ({ ...r, y: i * GROUP_H, h: GROUP_H })), L.bodyTop, L.bodyTop, stickyH);
+      ctx.fillStyle = th.border;
+      ctx.fillRect(0, L.bodyTop + stickyH - 1, LW, 1);
+    }
     if (L.pinH) {
       ctx.fillStyle = th.border;
       ctx.fillRect(0, L.bodyTop - 2, W, 2);
@@ -75,10 +88,10 @@ export class Painter {
     ctx.fillStyle = th.dim;
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'alphabetic';
-    ctx.fillText('visible window', 10, 16);
+    ctx.fillText('visible window', 10, 35);
     ctx.fillStyle = th.fg;
-    ctx.font = '600 13px system-ui, sans-serif';
-    ctx.fillText(this.fmtDur(s.end - s.start, nspp), 10, 33);
+    ctx.font = '600 12px system-ui, sans-serif';
+    ctx.fillText(this.fmtDur(s.end - s.start, nspp), 94, 35);
     ctx.fillStyle = th.border;
     ctx.fillRect(0, AXIS_H - 1, LW, 1);
     ctx.fillRect(LW - 1, 0, 1, H);
@@ -190,6 +203,7 @@ export class Painter {
     ctx.fillRect(0, clipTop, LW, clipH);
     ctx.textBaseline = 'middle';
     const hoverRow = s.hoverRow;
+    const marked = s.filter.re && !s.filter.only;
     for (const row of rows) {
       const top = offY + row.y, n = row.node, t = n.track;
       const x = 8 + row.depth * 12;
@@ -208,7 +222,7 @@ export class Painter {
         ctx.fillRect(lx, mid - 4, 3, 8);
         lx += 8;
       }
-      ctx.fillStyle = t ? th.fg : th.dim;
+      ctx.fillStyle = t ? (marked && trackMatches(s, t) ? th.accent : th.fg) : th.dim;
       ctx.font = t ? '12px system-ui, sans-serif' : '600 12px system-ui, sans-serif';
       const pinned = t && s.pins.has(t.name);
       const room = LW - lx - (t ? 26 : 8);

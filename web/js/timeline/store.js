@@ -7,7 +7,7 @@
 // rel ns; the canvas size (W, H, dpr) and label column width (labelW);
 // scrollTop of the track list; tree (TrackTree), collapsed (Map path ->
 // bool), pins (Set of track names), showHidden (tracks hidden by default
-// shown); sel, flows, marks and markCur, hover ({hit, x, y}), hoverRow
+// shown), filter ({text, only, re}: the track filter box); sel, flows, marks and markCur, hover ({hit, x, y}), hoverRow
 // (node), area ({start, end, y0, y1} while dragging, plus nodes and bases
 // once done), drag (the pointer gesture in progress), keys (held
 // navigation keys), mouse ({x, y} on the canvas), cursor (CSS), open (the
@@ -19,7 +19,7 @@
 // Actions ({type, ...}): window {start, end}, zoom {factor, at}, pan {dns},
 // fit, reveal {rel, dur}, keyStep {dt}, extent {min, max}, size {W, H,
 // dpr}, labelW {w}, scroll {top}, tracks {tracks}, collapse {path, value},
-// collapseAll {value}, pin {name}, showHidden {value}, select {sel}, flows
+// collapseAll {value}, pin {name}, showHidden {value}, filter {text, only}, select {sel}, flows
 // {list}, marks {list, cur}, hover {hit, x, y}, hoverRow {node}, area
 // {area}, drag {drag}, keys {keys}, mouse {pos}, cursor {cursor}, open
 // {hit}, origin {t}, data, theme.
@@ -27,13 +27,30 @@
 import { clampWindow, zoomWindow, revealWindow, timeAt } from './viewport.js';
 import { TrackTree } from './tracktree.js';
 
+const NO_FILTER = { text: '', only: true, re: null };
+
+/**
+ * The track filter of text `text`: "/re/" is a regular expression, anything
+ * else a case-insensitive substring of the track name.  `only`: hide the
+ * tracks that do not match (else they are shown, the matches marked).
+ */
+function makeFilter(text, only) {
+  const t = (text || '').trim();
+  if (!t) return { ...NO_FILTER, only };
+  const m = /^\/(.+)\/([a-z]*)$/.exec(t);
+  let re = null;
+  if (m) { try { re = new RegExp(m[1], m[2].includes('i') ? 'i' : ''); } catch { re = null; } }
+  re ||= new RegExp(t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+  return { text: t, only, re };
+}
+
 /** The state of an empty timeline over the extent [min, max] (rel ns). */
 export function initialState(min, max, labelW) {
   const ext = { min, max: Math.max(max, min + 20) };
   return {
     ...ext, start: ext.min, end: ext.max,
     W: 200, H: 120, dpr: 1, labelW, scrollTop: 0,
-    tree: new TrackTree([]), collapsed: new Map(), pins: new Set(), showHidden: false,
+    tree: new TrackTree([]), collapsed: new Map(), pins: new Set(), showHidden: false, filter: NO_FILTER,
     sel: null, flows: [], marks: [], markCur: null, hover: null, hoverRow: null,
     area: null, drag: null, keys: [], mouse: null, cursor: 'default', open: null,
     timeOrigin: 0, dataGen: 0, themeGen: 0,
@@ -99,6 +116,10 @@ export function reduce(s, a) {
       return { ...s, pins: p };
     }
     case 'showHidden': return set(s, 'showHidden', !!a.value);
+    case 'filter': {
+      const only = a.only ?? s.filter.only, text = a.text ?? s.filter.text;
+      return text === s.filter.text && only === s.filter.only ? s : { ...s, filter: makeFilter(text, only) };
+    }
     case 'select': return { ...s, sel: a.sel, flows: [] };
     case 'flows': return { ...s, flows: a.list };
     case 'marks': return { ...s, marks: a.list, markCur: a.cur ?? null };

@@ -19,7 +19,7 @@ import { hitTest, locate, scrollFor } from './hittest.js';
 
 // State fields a frame draws; a change of any other field needs no frame.
 const PAINTED = ['start', 'end', 'min', 'max', 'W', 'H', 'dpr', 'labelW', 'scrollTop', 'tree', 'collapsed', 'pins',
-  'showHidden', 'timeOrigin', 'sel', 'flows', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
+  'showHidden', 'filter', 'timeOrigin', 'sel', 'flows', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
 
 const hoverKey = (s) => (s.hover?.hit?.kind === 'slice' ? s.hover.hit.key : null);
 
@@ -34,11 +34,14 @@ export class Timeline {
     this.el = document.createElement('div');
     this.el.className = 'tl';
     this.el.innerHTML = '<canvas class="tl-canvas" tabindex="0" aria-label="timeline"></canvas>' +
-      '<div class="tl-vscroll"><div class="tl-vspace"></div></div>';
+      '<div class="tl-vscroll"><div class="tl-vspace"></div></div>' +
+      '<div class="tl-corner"><input class="tl-filter" type="search" placeholder="Filter tracks (text, /regex/)" aria-label="filter tracks">' +
+      '<label title="Show the matching tracks only (else mark them)"><input class="tl-only" type="checkbox" checked> only</label></div>';
     el.append(this.el);
     this.canvas = this.el.querySelector('canvas');
     this.scroller = this.el.querySelector('.tl-vscroll');
     this.spacer = this.el.querySelector('.tl-vspace');
+    this.corner = this.el.querySelector('.tl-corner');
     const labelW = Math.min(320, Math.max(140, Math.round(this.el.clientWidth * 0.22)));
     this.store = new Store(initialState(o.min, o.max, labelW));
     this.vp = new Viewport(this.store, o.origin);
@@ -54,6 +57,8 @@ export class Timeline {
     this.resizeObs = new ResizeObserver(() => this.resize());
     this.resizeObs.observe(this.el);
     this.scroller.addEventListener('scroll', () => this.dispatch({ type: 'scroll', top: this.scroller.scrollTop }));
+    this.corner.querySelector('.tl-filter').addEventListener('input', (e) => this.dispatch({ type: 'filter', text: e.target.value }));
+    this.corner.querySelector('.tl-only').addEventListener('change', (e) => this.dispatch({ type: 'filter', only: e.target.checked }));
     this.resize();
   }
 
@@ -171,6 +176,7 @@ export class Timeline {
     if (d.bodyTop !== L.bodyTop) this.scroller.style.top = `${(d.bodyTop = L.bodyTop)}px`;
     if (d.height !== L.height) this.spacer.style.height = `${(d.height = L.height)}px`;
     if (d.cursor !== s.cursor) this.canvas.style.cursor = d.cursor = s.cursor;
+    if (d.labelW !== s.labelW) this.corner.style.width = `${(d.labelW = s.labelW) - 12}px`;
     if (this.scroller.scrollTop !== L.scrollTop) this.scroller.scrollTop = L.scrollTop;
   }
 }

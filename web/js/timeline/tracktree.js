@@ -31,6 +31,31 @@ export class TrackTree {
         off += b.lanes || 1;
       }
     }
+    this.compact(this.root);
+  }
+
+  /**
+   * Folds every chain of single-child groups into one node ("HBM:0" ->
+   * "neuron_hbm_usage" becomes "HBM:0/neuron_hbm_usage"): the merged node
+   * keeps the deepest path and track, joins the labels; every path of the
+   * chain finds it.  Depths are renumbered.
+   */
+  compact(n) {
+    for (const [i, ch0] of n.children.entries()) {
+      let ch = ch0;
+      while (!ch.track && ch.children.length === 1) {
+        const only = ch.children[0];
+        const m = { ...only, label: `${ch.label}/${only.label}`, parent: n };
+        for (const g of m.children) g.parent = m;
+        this.byPath.set(ch.path, m);
+        this.byPath.set(only.path, m);
+        if (m.track) this.byId.set(m.track.id, m);
+        ch = m;
+      }
+      ch.depth = n.depth + 1;
+      n.children[i] = ch;
+      this.compact(ch);
+    }
   }
 
   node(path) {
