@@ -698,6 +698,63 @@ test('the track filter shows the matching tracks only, or marks them', async () 
   eq(await page.evaluate(() => window.nexTest.rows()), all, 'every row back');
 });
 
+test('a merged run is one box across tile edges; its tooltip gives count, span and busy time', async () => {
+  await page.keyboard.press('0');
+  await idle();
+  const hit = (await api('search?q=nc_exec_running&per_page=1')).items[0];
+  const pos = await page.evaluate((k) => window.nexTest.locate(k), hit.key);
+  const st = await page.evaluate(() => window.nexTest.state());
+  const nspp = (st.window.end - st.window.start) / (st.width - st.labelW - 12);
+  const run = await page.evaluate(([a, b]) => window.nexTest.hitAt(a, b), [pos.x + 40, pos.y]);
+  assert(run && run.count > 1, `a merged run (${JSON.stringify(run)})`);
+  // A tile edge inside the run: the same run on both sides of it.
+  const span = st.resolution * 1024;
+  const edge = Math.ceil((run.start + 3 * nspp) / span) * span;
+  assert(edge < run.end - 3 * nspp, `the run [${run.start}, ${run.end}) crosses a tile edge (${span} ns tiles)`);
+  const canvasLeft = await page.$eval('.tl-canvas', (c) => c.getBoundingClientRect().left);
+  const px = (t) => canvasLeft + st.labelW + (t - st.window.start) / nspp;
+  const left = await page.evaluate(([a, b]) => window.nexTest.hitAt(a, b), [px(edge) - 3, pos.y]);
+  const right = await page.evaluate(([a, b]) => window.nexTest.hitAt(a, b), [px(edge) + 3, pos.y]);
+  eq([left?.start, left?.end, left?.count], [right?.start, right?.end, right?.count], 'the run on both sides of the tile edge');
+  const texts = (await drawnTexts()).map((t) => t.s).filter((s) => s.startsWith('nc_exec_running ×'));
+  assert(texts.includes(`nc_exec_running ×${run.count}`), `the box label counts the whole run: ${texts.join(' | ')}`);
+  // Tooltip.
+  await page.mouse.move(px(edge) + 3, pos.y);
+  await page.waitForFunction(() => /Busy/.test(document.getElementById('tooltip').textContent) && !/loading/.test(document.getElementById('tooltip').textContent));
+  const tip = await page.$$eval('#tooltip tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
+  const note = await page.textContent('#tooltip');
+  assert(!/longest shown/.test(note), 'no "longest shown"');
+  eq(tip.Events, run.count.toLocaleString('en-US'), 'events in the run');
+  const [a, b] = tip.Span.split(' – ').map(parseTime);
+  assert(a !== null && b !== null && Math.abs(Number(a) - run.start) <= nspp && Math.abs(Number(b) - run.end) <= nspp, `span ${tip.Span} vs [${run.start}, ${run.end})`);
+  const m = /^(.*) \(([\d.]+)% of the span, ([\d,]+) events on the track\)$/.exec(tip.Busy);
+  assert(m && parseTime(m[1]) > 0n && +m[2] > 0 && +m[2] <= 100, `busy: ${tip.Busy}`);
+  await shot('19-merged-tooltip');
+  await page.mouse.move(5, 5);
+});
+
+test('a collapsed group draws the events of its tracks', async () => {
+  const I = manifest.instances[0];
+  const P = `${I}/PID:${manifest.processes.find((p) => p.instance_id === I).pid}`;
+  await page.evaluate((p) => window.nexTest.dispatch({ type: 'collapse', path: p, value: true }), P);
+  await idle();
+  const row = (await page.evaluate(() => window.nexTest.rowBoxes())).find((b) => b.path === P);
+  const st = await page.evaluate(() => window.nexTest.state());
+  // Pixels of the row's timeline part that are not its background.
+  const busy = await page.evaluate(([y, lw]) => {
+    const c = document.querySelector('.tl-canvas'), r = window.devicePixelRatio || 1;
+    const d = c.getContext('2d').getImageData(Math.round((lw + 4) * r), Math.round(y * r), Math.round((c.width / r - lw - 30) * r), Math.round(12 * r)).data;
+    const bg = d.slice(0, 4).join(), n = d.length / 4;
+    let other = 0;
+    for (let i = 0; i < d.length; i += 4) if (`${d[i]},${d[i + 1]},${d[i + 2]},${d[i + 3]}` !== bg) other++;
+    return other / n;
+  }, [40 + row.y - st.scrollTop + 5, st.labelW]);
+  assert(busy > 0.2, `the collapsed process row is ${(busy * 100).toFixed(1)}% drawn`);
+  await shot('20-collapsed-summary');
+  await page.evaluate((p) => window.nexTest.dispatch({ type: 'collapse', path: p, value: false }), P);
+  await idle();
+});
+
 test('no script errors on the page', async () => {
   eq(pageErrors, [], 'page errors');
 });

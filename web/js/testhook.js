@@ -4,13 +4,14 @@
 // never reaches into private fields, so the widget can change inside.
 //
 //   ready()          the profile is open and the view's tracks are laid out
-//   idle()           ready, no tile in flight, no frame pending
+//   idle()           ready, a timeline shown, no tile in flight, no frame pending
 //   waitIdle(ms)     a Promise resolved once idle() (rejected after ms, 20 s)
 //   view()           'timeline' | 'summary' | 'device'
 //   state()          a JSON snapshot of the timeline state: window {start,
 //                    end (rel ns), s, e (absolute ns strings)}, origin
 //                    (absolute ns string of time 0, null: the profile
 //                    start), width and labelW (canvas px), scrollTop,
+//                    resolution (ns per px of the tiles, tiles are 1024 px),
 //                    selection (event key), hover (event key), area {start,
 //                    end, bases} or null, pins, collapsed (group paths),
 //                    showHidden, filter {text, only}, marks (count), keys
@@ -33,7 +34,7 @@ import { timeAt } from './timeline/viewport.js';
 export function installTestHook(app, loaded) {
   const tl = () => app.view?.tv?.tl || null;
   const ready = () => loaded() && !!app.view && (!tl() || layout(tl().state).rows.length > 0);
-  const idle = () => ready() && (!tl() || tl().idle);
+  const idle = () => ready() && !!tl() && tl().idle;
   const rect = () => tl().canvas.getBoundingClientRect();
   window.nexTest = {
     ready,
@@ -59,6 +60,7 @@ export function installTestHook(app, loaded) {
         origin: s.timeOrigin ? vp.abs(s.timeOrigin) : null,
         width: s.W, labelW: s.labelW,
         scrollTop: layout(s).scrollTop,
+        resolution: layout(s).res.r,
         selection: s.sel?.key || null,
         hover: s.hover?.hit?.key || null,
         area: s.area?.bases ? { start: s.area.start, end: s.area.end, bases: s.area.bases } : null,

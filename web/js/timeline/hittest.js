@@ -65,6 +65,32 @@ export function counterAt(t, entries, time, nspp) {
   return series;
 }
 
+/**
+ * The whole merged run a merged row belongs to, as drawn: the merged rows
+ * of the lane (from every tile) that touch it, closer than half a pixel.
+ * Returns {ts, dur, count}.
+ */
+function mergedRun(entries, lane, hit, nspp) {
+  const rows = [];
+  for (const e of entries) {
+    const Ld = e.lanes[lane];
+    if (!Ld) continue;
+    for (let i = 0; i < Ld.ts.length; i++) if (Ld.count[i] > 1) rows.push([Ld.ts[i], Ld.ts[i] + Ld.dur[i], Ld.count[i]]);
+  }
+  rows.sort((a, b) => a[0] - b[0]);
+  let run = null;
+  for (const [s, e, n] of rows) {
+    if (run && s <= run.end + nspp / 2) {
+      if (e > run.end) run.end = e;
+      run.count += n;
+      continue;
+    }
+    if (run && run.start <= hit.ts && hit.ts < run.end) break;
+    run = { start: s, end: e, count: n };
+  }
+  return run && run.start <= hit.ts && hit.ts <= run.end ? { ts: run.start, dur: run.end - run.start, count: run.count } : {};
+}
+
 /** The slice or counter sample under canvas (x, y), or null.  absOf(rel) gives the absolute ns string. */
 export function hitTest(s, L, tiles, x, y, absOf) {
   if (x < s.labelW || x > s.labelW + L.tw) return null;
@@ -101,6 +127,7 @@ export function hitTest(s, L, tiles, x, y, absOf) {
         }
       }
     }
+    if (best?.count > 1) Object.assign(best, mergedRun(entries, laneIdx, best, nspp));
     if (best) best.key = `${best.base}:${best.lane}:${absOf(best.ts)}`;
     return best;
   }

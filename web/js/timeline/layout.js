@@ -9,6 +9,21 @@ import { layoutRows, rowIndexAt, GROUP_H } from './tracktree.js';
 import { timeWidth, nsPerPx, resolutionFor } from './viewport.js';
 
 export const AXIS_H = 40;
+const SUMMARY_TRACKS = 200; // event tracks a collapsed group draws, at most
+
+const descMemo = new WeakMap(); // group node -> its descendant event tracks
+
+/** The event (slices) tracks under group node n, in tree order. */
+function descendants(n) {
+  let out = descMemo.get(n);
+  if (!out) {
+    out = [];
+    const walk = (x) => { for (const c of x.children) { if (c.track?.kind === 'slices') out.push(c.track); walk(c); } };
+    walk(n);
+    descMemo.set(n, out);
+  }
+  return out;
+}
 
 let rowsMemo = { tree: null, collapsed: null, showHidden: null, filter: null, out: null, gen: 0 };
 let pinMemo = { rows: null, pins: null, H: 0, out: null };
@@ -78,7 +93,8 @@ function stickyRows(rows, rowOf, st) {
 /**
  * The layout of state s: { rows, rowOf, height (all rows), pinRows, pinH,
  * bodyTop, scrollTop (clamped), maxScroll, bodyRows, sticky (group rows
- * drawn GROUP_H apart at the top of the body), tw, nspp, res {r, k0,
+ * drawn GROUP_H apart at the top of the body), summary (Map: collapsed
+ * group node in view -> the event tracks it summarizes), tw, nspp, res {r, k0,
  * k1}, fetch {start, end, r, want, sig, min, max} }.
  */
 export function layout(s) {
@@ -104,11 +120,20 @@ export function layout(s) {
     for (const b of t.base || []) want.push({ kind: t.kind === 'counter' ? 'counters' : 'slices', id: String(b.id), source: b.source || t.source });
   };
   for (const row of pins.rows) if (row.node.track) wantTrack(row.node.track);
-  for (const row of body) if (row.node.track) wantTrack(row.node.track);
+  const summary = new Map();
+  for (const row of body) {
+    if (row.node.track) wantTrack(row.node.track);
+    else if (row.group && s.collapsed.get(row.node.path) === true) {
+      const list = descendants(row.node).filter((t) => trackVisible(s, t)).slice(0, SUMMARY_TRACKS);
+      summary.set(row.node, list);
+      list.forEach(wantTrack);
+    }
+  }
   const out = {
     rows: tr.rows, rowOf: tr.rowOf, height: tr.height,
     pinRows: pins.rows, pinH: pins.h, bodyTop, scrollTop: st, maxScroll, bodyRows: body,
     sticky: st > 0 ? stickyRows(tr.rows, tr.rowOf, st) : [],
+    summary,
     tw, nspp,
     res: { r, k0: Math.floor(s.start / span), k1: Math.floor((s.end - 1) / span) },
     fetch: { start: s.start, end: s.end, r, want, sig: `${tr.gen}|${pins.rows.length}|${i0}|${body.length}`, min: s.min, max: s.max },

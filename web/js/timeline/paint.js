@@ -125,6 +125,8 @@ export class Painter {
     batch.reset();
     for (const row of rows) {
       const t = row.node.track;
+      const sum = !t && L.summary.get(row.node);
+      if (sum) this.summaryRow(s, L, tiles, sum, offY + row.y);
       if (!t) continue;
       const top = offY + row.y;
       if (t.kind === 'counter') { this.counterRow(s, L, tiles, t, top, row.h); continue; }
@@ -135,7 +137,7 @@ export class Painter {
         for (let l = 0; l < n; l++) {
           const y = top + 2 + (lane + l) * LANE_H;
           if (y > clipTop + clipH || y + LANE_H < clipTop) continue;
-          for (const e of entries) { const Ld = e.lanes[l]; if (Ld) batch.lane(Ld, s.start, nspp, tw, y, tiles.names); }
+          batch.lane(laneOf(entries, l), s.start, nspp, tw, y, tiles.names);
         }
         lane += n;
       }
@@ -145,6 +147,19 @@ export class Painter {
     ctx.fillStyle = th.grid;
     for (const row of rows) ctx.fillRect(0, offY + row.y + row.h - 1, tw, 1);
     ctx.restore();
+  }
+
+  /** A collapsed group: every lane of the event tracks under it drawn into its one row. */
+  summaryRow(s, L, tiles, tracks, top) {
+    const { r, k0, k1 } = L.res;
+    for (const t of tracks) {
+      for (const b of t.base || []) {
+        const entries = tiles.cover('slices', String(b.id), r, k0, k1);
+        for (let l = 0; l < (b.lanes || 1); l++) {
+          this.batch.lane(laneOf(entries, l), s.start, L.nspp, L.tw, top + 3, tiles.names, false);
+        }
+      }
+    }
   }
 
   counterRow(s, L, tiles, t, top, h) {
@@ -322,6 +337,13 @@ export class Painter {
       ctx.fill();
     }
   }
+}
+
+/** Lane l of every tile entry that has it. */
+function laneOf(entries, l) {
+  const out = [];
+  for (const e of entries) if (e.lanes[l]) out.push(e.lanes[l]);
+  return out;
 }
 
 const fitCache = new Map();

@@ -33,41 +33,46 @@ export class SliceBatch {
   }
 
   /**
-   * Adds the slices of lane data `L` (see tiles.js) that overlap [t0, t1):
-   * x = (t - t0) / nsPerPx, lane top y.  Touching rectangles of one colour
-   * closer than half a pixel merge; every slice is at least 1 px wide.
+   * Adds the slices of the lane data `Ls` (one lane's rows from successive
+   * tiles, see tiles.js) that overlap [t0, t1): x = (t - t0) / nsPerPx,
+   * lane top y.  Touching rectangles of one colour closer than half a pixel
+   * merge, across tile edges too (a merged run is one box whose label
+   * counts every event of it); every slice is at least 1 px wide.
+   * `labels`: false draws the boxes only (a collapsed group's summary).
    */
-  lane(L, t0, nsPerPx, width, y, names) {
-    const n = L.ts.length;
-    const ts = L.ts, dur = L.dur, col = L.col, count = L.count;
+  lane(Ls, t0, nsPerPx, width, y, names, labels = true) {
     const t1 = t0 + width * nsPerPx;
-    let rc = -1, rm = false, rx0 = 0, rx1 = 0, ri = -1;
-    for (let i = 0; i < n; i++) {
-      const s = ts[i];
-      if (s >= t1) break;
-      const e = s + dur[i];
-      if (e < t0) continue;
-      let x0 = (s - t0) / nsPerPx, x1 = (e - t0) / nsPerPx;
-      if (x0 < -2) x0 = -2;
-      if (x1 > width + 2) x1 = width + 2;
-      if (x1 - x0 < 1) x1 = x0 + 1;
-      const c = col[i], m = count[i] > 1;
-      if (c === rc && m === rm && x0 <= rx1 + 0.5) {
-        if (x1 > rx1) rx1 = x1;
-        ri = -1;
-        continue;
+    let rc = -1, rm = false, rx0 = 0, rx1 = 0, rL = null, ri = -1, rn = 0, rows = 0;
+    for (const L of Ls) {
+      const ts = L.ts, dur = L.dur, col = L.col, count = L.count, n = ts.length;
+      for (let i = 0; i < n; i++) {
+        const s = ts[i];
+        if (s >= t1) break;
+        const e = s + dur[i];
+        if (e < t0) continue;
+        let x0 = (s - t0) / nsPerPx, x1 = (e - t0) / nsPerPx;
+        if (x0 < -2) x0 = -2;
+        if (x1 > width + 2) x1 = width + 2;
+        if (x1 - x0 < 1) x1 = x0 + 1;
+        const c = col[i], m = count[i] > 1;
+        if (c === rc && m === rm && x0 <= rx1 + 0.5 && x1 >= rx0) {
+          if (x1 > rx1) rx1 = x1;
+          rn += count[i];
+          rows++;
+          continue;
+        }
+        if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, labels && (rows === 1 || rm) ? ri : -1, rL, rn, names);
+        rc = c; rm = m; rx0 = x0; rx1 = x1; rL = L; ri = i; rn = count[i]; rows = 1;
       }
-      if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, ri, L, names);
-      rc = c; rm = m; rx0 = x0; rx1 = x1; ri = i;
     }
-    if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, ri, L, names);
+    if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, labels && (rows === 1 || rm) ? ri : -1, rL, rn, names);
   }
 
-  flush(c, m, x0, x1, y, i, L, names) {
+  flush(c, m, x0, x1, y, i, L, count, names) {
     this.push(m ? this.merged : this.plain, c, x0, y, x1 - x0);
     if (i >= 0 && x1 - x0 >= 3 * CHAR_W + 6) {
       const name = names.get(L.name[i]) ?? '';
-      this.labels.push(x0, x1, y, c, m ? `${name} ×${L.count[i]}` : name);
+      this.labels.push(x0, x1, y, c, m ? `${name} ×${count}` : name);
     }
   }
 

@@ -193,6 +193,15 @@ export class TraceView {
     clearTimeout(this.tipTimer);
     if (!h) { hideTip(); return; }
     if (h.kind === 'counter') { showTip(this.counterTip(h), x, y); return; }
+    if (h.count > 1) {
+      const draw = (busy) => showTip(this.mergedTip(h, busy), x, y);
+      draw(null);
+      this.tipTimer = setTimeout(() => {
+        get('range-summary', { tracks: h.base, start: this.vp.abs(h.ts), end: this.vp.abs(Math.ceil(h.ts + h.dur)) }, { quiet: true })
+          .then((r) => { if (this.tl.hover?.key === h.key) draw(r.rows || []); }, () => {});
+      }, 120);
+      return;
+    }
     const draw = (ev) => showTip(this.sliceTip(h, ev), x, y);
     draw(null);
     if (h.count === 1) {
@@ -202,25 +211,44 @@ export class TraceView {
     }
   }
 
+  /**
+   * A merged box: how many events, the span it covers, and how busy the
+   * track is in that span (rows: the /range-summary of the span, null while
+   * it loads).
+   */
+  mergedTip(h, rows) {
+    let busy = 'loading…';
+    if (rows) {
+      const total = rows.reduce((s, r) => s + Number(r.total_ns), 0), n = rows.reduce((s, r) => s + Number(r.count), 0);
+      busy = `${fmtDur(total)} (${fmtPct((100 * Math.min(total, h.dur)) / Math.max(h.dur, 1))} of the span, ${fmtInt(n)} events on the track)`;
+    }
+    return tipHtml(`${h.name} and others`, [
+      ['Row', h.track.name],
+      ['Events', fmtInt(h.count)],
+      ['Span', `${this.timeText(h.ts, h.prec)} – ${this.timeText(h.ts + h.dur, h.prec)}`],
+      ['Span length', fmtDur(h.dur, h.prec)],
+      ['Busy', busy],
+    ], `${fmtInt(h.count)} events merged at this zoom — click to zoom in`);
+  }
+
   sliceTip(h, ev) {
     const b = h.baseInfo || {};
     const pick = (k, bk) => ev?.[k] ?? b[bk ?? k];
     const time = `${this.timeText(h.ts, h.prec)} – ${this.timeText(h.ts + h.dur, h.prec)}`;
-    const note = h.count > 1 ? `${fmtInt(h.count)} events merged at this zoom (longest shown) — click to zoom in` : '';
     if (this.o.domain === 'device') {
       const a = ev?.attributes || {};
       return tipHtml(h.name, [
         ['Row', h.track.name], ['Framework op', h.grp || ev?.framework_op], ['HLO', ev?.hlo_name ?? a.hlo_name],
         ['Operands', ev?.operands ?? a.operands], ['PC', ev?.pc ?? a.pc],
         ['Time', time], ['Duration', fmtDur(h.dur, h.prec)],
-      ], note);
+      ]);
     }
     return tipHtml(h.name, [
       ['Event Source', pick('trace_event_source', 'source') ?? h.source],
       ['Instance ID', pick('instance_id')], ['Process ID', pick('process_id', 'pid')], ['Thread ID', pick('thread_id', 'tid')],
       ['Worker Global ID', pick('worker_gid')], ['Physical Core Index', pick('pcore_idx')], ['Stream ID', pick('framework_stream_id', 'stream_id')],
       ['Time', time], ['Duration', fmtDur(h.dur, h.prec)],
-    ], note);
+    ]);
   }
 
   counterTip(h) {
