@@ -755,6 +755,59 @@ test('a collapsed group draws the events of its tracks', async () => {
   await idle();
 });
 
+test('counter tracks show their scale, the value under the pointer, and share a scale per kind', async () => {
+  await page.keyboard.press('0');
+  await page.fill('.tl-filter', '/neuron_hbm_usage|transfer_bandwidth/');
+  await page.waitForFunction(() => window.nexTest.state().filter.text.includes('hbm'));
+  await idle();
+  const st = await page.evaluate(() => window.nexTest.state());
+  eq(st.sharedScales, true, 'shared scales by default');
+  const boxes = (await page.evaluate(() => window.nexTest.rowBoxes())).filter((b) => !b.group);
+  const cap = (await api('profile')).metadata.map((m) => Number(m.hbm_capacity_bytes)).find((x) => x > 0);
+  assert(cap > 0, 'the profile states the HBM capacity');
+  const capText = `${(cap / 2 ** 30).toFixed(2)} GiB`;
+  // The y-axis label of each counter row, drawn at its top left.
+  const scales = async () => {
+    const texts = await drawnTexts();
+    const out = {};
+    for (const b of boxes) {
+      const y = 40 + b.y - st.scrollTop;
+      const t = texts.find((x) => x.x > st.labelW && x.x < st.labelW + 12 && x.y >= y && x.y < y + 10);
+      out[b.path] = t?.s ?? null;
+    }
+    return out;
+  };
+  let sc = await scales();
+  const hbm = boxes.filter((b) => b.path.endsWith('neuron_hbm_usage')).map((b) => b.path);
+  const bw = boxes.filter((b) => b.path.endsWith('transfer_bandwidth')).map((b) => b.path);
+  assert(hbm.length >= 2 && bw.length >= 2, `HBM and bandwidth rows in view: ${boxes.map((b) => b.path).join(', ')}`);
+  for (const p of hbm) eq(sc[p], `${capText} (shared)`, `HBM scale of ${p}`);
+  const bws = new Set(bw.map((p) => sc[p]));
+  eq(bws.size, 1, `one bandwidth scale: ${[...bws].join(', ')}`);
+  assert(/B\/s \(shared\)$/.test([...bws][0]), `bandwidth scale in B/s: ${[...bws][0]}`);
+  // The value under the pointer.
+  const box = await page.$eval('.tl-canvas', (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
+  const row = boxes.find((b) => b.path === hbm[0]);
+  await page.mouse.move(box.x + box.w * 0.7, box.y + 40 + row.y - st.scrollTop + row.h / 2);
+  await page.waitForFunction(() => /Total Usage/.test(document.getElementById('tooltip').textContent));
+  const tipTotal = await page.$$eval('#tooltip tr', (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent]).find((r) => r[0] === 'Total Usage')[1]);
+  const drawn = (await drawnTexts()).map((t) => t.s);
+  assert(drawn.includes(tipTotal.replace(/ \(.*\)$/, '')), `the value under the pointer (${tipTotal}) is drawn`);
+  await shot('21-counter-scales');
+  // Y: every track on its own scale.
+  await page.mouse.move(5, 5);
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press('y');
+  await page.waitForFunction(() => window.nexTest.state().sharedScales === false);
+  sc = await scales();
+  for (const p of [...hbm, ...bw]) assert(sc[p] && !sc[p].includes('shared'), `own scale of ${p}: ${sc[p]}`);
+  assert(hbm.some((p) => sc[p] !== `${capText}`), 'HBM scaled to its own data');
+  await page.click('#shared-scales');
+  await page.waitForFunction(() => window.nexTest.state().sharedScales === true);
+  await page.fill('.tl-filter', '');
+  await idle();
+});
+
 test('no script errors on the page', async () => {
   eq(pageErrors, [], 'page errors');
 });

@@ -14,7 +14,8 @@
 //                    resolution (ns per px of the tiles, tiles are 1024 px),
 //                    selection (event key), hover (event key), area {start,
 //                    end, bases} or null, pins, collapsed (group paths),
-//                    showHidden, filter {text, only}, marks (count), keys
+//                    showHidden, filter {text, only}, sharedScales, marks
+//                    (count), keys
 //   dispatch(action) sends a store action (web/js/timeline/store.js)
 //   tracks()         every track name of the view, in tree order
 //   rows()           the paths of the rows laid out (shown when scrolled to)
@@ -68,6 +69,7 @@ export function installTestHook(app, loaded) {
         collapsed: [...s.collapsed].filter(([, v]) => v).map(([k]) => k),
         showHidden: s.showHidden,
         filter: { text: s.filter.text, only: s.filter.only },
+        sharedScales: s.sharedScales,
         marks: s.marks.length,
         keys: s.keys,
       };

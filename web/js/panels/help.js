@@ -18,6 +18,7 @@ const KEYS = [
   ['Double click on the time axis', 'Count time from there (set the origin)'],
   ['{O}', 'Count time from the selected event (no selection: from the profile start)'],
   ['{Shift} + {O}, double click on the corner', 'Count time from the profile start again'],
+  ['{Y}', 'Counters of one kind on one scale (HBM against its capacity, bandwidth across NeuronCores) or each on its own'],
   ['{F}', 'Fit the selection (or the profile)'],
   ['{0}', 'Fit the whole profile'],
   ['{/}', 'Search'],

@@ -103,7 +103,7 @@ export function hitTest(s, L, tiles, x, y, absOf) {
     const b = t.base?.[0];
     if (!b) return null;
     const series = counterAt(t, tiles.cover('counters', String(b.id), r, k0, k1), time, nspp);
-    return series.length ? { kind: 'counter', track: t, time, series, y: at.top } : null;
+    return series.length ? { kind: 'counter', track: t, time, series, y: at.top, h: at.row.h } : null;
   }
   let laneIdx = Math.floor((y - at.top - 2) / LANE_H);
   for (const b of t.base || []) {

@@ -2,21 +2,22 @@
 // from the tiles already cached.  It never changes the state and never
 // fetches; what it keeps between frames is drawing memory only (colours,
 // the counter scales that grow as larger values are seen, the batch).
+// Counter tracks are painted by counters.js.
 
 import { LANE_H, GROUP_H } from './tracktree.js';
 import { AXIS_H, layout, trackMatches } from './layout.js';
 import { laneY } from './hittest.js';
-import { SliceBatch, makeHatch, joinSeries, drawCounter, drawStacked, drawAxis, drawGrid, axisTicks } from './render.js';
+import { SliceBatch, makeHatch, drawAxis, drawGrid, axisTicks } from './render.js';
 import { colorIndex, colorFill } from './colors.js';
+import { Counters } from './counters.js';
 
 export class Painter {
-  /** ctx: the canvas 2D context; fmtDur(ns): duration text for the corner. */
-  constructor(ctx, fmtDur) {
+  /** ctx: the canvas 2D context; fmtDur(ns): duration text for the corner; hbmCapacity: bytes or 0. */
+  constructor(ctx, fmtDur, hbmCapacity) {
     this.ctx = ctx;
     this.fmtDur = fmtDur;
     this.batch = new SliceBatch();
-    this.counterMax = new Map();
-    this.counterColors = new Map();
+    this.counters = new Counters(hbmCapacity);
     this.readTheme();
   }
 
@@ -34,7 +35,7 @@ export class Painter {
   }
 
   /** Forgets the counter scales (new tracks or data). */
-  reset() { this.counterMax.clear(); }
+  reset() { this.counters.reset(); }
 
   /** Draws state s; `busy`: tiles are loading (the progress line). */
   paint(s, tiles, busy) {
@@ -123,13 +124,14 @@ export class Painter {
     const { r, k0, k1 } = L.res;
     const batch = this.batch;
     batch.reset();
+    const counterRows = [];
     for (const row of rows) {
       const t = row.node.track;
       const sum = !t && L.summary.get(row.node);
       if (sum) this.summaryRow(s, L, tiles, sum, offY + row.y);
       if (!t) continue;
       const top = offY + row.y;
-      if (t.kind === 'counter') { this.counterRow(s, L, tiles, t, top, row.h); continue; }
+      if (t.kind === 'counter') { counterRows.push({ t, top, h: row.h }); continue; }
       let lane = 0;
       for (const b of t.base || []) {
         const entries = tiles.cover('slices', String(b.id), r, k0, k1);
@@ -143,6 +145,8 @@ export class Painter {
       }
     }
     batch.fill(ctx, tw, this.hatch);
+    this.counters.prepare(s, L, tiles, counterRows);
+    this.counters.draw(ctx, s, L, th);
     // Row separators.
     ctx.fillStyle = th.grid;
     for (const row of rows) ctx.fillRect(0, offY + row.y + row.h - 1, tw, 1);
@@ -160,50 +164,6 @@ export class Painter {
         }
       }
     }
-  }
-
-  counterRow(s, L, tiles, t, top, h) {
-    const b = t.base?.[0];
-    if (!b) return;
-    const { r, k0, k1 } = L.res;
-    const entries = tiles.cover('counters', String(b.id), r, k0, k1);
-    if (!entries.length) return;
-    const ctx = this.ctx, tw = L.tw, nspp = L.nspp, t0 = s.start, t1 = s.end;
-    const grow = (v) => {
-      const m = Math.max(this.counterMax.get(t.id) || 0, v);
-      this.counterMax.set(t.id, m);
-      return m;
-    };
-    if (t.source === 'neuron_hbm_usage') {
-      const cats = [];
-      let vmax = 0;
-      const total = joinSeries(entries, 0, t0, t1);
-      for (const v of total.max) vmax = Math.max(vmax, v);
-      const n = total.ts.length;
-      for (let i = 1; i < (t.series?.length || 23); i++) {
-        const pts = joinSeries(entries, i, t0, t1);
-        if (pts.ts.length !== n || !pts.last.some((v) => v > 0)) continue;
-        cats.push({ idx: i, pts });
-      }
-      const m = grow(vmax * 1.05);
-      if (cats.length) drawStacked(ctx, cats, t0, nspp, tw, s.max, top, h, m);
-      else drawCounter(ctx, total, t0, nspp, tw, s.max, top, h, m, this.counterColor(t));
-      return;
-    }
-    const pts = joinSeries(entries, 0, t0, t1);
-    let vmax = 0;
-    for (const v of pts.max) vmax = Math.max(vmax, v);
-    const m = t.unit === '%' ? Math.max(100, vmax) : grow(vmax * 1.1);
-    drawCounter(ctx, pts, t0, nspp, tw, s.max, top, h, m, this.counterColor(t));
-  }
-
-  counterColor(t) {
-    let c = this.counterColors.get(t.source);
-    if (c) return c;
-    const base = colorFill(colorIndex('counter', t.source, ''));
-    c = { line: base, fill: base.replace(')', ' / 0.35)'), band: base.replace(')', ' / 0.25)') };
-    this.counterColors.set(t.source, c);
-    return c;
   }
 
   /** Track names; `full`: the whole path (pinned rows), cut on the left. */
@@ -269,6 +229,7 @@ export class Painter {
     if (cur) box(cur, th.hit, 3);
     const hov = s.hover?.hit;
     if (hov?.kind === 'slice' && !s.drag) box(hov, th.fg, 1);
+    if (hov?.kind === 'counter' && !s.drag) this.counters.cursor(ctx, s, L, th, hov.y, hov.h);
     if (s.sel) box(s.sel, th.sel, 2.5);
     // Flow arrows for the selected event.
     const from = s.sel && s.flows.length ? laneY(s, L, s.sel.base, s.sel.lane) : null;

@@ -7,7 +7,8 @@
 // rel ns; the canvas size (W, H, dpr) and label column width (labelW);
 // scrollTop of the track list; tree (TrackTree), collapsed (Map path ->
 // bool), pins (Set of track names), showHidden (tracks hidden by default
-// shown), filter ({text, only, re}: the track filter box); sel, flows, marks and markCur, hover ({hit, x, y}), hoverRow
+// shown), filter ({text, only, re}: the track filter box), sharedScales
+// (counters of one kind on one scale); sel, flows, marks and markCur, hover ({hit, x, y}), hoverRow
 // (node), area ({start, end, y0, y1} while dragging, plus nodes and bases
 // once done), drag (the pointer gesture in progress), keys (held
 // navigation keys), mouse ({x, y} on the canvas), cursor (CSS), open (the
@@ -19,7 +20,8 @@
 // Actions ({type, ...}): window {start, end}, zoom {factor, at}, pan {dns},
 // fit, reveal {rel, dur}, keyStep {dt}, extent {min, max}, size {W, H,
 // dpr}, labelW {w}, scroll {top}, tracks {tracks}, collapse {path, value},
-// collapseAll {value}, pin {name}, showHidden {value}, filter {text, only}, select {sel}, flows
+// collapseAll {value}, pin {name}, showHidden {value}, filter {text, only},
+// sharedScales {value}, select {sel}, flows
 // {list}, marks {list, cur}, hover {hit, x, y}, hoverRow {node}, area
 // {area}, drag {drag}, keys {keys}, mouse {pos}, cursor {cursor}, open
 // {hit}, origin {t}, data, theme.
@@ -50,7 +52,7 @@ export function initialState(min, max, labelW) {
   return {
     ...ext, start: ext.min, end: ext.max,
     W: 200, H: 120, dpr: 1, labelW, scrollTop: 0,
-    tree: new TrackTree([]), collapsed: new Map(), pins: new Set(), showHidden: false, filter: NO_FILTER,
+    tree: new TrackTree([]), collapsed: new Map(), pins: new Set(), showHidden: false, filter: NO_FILTER, sharedScales: true,
     sel: null, flows: [], marks: [], markCur: null, hover: null, hoverRow: null,
     area: null, drag: null, keys: [], mouse: null, cursor: 'default', open: null,
     timeOrigin: 0, dataGen: 0, themeGen: 0,
@@ -116,6 +118,7 @@ export function reduce(s, a) {
       return { ...s, pins: p };
     }
     case 'showHidden': return set(s, 'showHidden', !!a.value);
+    case 'sharedScales': return set(s, 'sharedScales', !!a.value);
     case 'filter': {
       const only = a.only ?? s.filter.only, text = a.text ?? s.filter.text;
       return text === s.filter.text && only === s.filter.only ? s : { ...s, filter: makeFilter(text, only) };

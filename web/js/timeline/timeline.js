@@ -19,14 +19,18 @@ import { hitTest, locate, scrollFor } from './hittest.js';
 
 // State fields a frame draws; a change of any other field needs no frame.
 const PAINTED = ['start', 'end', 'min', 'max', 'W', 'H', 'dpr', 'labelW', 'scrollTop', 'tree', 'collapsed', 'pins',
-  'showHidden', 'filter', 'timeOrigin', 'sel', 'flows', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
+  'showHidden', 'filter', 'sharedScales', 'timeOrigin', 'sel', 'flows', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
 
-const hoverKey = (s) => (s.hover?.hit?.kind === 'slice' ? s.hover.hit.key : null);
+const hoverKey = (s) => {
+  const h = s.hover?.hit;
+  return h?.kind === 'slice' ? h.key : h?.kind === 'counter' ? `${h.track.id}@${h.time}` : null;
+};
 
 export class Timeline {
   /**
    * el: the container element.  o: {
-   *   origin (BigInt), min, max (rel extent), fmtDur(ns), fetchBatch(kind, params, signal, onCoarse),
+   *   origin (BigInt), min, max (rel extent), fmtDur(ns), hbmCapacity (bytes | 0),
+   *   fetchBatch(kind, params, signal, onCoarse),
    *   onSelect(sel|null), onArea(area|null), onHover(hit|null, x, y), onView(), onOpen(hit) }
    */
   constructor(el, o) {
@@ -47,7 +51,7 @@ export class Timeline {
     this.vp = new Viewport(this.store, o.origin);
     this.absOf = (rel) => this.vp.abs(rel);
     this.tiles = new TileStore(o.origin, o.fetchBatch, () => this.dispatch({ type: 'data' }));
-    this.painter = new Painter(this.canvas.getContext('2d', { alpha: false }), o.fmtDur);
+    this.painter = new Painter(this.canvas.getContext('2d', { alpha: false }), o.fmtDur, o.hbmCapacity);
     this.input = new Input(this);
     this.frames = []; // paint times (ms), newest last
     this.rafId = 0;

@@ -50,7 +50,8 @@ export class SystemView {
       <button class="icon" id="zoom-out" title="Zoom out (S)" aria-label="zoom out">−</button>
       <button class="icon" id="fit" title="Fit to profile (0)" aria-label="fit to profile">⤢</button>
       <button class="icon" id="collapse-all" title="Collapse all groups" aria-label="collapse all">⊟</button>
-      <button class="icon" id="expand-all" title="Expand all groups" aria-label="expand all">⊞</button>`;
+      <button class="icon" id="expand-all" title="Expand all groups" aria-label="expand all">⊞</button>
+      <button class="icon" id="shared-scales" title="Counters of one kind on one scale, or each on its own (Y)" aria-label="shared counter scales">⇕</button>`;
     const $ = (id) => document.getElementById(id);
     $('grouping').onchange = (e) => this.setGrouping(e.target.value);
     $('cpu-toggle').onchange = (e) => { this.setCpu(e.target.checked); this.app.saveState(); };
@@ -60,6 +61,7 @@ export class SystemView {
     $('fit').onclick = () => this.tv.vp.fit();
     $('collapse-all').onclick = () => this.tv.tl.dispatch({ type: 'collapseAll', value: true });
     $('expand-all').onclick = () => this.tv.tl.dispatch({ type: 'collapseAll', value: false });
+    $('shared-scales').onclick = () => this.tv.tl.dispatch({ type: 'sharedScales', value: !this.tv.tl.state.sharedScales });
   }
 
   /** Shows (true) or hides the tracks hidden by default (CPU utilization). */

@@ -57,7 +57,7 @@ export class TraceView {
     this.panes = { details: this.el.querySelector('[data-pane=details]'), area: this.el.querySelector('[data-pane=area]') };
     this.setupDrawer();
     this.tl = new Timeline(this.wrap, {
-      origin: o.origin, min: o.min, max: o.max, fmtDur,
+      origin: o.origin, min: o.min, max: o.max, fmtDur, hbmCapacity: o.hbmCapacity,
       fetchBatch: (kind, params, signal, onCoarse) => windowQuery(kind, params, { signal, onCoarse }),
       onSelect: (sel) => this.onSelect(sel),
       onArea: (a) => this.onArea(a),
@@ -298,6 +298,7 @@ export class TraceView {
       case 'f': case 'F': this.fitSelection(); return true;
       case 'o': this.setOrigin(this.tl.sel ? this.tl.sel.ts : 0); return true;
       case 'O': this.setOrigin(0); return true;
+      case 'y': case 'Y': this.tl.dispatch({ type: 'sharedScales', value: !this.tl.state.sharedScales }); return true;
       case '0': this.vp.fit(); return true;
       case '[': this.follow(-1); return true;
       case ']': this.follow(1); return true;
