@@ -694,6 +694,7 @@ test('the track filter shows the matching tracks only, or marks them', async () 
   eq(await page.evaluate(() => window.nexTest.rows()), all, 'every row back, the matches marked');
   await page.check('.tl-only');
   await page.fill('.tl-filter', '');
+  await page.press('.tl-filter', 'Escape');
   await page.waitForFunction(() => window.nexTest.state().filter.text === '');
   eq(await page.evaluate(() => window.nexTest.rows()), all, 'every row back');
 });
@@ -805,7 +806,46 @@ test('counter tracks show their scale, the value under the pointer, and share a 
   await page.click('#shared-scales');
   await page.waitForFunction(() => window.nexTest.state().sharedScales === true);
   await page.fill('.tl-filter', '');
+  await page.press('.tl-filter', 'Escape');
   await idle();
+});
+
+test('an area selection sums the dragged rows only and its table sorts', async () => {
+  eq(await page.evaluate(() => document.activeElement.className), 'tl-canvas', 'the timeline has the focus');
+  await page.keyboard.press('0');
+  await idle();
+  const st = await page.evaluate(() => window.nexTest.state());
+  const boxes = await page.evaluate(() => window.nexTest.rowBoxes());
+  const byName = new Map((await api('tracks?grouping=default')).tracks.map((t) => [t.name, t]));
+  // Ten rows from the second one: they cross group headers (process, runtime, hardware).
+  const i0 = 1, i1 = 10;
+  const rows = boxes.slice(i0, i1 + 1);
+  assert(rows.some((r) => r.group), 'the drag crosses a group header');
+  const want = rows.flatMap((r) => (byName.get(r.path)?.kind === 'slices' ? byName.get(r.path).base.map((b) => String(b.id)) : []));
+  const box = await page.$eval('.tl-canvas', (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
+  const yOf = (r) => box.y + 40 + r.y - st.scrollTop + Math.min(r.h, 22) / 2;
+  await page.keyboard.down('Shift');
+  await page.mouse.move(box.x + box.w * 0.4, yOf(rows[0]));
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.w * 0.8, yOf(rows[rows.length - 1]), { steps: 6 });
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  await page.waitForFunction(() => window.nexTest.state().area);
+  const area = await page.evaluate(() => window.nexTest.state().area);
+  eq([...area.bases].sort(), [...new Set(want)].sort(), `the base tracks of the ${rows.length} rows dragged over`);
+  await page.waitForSelector('table.area-summary tbody tr');
+  const head = await page.textContent('.drawer h3');
+  assert(head.includes(`${area.bases.length} track${area.bases.length === 1 ? '' : 's'}`), `summary head: ${head}`);
+  // Sort by count, both ways.
+  const counts = () => page.$$eval('table.area-summary tbody tr', (trs) => trs.map((tr) => Number(tr.cells[1].textContent.replace(/,/g, ''))));
+  await page.click('table.area-summary th[data-key=count]');
+  let c = await counts();
+  eq(c, [...c].sort((a, b) => a - b), 'ascending counts');
+  await page.click('table.area-summary th[data-key=count]');
+  c = await counts();
+  eq(c, [...c].sort((a, b) => b - a), 'descending counts');
+  await shot('22-area-rows');
+  await page.keyboard.press('Escape');
 });
 
 test('no script errors on the page', async () => {

@@ -2,7 +2,7 @@
 // read the state and its layout and only dispatch actions (store.js); the
 // widget turns state changes into callbacks, fetches and frames.
 
-import { AXIS_H, layout } from './layout.js';
+import { AXIS_H, layout, trackVisible } from './layout.js';
 import { rowAt, hitTest } from './hittest.js';
 import { timeAt } from './viewport.js';
 import { NAV_KEYS } from './store.js';
@@ -113,12 +113,23 @@ export class Input {
     const s = this.s, L = layout(s);
     const a = rowAt(L, Math.min(d.y0, y)) || rowAt(L, L.bodyTop);
     const b = rowAt(L, Math.max(d.y0, y)) || rowAt(L, s.H - 1);
+    // The rows dragged over: a track row counts its track; a collapsed
+    // group every shown track under it (they are drawn in its row); an
+    // expanded group's header nothing (its tracks have rows of their own).
     const bases = [];
     const nodes = new Set();
+    const addTracks = (node) => {
+      if (node.track?.kind === 'slices' && trackVisible(s, node.track)) for (const bb of node.track.base || []) bases.push(String(bb.id));
+      for (const ch of node.children) addTracks(ch);
+    };
     const add = (node) => {
-      nodes.add(node);
-      if (node.track?.kind === 'slices') for (const bb of node.track.base || []) bases.push(String(bb.id));
-      if (s.collapsed.get(node.path) === true || !node.track) for (const ch of node.children) add(ch);
+      if (node.track) {
+        nodes.add(node);
+        if (node.track.kind === 'slices') for (const bb of node.track.base || []) bases.push(String(bb.id));
+      } else if (s.collapsed.get(node.path) === true) {
+        nodes.add(node);
+        addTracks(node);
+      }
     };
     if (a && b && a.pinned === b.pinned) {
       const rows = a.pinned ? L.pinRows : L.rows;

@@ -61,7 +61,10 @@ export class Timeline {
     this.resizeObs = new ResizeObserver(() => this.resize());
     this.resizeObs.observe(this.el);
     this.scroller.addEventListener('scroll', () => this.dispatch({ type: 'scroll', top: this.scroller.scrollTop }));
-    this.corner.querySelector('.tl-filter').addEventListener('input', (e) => this.dispatch({ type: 'filter', text: e.target.value }));
+    const filter = this.corner.querySelector('.tl-filter');
+    filter.addEventListener('input', () => this.dispatch({ type: 'filter', text: filter.value }));
+    // Enter or Escape hands the keys back to the timeline.
+    filter.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === 'Escape') this.canvas.focus({ preventScroll: true }); });
     this.corner.querySelector('.tl-only').addEventListener('change', (e) => this.dispatch({ type: 'filter', only: e.target.checked }));
     this.resize();
   }
