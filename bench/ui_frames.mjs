@@ -45,11 +45,12 @@ try {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
   const page = await browser.newPage({ viewport: { width: opt.width, height: opt.height } });
   await page.goto(`http://localhost:${port}/`);
-  await page.waitForFunction(() => window.nexDebug?.ready() && window.nexDebug.idle(), null, { timeout: 60000 });
-  const tracks = await page.evaluate(() => window.nexDebug.tracks().length);
+  await page.waitForFunction(() => window.nexTest?.ready(), null, { timeout: 60000 });
+  await page.evaluate(() => window.nexTest.waitIdle(60000));
+  const tracks = await page.evaluate(() => window.nexTest.tracks().length);
   const box = await page.$eval('.tl-canvas', (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width, h: r.height }; });
   await page.evaluate(() => {
-    window.nexDebug.resetFrames();
+    window.nexTest.resetFrames();
     window.__iv = [];
     let last = 0;
     const loop = (t) => { if (last) window.__iv.push(t - last); last = t; window.__raf = requestAnimationFrame(loop); };
@@ -70,7 +71,7 @@ try {
   await page.mouse.down();
   await page.mouse.move(box.x + box.w * 0.2, box.y + box.h / 3, { steps: 60 });
   await page.mouse.up();
-  const { iv, fr } = await page.evaluate(() => { cancelAnimationFrame(window.__raf); return { iv: window.__iv, fr: window.nexDebug.frames() }; });
+  const { iv, fr } = await page.evaluate(() => { cancelAnimationFrame(window.__raf); return { iv: window.__iv, fr: window.nexTest.frames() }; });
   const stats = (a) => {
     const s = [...a].sort((x, y) => x - y);
     const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];

@@ -1,35 +1,65 @@
 // format.js -- human-readable times, sizes and numbers for labels and tables.
 
 const DUR_UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
+const GROUP = '\u202f'; // narrow no-break space between groups of 3 decimals
 
-/** Duration in ns (Number, BigInt or digit string) as "941.49 µs". */
-export function fmtDur(ns) {
-  const v = Number(ns);
-  if (!Number.isFinite(v)) return '—';
-  const a = Math.abs(v);
-  for (const [div, unit] of DUR_UNITS) {
-    if (a >= div || div === 1) {
-      const x = v / div;
-      const digits = div === 1 ? 0 : Math.abs(x) >= 100 ? 1 : Math.abs(x) >= 10 ? 2 : 3;
-      return `${x.toFixed(digits)} ${unit}`;
-    }
-  }
-  return `${v} ns`;
+/** The unit [div, name] for a magnitude of `a` ns. */
+function unitFor(a) { return DUR_UNITS.find(([div]) => a >= div) || DUR_UNITS[3]; }
+
+/**
+ * `ns` (Number, BigInt or digit string) in unit `div` with `digits`
+ * decimals, rounded half up from the whole ns, decimals grouped by three:
+ * exact for any int64, never through a float.
+ */
+function fixed(ns, div, digits) {
+  let v = typeof ns === 'bigint' ? ns : BigInt(typeof ns === 'number' ? Math.round(ns) : String(ns));
+  const neg = v < 0n;
+  if (neg) v = -v;
+  const D = BigInt(div), P = 10n ** BigInt(digits);
+  const m = (v * P + D / 2n) / D;
+  let frac = (m % P).toString().padStart(digits, '0');
+  frac = frac.replace(/(\d{3})(?=\d)/g, `$1${GROUP}`);
+  const sign = neg && m !== 0n ? '-' : '';
+  return `${sign}${m / P}${digits ? `.${frac}` : ''}`;
+}
+
+/** Decimals of unit `div` that show a step of `step` ns (0 .. 9). */
+function digitsFor(div, step) {
+  return Math.max(0, Math.min(Math.log10(div), Math.ceil(-Math.log10(Math.max(step, 1) / div) - 1e-9)));
 }
 
 /**
- * A time axis label: `ns` from the origin, with a precision fitted to
- * `step`, in the unit of `ref` (the largest time shown) so labels agree.
+ * Duration in ns (Number, BigInt or digit string) as "941.49 µs": exact to
+ * the ns (trailing zeros dropped), or to `step` ns when the value is only
+ * known that well (a window drawn at some ns per pixel).
  */
-export function fmtAxis(ns, step, ref = ns) {
-  const a = Math.max(Math.abs(ref), Math.abs(step), 1);
-  for (const [div, unit] of DUR_UNITS) {
-    if (a >= div || div === 1) {
-      const digits = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / div) - 1e-9)));
-      return `${(ns / div).toFixed(digits)} ${unit}`;
-    }
-  }
-  return `${ns} ns`;
+export function fmtDur(ns, step = 1) {
+  if (ns === null || ns === undefined || ns === '' || (typeof ns === 'number' && !Number.isFinite(ns))) return '—';
+  let v;
+  try { v = typeof ns === 'bigint' ? ns : BigInt(typeof ns === 'number' ? Math.round(ns) : String(ns)); } catch { return '—'; }
+  const [div, unit] = unitFor(Number(v < 0n ? -v : v));
+  // Drop the zeros the value ends with.
+  const x = fixed(v, div, digitsFor(div, step)).replace(/(\.\d[\d\u202f]*?)[0\u202f]+$/, '$1').replace(/\.0*$/, '');
+  return `${x} ${unit}`;
+}
+
+/** Duration rounded to 3-4 significant digits ("1.23 s"): cards and charts. */
+export function fmtDurShort(ns) {
+  const v = Number(ns);
+  if (!Number.isFinite(v)) return '—';
+  const [div, unit] = unitFor(Math.abs(v));
+  const x = v / div;
+  const digits = div === 1 ? 0 : Math.abs(x) >= 100 ? 1 : Math.abs(x) >= 10 ? 2 : 3;
+  return `${x.toFixed(digits)} ${unit}`;
+}
+
+/**
+ * A time `ns` from the origin, precise to `step` ns, in the unit of `ref`
+ * (the largest time shown alongside, so labels agree): "1.101 600 250 s".
+ */
+export function fmtTime(ns, step = 1, ref = ns) {
+  const [div, unit] = unitFor(Math.max(Math.abs(Number(ref)), Math.abs(step), 1));
+  return `${fixed(ns, div, digitsFor(div, step))} ${unit}`;
 }
 
 /** Integer with thousands separators; accepts digit strings and BigInt. */

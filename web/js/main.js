@@ -2,9 +2,10 @@
 // new data), the three views (System Trace, Summary, Device Trace), the URL
 // hash that restores them, global keys, theme, search.
 
-import { get, onApiError, connectLive, windowStats } from './api.js';
+import { get, onApiError, connectLive } from './api.js';
+import { installTestHook } from './testhook.js';
 import { banner, dismiss, progress } from './panels/status.js';
-import { esc, fmtInt } from './format.js';
+import { esc, fmtDur, fmtInt } from './format.js';
 import { Search } from './panels/search.js';
 import { openHelp } from './panels/help.js';
 import { closeModal, modalOpen } from './panels/modal.js';
@@ -102,6 +103,7 @@ const app = {
     const old = this.profile;
     if (onlyIfChanged && old && ['start', 'end', 'event_count', 'device_profiles'].every((k) => old[k] === p[k])) return;
     this.profile = p;
+    showTitle(p);
     forgetEvents();
     if (!this.view) return;
     if (old && old.start !== p.start) { this.show(this.viewName, parseHash()); return; }
@@ -111,6 +113,16 @@ const app = {
   },
 };
 window.nexApp = app;
+
+/** The profile title in the header: directory, instances, processes, time span. */
+function showTitle(p) {
+  const el = document.getElementById('profile-title');
+  const dir = (p.dir || '').replace(/\/+$/, '');
+  const n = (k, w, pl = `${w}s`) => `${fmtInt(k)} ${Number(k) === 1 ? w : pl}`;
+  const span = p.start && p.end ? fmtDur(BigInt(p.end) - BigInt(p.start)) : '';
+  el.innerHTML = `<b>${esc(dir.slice(dir.lastIndexOf('/') + 1) || dir)}</b><span>${esc([n((p.instances || []).length, 'instance'), n((p.processes || []).length, 'process', 'processes'), span].filter(Boolean).join(' · '))}</span>`;
+  el.title = `${dir}\n${p.start} – ${p.end} ns`;
+}
 
 function parseHash() {
   return Object.fromEntries(new URLSearchParams(location.hash.slice(1)));
@@ -134,6 +146,7 @@ async function start() {
   if (p.state !== 'ready' || !p.start) { showLoading(p.progress); return; }
   loaded = true;
   app.profile = p;
+  showTitle(p);
   progress(null);
   if (p.warnings) banner('warnings', `${fmtInt(p.warnings)} ingest warning${p.warnings === 1 ? '' : 's'}: some data could not be read (see the Warning table).`, { kind: 'warn', timeout: 15000 });
   const st = parseHash();
@@ -248,35 +261,6 @@ window.addEventListener('blur', () => app.view?.tv?.tl.releaseKeys());
 window.addEventListener('hashchange', () => app.follow());
 window.addEventListener('popstate', () => app.follow());
 
-// A read-only handle for the browser tests and the UI benchmark.
-window.nexDebug = {
-  ready: () => loaded && !!app.view && (!app.view.tv || app.view.tv.tl.tree.rows.length > 0),
-  view: () => app.viewName,
-  tracks: () => [...(app.view?.tv?.tl.tree.byId.values() || [])].map((n) => n.track.name),
-  rows: () => (app.view?.tv?.tl.tree.rows || []).map((r) => r.node.path),
-  window: () => { const vp = app.view?.tv?.vp; return vp ? { start: vp.start, end: vp.end, abs: app.view.tv.state() } : null; },
-  selection: () => app.view?.tv?.tl.sel?.key || null,
-  idle: () => { const tl = app.view?.tv?.tl; return !!tl && tl.tiles.busy === 0 && !tl.rafId; },
-  locate: (key) => {
-    const tl = app.view?.tv?.tl;
-    const m = /^(\d+):(\d+):(\d+)$/.exec(key);
-    if (!tl || !m) return null;
-    const p = tl.locate(m[1], +m[2], tl.vp.rel(m[3]));
-    if (!p) return null;
-    const r = tl.canvas.getBoundingClientRect();
-    return { x: r.left + p.x + 2, y: r.top + p.y };
-  },
-  hit: (x, y) => {
-    const tl = app.view?.tv?.tl;
-    if (!tl) return null;
-    const r = tl.canvas.getBoundingClientRect();
-    const h = tl.hitTest(x - r.left, y - r.top);
-    return h?.kind === 'slice' ? { count: h.count, start: h.ts, end: h.ts + h.dur } : null;
-  },
-  timeAt: (x) => { const tl = app.view?.tv?.tl; return tl ? tl.tOf(x - tl.canvas.getBoundingClientRect().left) : null; },
-  frames: () => app.view?.tv?.tl.frames.slice() || [],
-  transport: () => windowStats(),
-  resetFrames: () => { const tl = app.view?.tv?.tl; if (tl) tl.frames.length = 0; },
-};
+installTestHook(app, () => loaded);
 
 start();

@@ -13,10 +13,11 @@ const ORDER = ['name', 'opcode', 'start_ts', 'end_ts', 'duration_ns', 'trace_eve
 const HW_EVENTS = new Set(['nc_exec_running', 'cc_running', 'cc_exec_barrier', 'numerical_err', 'nc_model_switch', 'nrt_model_switch', 'hw_notify']);
 
 /**
- * Renders event `ev` (GET /events/{key}) into `el`.  relOf(abs) gives rel ns
- * for time fields.  cb: { jump(entry), openDevice(ev) | null }.
+ * Renders event `ev` (GET /events/{key}) into `el`.  timeOf(abs) gives the
+ * text of an absolute time ("1.101 600 250 s from the start").  cb: {
+ * jump(entry), openDevice(ev) | null }.
  */
-export function renderDetails(el, ev, relOf, cb) {
+export function renderDetails(el, ev, timeOf, cb) {
   el.innerHTML = '';
   const cols = document.createElement('div');
   cols.className = 'cols';
@@ -47,7 +48,7 @@ export function renderDetails(el, ev, relOf, cb) {
   rows.forEach((r, i) => { r.order = i; });
   sortableTable(left, [
     { key: 'field', label: 'Field', cls: 'field', value: (r) => r.field },
-    { key: 'value', label: 'Value', html: (r) => valueHtml(r.field, r.value, relOf), value: (r) => (typeof r.value === 'object' ? JSON.stringify(r.value) : r.value) },
+    { key: 'value', label: 'Value', html: (r) => valueHtml(r.field, r.value, timeOf), value: (r) => (typeof r.value === 'object' ? JSON.stringify(r.value) : r.value) },
   ], rows, { cls: 'details' });
   cols.append(left);
 
@@ -67,7 +68,7 @@ export function renderDetails(el, ev, relOf, cb) {
       { key: 'id', label: 'Event ID', cls: 'mono' },
       { key: 'flow_id', label: 'Flow ID', cls: 'mono' },
       { key: 'trace_event_source', label: 'Trace Event Source', html: (r) => `<span class="chip ${esc(r.trace_event_source)}">${esc(r.trace_event_source)}</span>` },
-      { key: 'start_ts', label: 'Start', num: true, html: (r) => esc(fmtDur(relOf(r.start_ts))), value: (r) => BigInt(r.start_ts) },
+      { key: 'start_ts', label: 'Start', num: true, html: (r) => esc(timeOf(r.start_ts)), value: (r) => BigInt(r.start_ts) },
     ], list, { onRow: (r, tr) => { tr.querySelector('button.link').onclick = () => cb.jump(r); } });
   }
   cols.append(right);
@@ -76,11 +77,11 @@ export function renderDetails(el, ev, relOf, cb) {
 
 function shortName(n) { return n.length > 48 ? '…' + n.slice(-46) : n; }
 
-function valueHtml(field, v, relOf) {
+function valueHtml(field, v, timeOf) {
   if (v && typeof v === 'object') return `<span class="mono">${esc(JSON.stringify(v))}</span>`;
   const s = String(v);
   if ((field === 'start_ts' || field === 'end_ts') && /^\d+$/.test(s)) {
-    return `<span class="mono">${esc(s)}</span> <span class="dim">(${esc(fmtDur(relOf(s)))} from start)</span>`;
+    return `<span class="mono">${esc(s)}</span> <span class="dim">(${esc(timeOf(s))})</span>`;
   }
   if (/^(duration|duration_ns|dur|.*_duration_ns)$/.test(field) && /^-?\d+$/.test(s)) return `${esc(fmtInt(s))} ns <span class="dim">(${esc(fmtDur(s))})</span>`;
   return esc(s);

@@ -3,7 +3,7 @@
 // (step area with a min/max band), stacked HBM areas, the time axis.
 
 import { colorFill, colorLight, colorText, seriesColor } from './colors.js';
-import { fmtAxis } from '../format.js';
+import { fmtTime } from '../format.js';
 import { LANE_H } from './tracktree.js';
 
 const SLICE_H = LANE_H - 3;
@@ -33,41 +33,46 @@ export class SliceBatch {
   }
 
   /**
-   * Adds the slices of lane data `L` (see tiles.js) that overlap [t0, t1):
-   * x = (t - t0) / nsPerPx, lane top y.  Touching rectangles of one colour
-   * closer than half a pixel merge; every slice is at least 1 px wide.
+   * Adds the slices of the lane data `Ls` (one lane's rows from successive
+   * tiles, see tiles.js) that overlap [t0, t1): x = (t - t0) / nsPerPx,
+   * lane top y.  Touching rectangles of one colour closer than half a pixel
+   * merge, across tile edges too (a merged run is one box whose label
+   * counts every event of it); every slice is at least 1 px wide.
+   * `labels`: false draws the boxes only (a collapsed group's summary).
    */
-  lane(L, t0, nsPerPx, width, y, names) {
-    const n = L.ts.length;
-    const ts = L.ts, dur = L.dur, col = L.col, count = L.count;
+  lane(Ls, t0, nsPerPx, width, y, names, labels = true) {
     const t1 = t0 + width * nsPerPx;
-    let rc = -1, rm = false, rx0 = 0, rx1 = 0, ri = -1;
-    for (let i = 0; i < n; i++) {
-      const s = ts[i];
-      if (s >= t1) break;
-      const e = s + dur[i];
-      if (e < t0) continue;
-      let x0 = (s - t0) / nsPerPx, x1 = (e - t0) / nsPerPx;
-      if (x0 < -2) x0 = -2;
-      if (x1 > width + 2) x1 = width + 2;
-      if (x1 - x0 < 1) x1 = x0 + 1;
-      const c = col[i], m = count[i] > 1;
-      if (c === rc && m === rm && x0 <= rx1 + 0.5) {
-        if (x1 > rx1) rx1 = x1;
-        ri = -1;
-        continue;
+    let rc = -1, rm = false, rx0 = 0, rx1 = 0, rL = null, ri = -1, rn = 0, rows = 0;
+    for (const L of Ls) {
+      const ts = L.ts, dur = L.dur, col = L.col, count = L.count, n = ts.length;
+      for (let i = 0; i < n; i++) {
+        const s = ts[i];
+        if (s >= t1) break;
+        const e = s + dur[i];
+        if (e < t0) continue;
+        let x0 = (s - t0) / nsPerPx, x1 = (e - t0) / nsPerPx;
+        if (x0 < -2) x0 = -2;
+        if (x1 > width + 2) x1 = width + 2;
+        if (x1 - x0 < 1) x1 = x0 + 1;
+        const c = col[i], m = count[i] > 1;
+        if (c === rc && m === rm && x0 <= rx1 + 0.5 && x1 >= rx0) {
+          if (x1 > rx1) rx1 = x1;
+          rn += count[i];
+          rows++;
+          continue;
+        }
+        if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, labels && (rows === 1 || rm) ? ri : -1, rL, rn, names);
+        rc = c; rm = m; rx0 = x0; rx1 = x1; rL = L; ri = i; rn = count[i]; rows = 1;
       }
-      if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, ri, L, names);
-      rc = c; rm = m; rx0 = x0; rx1 = x1; ri = i;
     }
-    if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, ri, L, names);
+    if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, labels && (rows === 1 || rm) ? ri : -1, rL, rn, names);
   }
 
-  flush(c, m, x0, x1, y, i, L, names) {
+  flush(c, m, x0, x1, y, i, L, count, names) {
     this.push(m ? this.merged : this.plain, c, x0, y, x1 - x0);
     if (i >= 0 && x1 - x0 >= 3 * CHAR_W + 6) {
       const name = names.get(L.name[i]) ?? '';
-      this.labels.push(x0, x1, y, c, m ? `${name} ×${L.count[i]}` : name);
+      this.labels.push(x0, x1, y, c, m ? `${name} ×${count}` : name);
     }
   }
 
@@ -209,6 +214,7 @@ export function drawStacked(ctx, cats, t0, nsPerPx, width, xEnd, top, h, vmax) {
 }
 
 const STEPS = [1, 2, 5];
+const AXIS_FONT = '11px system-ui, sans-serif';
 
 /** Tick step (ns) for about `px` pixels between labelled ticks. */
 export function tickStep(nsPerPx, px = 110) {
@@ -220,47 +226,60 @@ export function tickStep(nsPerPx, px = 110) {
   }
 }
 
-/** Draws the time axis (labels relative to rel 0) in [0, width) x [0, h). */
-export function drawAxis(ctx, t0, nsPerPx, width, h, theme) {
-  const step = tickStep(nsPerPx);
-  const minor = step / 5;
+/**
+ * The labelled ticks of the time axis over [t0, t0 + width * nsPerPx) (ns
+ * from the origin): { step, ticks: [{t, x, label}] }, spaced so that
+ * labels exact to the step never overlap.
+ */
+export function axisTicks(ctx, t0, nsPerPx, width) {
+  const t1 = t0 + width * nsPerPx;
+  const ref = Math.max(Math.abs(t0), Math.abs(t1));
+  ctx.font = AXIS_FONT;
+  let step = tickStep(nsPerPx);
+  for (let i = 0; i < 3; i++) {
+    const w = ctx.measureText(fmtTime(-ref, step, ref)).width + 18;
+    if (w <= step / nsPerPx) break;
+    step = tickStep(nsPerPx, w);
+  }
+  const ticks = [];
+  for (let k = Math.ceil(t0 / step); k * step < t1; k++) {
+    const t = k * step;
+    ticks.push({ t, x: (t - t0) / nsPerPx, label: fmtTime(t, step, ref) });
+  }
+  return { step, ticks };
+}
+
+/** Draws the time axis in [0, width) x [0, h): minor ticks, the labelled ticks of axisTicks. */
+export function drawAxis(ctx, t0, nsPerPx, width, h, theme, axis) {
+  const minor = axis.step / 5;
   ctx.fillStyle = theme.axisBg;
   ctx.fillRect(0, 0, width, h);
   ctx.strokeStyle = theme.grid;
   ctx.lineWidth = 1;
   ctx.beginPath();
-  const first = Math.ceil(t0 / minor) * minor;
   const t1 = t0 + width * nsPerPx;
-  for (let t = first; t < t1; t += minor) {
-    const x = Math.round((t - t0) / nsPerPx) + 0.5;
-    const major = Math.abs(t / step - Math.round(t / step)) < 1e-6;
-    ctx.moveTo(x, major ? h - 14 : h - 5);
+  for (let k = Math.ceil(t0 / minor); k * minor < t1; k++) {
+    const x = Math.round((k * minor - t0) / nsPerPx) + 0.5;
+    ctx.moveTo(x, k % 5 === 0 ? h - 14 : h - 5);
     ctx.lineTo(x, h);
   }
   ctx.stroke();
   ctx.fillStyle = theme.fg;
-  ctx.font = '11px system-ui, sans-serif';
+  ctx.font = AXIS_FONT;
   ctx.textBaseline = 'alphabetic';
-  const ref = Math.max(Math.abs(t0), Math.abs(t1));
-  for (let t = Math.ceil(t0 / step) * step; t < t1; t += step) {
-    const x = (t - t0) / nsPerPx;
-    ctx.fillText(fmtAxis(t, step, ref), x + 3, h - 17);
-  }
+  for (const { x, label } of axis.ticks) ctx.fillText(label, x + 3, h - 17);
   ctx.fillStyle = theme.border;
   ctx.fillRect(0, h - 1, width, 1);
 }
 
-/** Vertical grid lines at the major ticks over [top, bottom). */
-export function drawGrid(ctx, t0, nsPerPx, width, top, bottom, color) {
-  const step = tickStep(nsPerPx);
+/** Vertical grid lines at the labelled ticks of `axis` over [top, bottom). */
+export function drawGrid(ctx, axis, top, bottom, color) {
   ctx.strokeStyle = color;
   ctx.lineWidth = 1;
   ctx.beginPath();
-  const t1 = t0 + width * nsPerPx;
-  for (let t = Math.ceil(t0 / step) * step; t < t1; t += step) {
-    const x = Math.round((t - t0) / nsPerPx) + 0.5;
-    ctx.moveTo(x, top);
-    ctx.lineTo(x, bottom);
+  for (const { x } of axis.ticks) {
+    ctx.moveTo(Math.round(x) + 0.5, top);
+    ctx.lineTo(Math.round(x) + 0.5, bottom);
   }
   ctx.stroke();
 }

@@ -82,10 +82,11 @@ export class TileStore {
   }
 
   /**
-   * Wants tiles for the window [start, end) (rel ns) at `width` px for the
-   * tracks `want` ([{kind, id, source}]).  Returns the resolution used.
+   * Wants the tiles of a layout's `fetch`: the window [start, end) (rel ns)
+   * at resolution r for the tracks `want` ([{kind, id, source}]) inside the
+   * extent [min, max]; `sig` names the set of tracks.
    */
-  update(start, end, r, want, wantSig, extentMin, extentMax) {
+  update({ start, end, r, want, sig: wantSig, min: extentMin, max: extentMax }) {
     const span = r * TILE_PX;
     const w = end - start;
     const lo = Math.max(start - w / 2, extentMin);

@@ -2,20 +2,67 @@
 // ns relative to `origin` (a BigInt of absolute ns: the profile start), so
 // they stay exact far below 2^53; absolute times only exist as BigInt or
 // digit strings at the API boundary.
+//
+// The window lives in the timeline's store (start, end, min, max); the
+// functions here are the pure arithmetic of it, and Viewport is the handle
+// the views hold: it reads the store and changes it only by dispatching.
 
 const MIN_WINDOW_NS = 20;
+export const SCROLL_W = 12;
+
+/** The window [start, end) clamped to the extent {min, max}: {start, end}. */
+export function clampWindow(ext, start, end) {
+  const span = ext.max - ext.min;
+  let d = Math.min(Math.max(end - start, MIN_WINDOW_NS), span * 1.5);
+  // Keep at least part of the profile in view.
+  const pad = span * 0.25;
+  let s = Math.min(Math.max(start, ext.min - pad), ext.max + pad - d);
+  if (d >= span + 2 * pad) { s = ext.min - pad; d = span + 2 * pad; }
+  return { start: s, end: s + d };
+}
+
+/** The window zoomed by `factor` (< 1 zooms in) keeping rel time `at` fixed. */
+export function zoomWindow(w, factor, at = (w.start + w.end) / 2) {
+  const s = at - (at - w.start) * factor;
+  return { start: s, end: s + (w.end - w.start) * factor };
+}
+
+/** The window centred on `rel` at the same zoom, or zoomed out so [rel, rel+dur] fits. */
+export function revealWindow(w, ext, rel, dur = 0) {
+  let d = w.end - w.start;
+  if (dur > d * 0.8) d = dur / 0.6;
+  let s = rel + dur / 2 - d / 2;
+  // Stay inside the profile when the window fits in it.
+  if (d <= ext.max - ext.min) s = Math.min(Math.max(s, ext.min), ext.max - d);
+  return { start: s, end: s + d };
+}
+
+/** Width in px of the time area of state `s`. */
+export function timeWidth(s) { return Math.max(50, s.W - s.labelW - SCROLL_W); }
+
+/** ns per px of state `s`. */
+export function nsPerPx(s) { return (s.end - s.start) / timeWidth(s); }
+
+/** Rel time under canvas x. */
+export function timeAt(s, x) { return s.start + (x - s.labelW) * nsPerPx(s); }
+
+/** ns per px rounded down to a power of two (stable cache keys), >= 1. */
+export function resolutionFor(windowNs, widthPx) {
+  const r = windowNs / Math.max(widthPx, 1);
+  return r < 2 ? 1 : 2 ** Math.floor(Math.log2(r));
+}
 
 export class Viewport {
-  /** origin: BigInt absolute ns of relative 0; extent: [min, max] in rel ns. */
-  constructor(origin, min, max) {
+  /** store: the timeline's store; origin: BigInt absolute ns of relative 0. */
+  constructor(store, origin) {
+    this.store = store;
     this.origin = origin;
-    this.min = min;
-    this.max = Math.max(max, min + MIN_WINDOW_NS);
-    this.start = this.min;
-    this.end = this.max;
-    this.onChange = null;
   }
 
+  get start() { return this.store.state.start; }
+  get end() { return this.store.state.end; }
+  get min() { return this.store.state.min; }
+  get max() { return this.store.state.max; }
   get dur() { return this.end - this.start; }
 
   /** Relative ns of an absolute time (digit string or BigInt). */
@@ -24,43 +71,9 @@ export class Viewport {
   /** Absolute ns (digit string) of a relative time, floored to 1 ns. */
   abs(rel) { return (this.origin + BigInt(Math.floor(rel))).toString(); }
 
-  set(start, end) {
-    const span = this.max - this.min;
-    let d = Math.min(Math.max(end - start, MIN_WINDOW_NS), span * 1.5);
-    let s = start;
-    // Keep at least part of the profile in view.
-    const pad = span * 0.25;
-    s = Math.min(Math.max(s, this.min - pad), this.max + pad - d);
-    if (d >= span + 2 * pad) { s = this.min - pad; d = span + 2 * pad; }
-    if (s === this.start && s + d === this.end) return;
-    this.start = s;
-    this.end = s + d;
-    this.onChange?.();
-  }
-
-  fit() { this.set(this.min, this.max); }
-
-  /** Zooms by `factor` (< 1 zooms in) keeping rel time `at` fixed on screen. */
-  zoom(factor, at = (this.start + this.end) / 2) {
-    const s = at - (at - this.start) * factor;
-    this.set(s, s + this.dur * factor);
-  }
-
-  pan(dns) { this.set(this.start + dns, this.end + dns); }
-
-  /** Centres `rel` keeping the zoom, or zooms out so [rel, rel+dur] fits. */
-  reveal(rel, dur = 0) {
-    let d = this.dur;
-    if (dur > d * 0.8) d = dur / 0.6;
-    let s = rel + dur / 2 - d / 2;
-    // Stay inside the profile when the window fits in it.
-    if (d <= this.max - this.min) s = Math.min(Math.max(s, this.min), this.max - d);
-    this.set(s, s + d);
-  }
-}
-
-/** ns per px rounded down to a power of two (stable cache keys), >= 1. */
-export function resolutionFor(windowNs, widthPx) {
-  const r = windowNs / Math.max(widthPx, 1);
-  return r < 2 ? 1 : 2 ** Math.floor(Math.log2(r));
+  set(start, end) { this.store.dispatch({ type: 'window', start, end }); }
+  fit() { this.store.dispatch({ type: 'fit' }); }
+  zoom(factor, at) { this.store.dispatch({ type: 'zoom', factor, at }); }
+  pan(dns) { this.store.dispatch({ type: 'pan', dns }); }
+  reveal(rel, dur = 0) { this.store.dispatch({ type: 'reveal', rel, dur }); }
 }

@@ -3,7 +3,7 @@
 // Trace Viewer; expanding a row shows per-engine active time).
 
 import { get } from '../api.js';
-import { esc, fmtDur, fmtInt, fmtPct, fmtBytes } from '../format.js';
+import { esc, fmtDur, fmtDurShort, fmtInt, fmtPct, fmtBytes } from '../format.js';
 import { seriesColor } from '../timeline/colors.js';
 import { tickStep } from '../timeline/render.js';
 
@@ -22,7 +22,7 @@ export class SummaryView {
     const card = (k, v) => `<div class="card"><div class="k">${esc(k)}</div><div class="v">${esc(v)}</div></div>`;
     this.el.innerHTML = `<div class="cards" id="overview">
         ${card('Instances', fmtInt(s.instances))}${card('Processes', fmtInt(s.processes))}
-        ${card('System Profile Time', fmtDur(s.system_profile_time_ns))}${card('Total Device Runtime', fmtDur(s.total_device_runtime_ns))}
+        ${card('System Profile Time', fmtDurShort(s.system_profile_time_ns))}${card('Total Device Runtime', fmtDurShort(s.total_device_runtime_ns))}
         ${card('Total Device Profiles', fmtInt((s.device_profiles || []).length))}</div>
       <div class="panel"><h2>HBM Memory Usage</h2><canvas class="chart" id="hbm-chart"></canvas><div class="legend" id="hbm-legend"></div></div>
       <div class="panel"><h2>Device Profiles <span class="dim" style="font-weight:400">— click a name to open its Device Trace Viewer</span></h2><div id="dp-table"></div></div>`;
@@ -115,7 +115,7 @@ export class SummaryView {
     const step = tickStep(dur / pw, 120);
     ctx.textBaseline = 'alphabetic';
     for (let t = 0; t <= dur; t += step) {
-      const s = fmtDur(t), x = Math.max(0, L + (t / dur) * pw - 10);
+      const s = fmtDurShort(t), x = Math.max(0, L + (t / dur) * pw - 10);
       if (x + ctx.measureText(s).width <= W) ctx.fillText(s, x, H - 4);
     }
     for (const l of layers) {

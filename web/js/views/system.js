@@ -35,7 +35,6 @@ export class SystemView {
       domain: 'system', hbmCapacity: cap,
       onState: () => app.saveState(),
       openDevice: (ev) => this.openDevice(ev),
-      visible: (t) => !t.hidden_by_default || this.cpu,
     });
     this.tools();
   }
@@ -51,16 +50,25 @@ export class SystemView {
       <button class="icon" id="zoom-out" title="Zoom out (S)" aria-label="zoom out">−</button>
       <button class="icon" id="fit" title="Fit to profile (0)" aria-label="fit to profile">⤢</button>
       <button class="icon" id="collapse-all" title="Collapse all groups" aria-label="collapse all">⊟</button>
-      <button class="icon" id="expand-all" title="Expand all groups" aria-label="expand all">⊞</button>`;
+      <button class="icon" id="expand-all" title="Expand all groups" aria-label="expand all">⊞</button>
+      <button class="icon" id="shared-scales" title="Counters of one kind on one scale, or each on its own (Y)" aria-label="shared counter scales">⇕</button>`;
     const $ = (id) => document.getElementById(id);
     $('grouping').onchange = (e) => this.setGrouping(e.target.value);
-    $('cpu-toggle').onchange = (e) => { this.cpu = e.target.checked; this.tv.tl.relayout(); this.app.saveState(); };
+    $('cpu-toggle').onchange = (e) => { this.setCpu(e.target.checked); this.app.saveState(); };
     $('dp-open').onclick = () => openDeviceList((d) => this.app.openDevice(d.id));
     $('zoom-in').onclick = () => this.tv.vp.zoom(0.5);
     $('zoom-out').onclick = () => this.tv.vp.zoom(2);
     $('fit').onclick = () => this.tv.vp.fit();
-    $('collapse-all').onclick = () => { this.tv.tl.tree.setAll(true); this.tv.tl.relayout(); };
-    $('expand-all').onclick = () => { this.tv.tl.tree.setAll(false); this.tv.tl.relayout(); };
+    $('collapse-all').onclick = () => this.tv.tl.dispatch({ type: 'collapseAll', value: true });
+    $('expand-all').onclick = () => this.tv.tl.dispatch({ type: 'collapseAll', value: false });
+    $('shared-scales').onclick = () => this.tv.tl.dispatch({ type: 'sharedScales', value: !this.tv.tl.state.sharedScales });
+  }
+
+  /** Shows (true) or hides the tracks hidden by default (CPU utilization). */
+  setCpu(on) {
+    this.cpu = on;
+    document.getElementById('cpu-toggle').checked = on;
+    this.tv.tl.dispatch({ type: 'showHidden', value: on });
   }
 
   async setGrouping(g) {
@@ -92,8 +100,7 @@ export class SystemView {
   }
 
   async init(st) {
-    this.cpu = st.cpu === '1';
-    document.getElementById('cpu-toggle').checked = this.cpu;
+    this.setCpu(st.cpu === '1');
     await this.setGrouping(st.g || 'default');
     this.tv.apply(st);
   }
@@ -120,7 +127,7 @@ export class SystemView {
   state() { return { g: this.grouping, cpu: this.cpu ? '1' : '', ...this.tv.state() }; }
   apply(st) {
     if ((st.g || 'default') !== this.grouping) this.setGrouping(st.g || 'default');
-    if ((st.cpu === '1') !== this.cpu) { this.cpu = st.cpu === '1'; document.getElementById('cpu-toggle').checked = this.cpu; this.tv.tl.relayout(); }
+    if ((st.cpu === '1') !== this.cpu) this.setCpu(st.cpu === '1');
     this.tv.apply(st);
   }
   key(e, down) { return this.tv.key(e, down); }

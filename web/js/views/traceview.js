@@ -4,7 +4,7 @@
 
 import { get, windowQuery } from '../api.js';
 import { Timeline } from '../timeline/timeline.js';
-import { esc, fmtDur, fmtInt, fmtValue, fmtBytes, fmtPct } from '../format.js';
+import { esc, fmtDur, fmtTime, fmtInt, fmtValue, fmtBytes, fmtPct } from '../format.js';
 import { renderDetails } from '../panels/details.js';
 import { sortableTable } from '../panels/table.js';
 import { showTip, hideTip, tipHtml } from '../panels/tooltip.js';
@@ -35,7 +35,7 @@ export function forgetEvents() { details.clear(); }
 export class TraceView {
   /**
    * o: { origin (BigInt), min, max, domain, profile (device id | undefined),
-   *      onState(), openDevice(ev) | null, hbmCapacity, visible(track) }
+   *      onState(), openDevice(ev) | null, hbmCapacity }
    */
   constructor(root, o) {
     this.o = o;
@@ -57,14 +57,13 @@ export class TraceView {
     this.panes = { details: this.el.querySelector('[data-pane=details]'), area: this.el.querySelector('[data-pane=area]') };
     this.setupDrawer();
     this.tl = new Timeline(this.wrap, {
-      origin: o.origin, min: o.min, max: o.max, fmtDur,
+      origin: o.origin, min: o.min, max: o.max, fmtDur, hbmCapacity: o.hbmCapacity,
       fetchBatch: (kind, params, signal, onCoarse) => windowQuery(kind, params, { signal, onCoarse }),
       onSelect: (sel) => this.onSelect(sel),
       onArea: (a) => this.onArea(a),
       onHover: (h, x, y) => this.onHover(h, x, y),
       onView: () => o.onState(),
       onOpen: (h) => fetchEvent(h.key).then((ev) => o.openDevice?.(ev)),
-      visible: o.visible,
     });
     this.vp = this.tl.vp;
     this.selEvent = null;
@@ -93,6 +92,15 @@ export class TraceView {
 
   relOf(abs) { return this.vp.rel(abs); }
 
+  /** Rel time `rel` as shown: from the origin the user set (the profile start by default), to `step` ns. */
+  timeText(rel, step = 1) { return fmtTime(rel - this.tl.state.timeOrigin, step); }
+
+  /** Absolute time (digit string) as shown, with what it is counted from. */
+  absText(abs) { return `${this.timeText(this.relOf(abs))} from ${this.tl.state.timeOrigin ? 'the origin' : 'the start'}`; }
+
+  /** Moves time 0 to rel time t (0: the profile start). */
+  setOrigin(t) { this.tl.dispatch({ type: 'origin', t }); }
+
   // ---------------------------------------------------------- selection
 
   async onSelect(sel) {
@@ -109,7 +117,7 @@ export class TraceView {
     }
     if (this.tl.sel !== sel) return;
     this.selEvent = ev;
-    renderDetails(pane, ev, (abs) => this.relOf(abs), {
+    renderDetails(pane, ev, (abs) => this.absText(abs), {
       jump: (entry) => this.selectKey(entry.key, true),
       openDevice: this.o.openDevice ? (e) => this.o.openDevice(e) : null,
     });
@@ -185,6 +193,15 @@ export class TraceView {
     clearTimeout(this.tipTimer);
     if (!h) { hideTip(); return; }
     if (h.kind === 'counter') { showTip(this.counterTip(h), x, y); return; }
+    if (h.count > 1) {
+      const draw = (busy) => showTip(this.mergedTip(h, busy), x, y);
+      draw(null);
+      this.tipTimer = setTimeout(() => {
+        get('range-summary', { tracks: h.base, start: this.vp.abs(h.ts), end: this.vp.abs(Math.ceil(h.ts + h.dur)) }, { quiet: true })
+          .then((r) => { if (this.tl.hover?.key === h.key) draw(r.rows || []); }, () => {});
+      }, 120);
+      return;
+    }
     const draw = (ev) => showTip(this.sliceTip(h, ev), x, y);
     draw(null);
     if (h.count === 1) {
@@ -194,31 +211,50 @@ export class TraceView {
     }
   }
 
+  /**
+   * A merged box: how many events, the span it covers, and how busy the
+   * track is in that span (rows: the /range-summary of the span, null while
+   * it loads).
+   */
+  mergedTip(h, rows) {
+    let busy = 'loading…';
+    if (rows) {
+      const total = rows.reduce((s, r) => s + Number(r.total_ns), 0), n = rows.reduce((s, r) => s + Number(r.count), 0);
+      busy = `${fmtDur(total)} (${fmtPct((100 * Math.min(total, h.dur)) / Math.max(h.dur, 1))} of the span, ${fmtInt(n)} events on the track)`;
+    }
+    return tipHtml(`${h.name} and others`, [
+      ['Row', h.track.name],
+      ['Events', fmtInt(h.count)],
+      ['Span', `${this.timeText(h.ts, h.prec)} – ${this.timeText(h.ts + h.dur, h.prec)}`],
+      ['Span length', fmtDur(h.dur, h.prec)],
+      ['Busy', busy],
+    ], `${fmtInt(h.count)} events merged at this zoom — click to zoom in`);
+  }
+
   sliceTip(h, ev) {
     const b = h.baseInfo || {};
     const pick = (k, bk) => ev?.[k] ?? b[bk ?? k];
-    const time = `${fmtDur(h.ts)} – ${fmtDur(h.ts + h.dur)}`;
-    const note = h.count > 1 ? `${fmtInt(h.count)} events merged at this zoom (longest shown) — click to zoom in` : '';
+    const time = `${this.timeText(h.ts, h.prec)} – ${this.timeText(h.ts + h.dur, h.prec)}`;
     if (this.o.domain === 'device') {
       const a = ev?.attributes || {};
       return tipHtml(h.name, [
         ['Row', h.track.name], ['Framework op', h.grp || ev?.framework_op], ['HLO', ev?.hlo_name ?? a.hlo_name],
         ['Operands', ev?.operands ?? a.operands], ['PC', ev?.pc ?? a.pc],
-        ['Time', time], ['Duration', fmtDur(h.dur)],
-      ], note);
+        ['Time', time], ['Duration', fmtDur(h.dur, h.prec)],
+      ]);
     }
     return tipHtml(h.name, [
       ['Event Source', pick('trace_event_source', 'source') ?? h.source],
       ['Instance ID', pick('instance_id')], ['Process ID', pick('process_id', 'pid')], ['Thread ID', pick('thread_id', 'tid')],
       ['Worker Global ID', pick('worker_gid')], ['Physical Core Index', pick('pcore_idx')], ['Stream ID', pick('framework_stream_id', 'stream_id')],
-      ['Time', time], ['Duration', fmtDur(h.dur)],
-    ], note);
+      ['Time', time], ['Duration', fmtDur(h.dur, h.prec)],
+    ]);
   }
 
   counterTip(h) {
     const t = h.track;
     const s0 = h.series[0];
-    const time = fmtDur(s0.ts);
+    const time = this.timeText(s0.ts);
     const range = (s) => (s.count > 1 && s.min !== s.max ? ` (min ${fmtValue(s.min, t.unit)}, max ${fmtValue(s.max, t.unit)}, ${fmtInt(s.count)} samples)` : '');
     if (t.source === 'neuron_hbm_usage') {
       const total = s0.last, cap = this.o.hbmCapacity;
@@ -260,11 +296,14 @@ export class TraceView {
     if (!down) return false;
     switch (e.key) {
       case 'f': case 'F': this.fitSelection(); return true;
+      case 'o': this.setOrigin(this.tl.sel ? this.tl.sel.ts : 0); return true;
+      case 'O': this.setOrigin(0); return true;
+      case 'y': case 'Y': this.tl.dispatch({ type: 'sharedScales', value: !this.tl.state.sharedScales }); return true;
       case '0': this.vp.fit(); return true;
       case '[': this.follow(-1); return true;
       case ']': this.follow(1); return true;
       case 'Escape':
-        if (this.tl.area) { this.tl.clearArea(); this.onArea(null); } else this.tl.select(null);
+        if (this.tl.area) this.tl.clearArea(); else this.tl.select(null);
         return true;
     }
     return false;
@@ -272,7 +311,8 @@ export class TraceView {
 
   /** The window and selection for the URL. */
   state() {
-    return { s: this.vp.abs(this.vp.start), e: this.vp.abs(Math.ceil(this.vp.end)), sel: this.tl.sel?.key || '' };
+    const o = this.tl.state.timeOrigin;
+    return { s: this.vp.abs(this.vp.start), e: this.vp.abs(Math.ceil(this.vp.end)), sel: this.tl.sel?.key || '', o: o ? this.vp.abs(o) : '' };
   }
 
   /** Restores window and selection from URL state. */
@@ -281,6 +321,7 @@ export class TraceView {
       const s = this.relOf(st.s), e = this.relOf(st.e);
       if (e > s) this.vp.set(s, e);
     }
+    this.setOrigin(/^\d+$/.test(st.o || '') ? this.relOf(st.o) : 0);
     if (st.sel && st.sel !== this.tl.sel?.key) this.selectKey(st.sel, !(st.s && st.e));
   }
 }

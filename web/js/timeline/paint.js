@@ -1,0 +1,372 @@
+// paint.js -- the paint step: draws a state and its layout on the canvas
+// from the tiles already cached.  It never changes the state and never
+// fetches; what it keeps between frames is drawing memory only (colours,
+// the counter scales that grow as larger values are seen, the batch).
+// Counter tracks are painted by counters.js.
+
+import { LANE_H, GROUP_H } from './tracktree.js';
+import { AXIS_H, layout, trackMatches } from './layout.js';
+import { laneY } from './hittest.js';
+import { SliceBatch, makeHatch, drawAxis, drawGrid, axisTicks } from './render.js';
+import { colorIndex, colorFill } from './colors.js';
+import { Counters } from './counters.js';
+
+export class Painter {
+  /** ctx: the canvas 2D context; fmtDur(ns): duration text for the corner; hbmCapacity: bytes or 0. */
+  constructor(ctx, fmtDur, hbmCapacity) {
+    this.ctx = ctx;
+    this.fmtDur = fmtDur;
+    this.batch = new SliceBatch();
+    this.counters = new Counters(hbmCapacity);
+    this.readTheme();
+  }
+
+  /** Reads the colours of the current CSS theme. */
+  readTheme() {
+    const cs = getComputedStyle(document.documentElement);
+    const v = (n) => cs.getPropertyValue(n).trim();
+    this.theme = {
+      bg: v('--tl-bg'), fg: v('--fg'), dim: v('--fg-dim'), grid: v('--tl-grid'), alt: v('--tl-alt'),
+      labelBg: v('--tl-label-bg'), axisBg: v('--tl-axis-bg'), border: v('--border'), group: v('--tl-group'),
+      sel: v('--tl-sel'), hit: v('--tl-hit'), accent: v('--accent'), area: v('--tl-area'), flow: v('--tl-flow'),
+      outside: v('--tl-outside'),
+    };
+    this.hatch = makeHatch(this.ctx, v('--tl-hatch'));
+  }
+
+  /** Forgets the counter scales (new tracks or data). */
+  reset() { this.counters.reset(); }
+
+  /** Draws state s; `busy`: tiles are loading (the progress line). */
+  paint(s, tiles, busy) {
+    const L = layout(s);
+    const ctx = this.ctx, th = this.theme;
+    const W = s.W, H = s.H, LW = s.labelW, tw = L.tw, nspp = L.nspp;
+    ctx.setTransform(s.dpr, 0, 0, s.dpr, 0, 0);
+    ctx.fillStyle = th.bg;
+    ctx.fillRect(0, 0, W, H);
+    const st = L.scrollTop;
+    this.axis = axisTicks(ctx, s.start - s.timeOrigin, nspp, tw);
+
+    // Timeline area.
+    ctx.save();
+    ctx.translate(LW, 0);
+    this.rows(s, L, tiles, L.pinRows, AXIS_H, AXIS_H, L.pinH);
+    this.rows(s, L, tiles, L.bodyRows, L.bodyTop - st, L.bodyTop, H - L.bodyTop);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, AXIS_H, tw, H - AXIS_H);
+    ctx.clip();
+    this.overlays(s, L);
+    ctx.restore();
+    const stickyH = L.sticky.length * GROUP_H;
+    if (stickyH) {
+      ctx.fillStyle = th.group;
+      ctx.fillRect(0, L.bodyTop, tw, stickyH);
+      ctx.fillStyle = th.border;
+      ctx.fillRect(0, L.bodyTop + stickyH - 1, tw, 1);
+    }
+    drawAxis(ctx, s.start - s.timeOrigin, nspp, tw, AXIS_H, th, this.axis);
+    this.axisOverlay(s, L);
+    ctx.restore();
+
+    // Track labels.
+    this.labels(s, L.pinRows, AXIS_H, AXIS_H, L.pinH, true);
+    this.labels(s, L.bodyRows, L.bodyTop - st, L.bodyTop, H - L.bodyTop);
+    if (stickyH) {
+      // The groups of the rows at the top, kept in view while scrolling.
+      this.labels(s, L.sticky.map((r, i) => ({ ...r, y: i * GROUP_H, h: GROUP_H })), L.bodyTop, L.bodyTop, stickyH);
+      ctx.fillStyle = th.border;
+      ctx.fillRect(0, L.bodyTop + stickyH - 1, LW, 1);
+    }
+    if (L.pinH) {
+      ctx.fillStyle = th.border;
+      ctx.fillRect(0, L.bodyTop - 2, W, 2);
+    }
+    // Corner: the duration of the visible window.
+    ctx.fillStyle = th.axisBg;
+    ctx.fillRect(0, 0, LW, AXIS_H);
+    ctx.fillStyle = th.dim;
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'alphabetic';
+    ctx.fillText('visible window', 10, 35);
+    ctx.fillStyle = th.fg;
+    ctx.font = '600 12px system-ui, sans-serif';
+    ctx.fillText(this.fmtDur(s.end - s.start, nspp), 94, 35);
+    ctx.fillStyle = th.border;
+    ctx.fillRect(0, AXIS_H - 1, LW, 1);
+    ctx.fillRect(LW - 1, 0, 1, H);
+    if (busy) {
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(LW, AXIS_H - 2, tw * ((Date.now() % 1000) / 1000), 2);
+    }
+  }
+
+  /** Draws rows (their content and backgrounds) clipped to [clipTop, clipTop+clipH). */
+  rows(s, L, tiles, rows, offY, clipTop, clipH) {
+    if (!rows.length || clipH <= 0) return;
+    const ctx = this.ctx, th = this.theme, tw = L.tw, nspp = L.nspp;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, clipTop, tw, clipH);
+    ctx.clip();
+    // Backgrounds.
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i], top = offY + row.y;
+      if (!row.node.track) { ctx.fillStyle = th.group; ctx.fillRect(0, top, tw, row.h); } else if ((Math.floor(row.y / 2) + i) & 1) { ctx.fillStyle = th.alt; ctx.fillRect(0, top, tw, row.h); }
+    }
+    // Outside the profile.
+    const x0 = (s.min - s.start) / nspp, x1 = (s.max - s.start) / nspp;
+    ctx.fillStyle = th.outside;
+    if (x0 > 0) ctx.fillRect(0, clipTop, x0, clipH);
+    if (x1 < tw) ctx.fillRect(x1, clipTop, tw - x1, clipH);
+    drawGrid(ctx, this.axis, clipTop, clipTop + clipH, th.grid);
+    const { r, k0, k1 } = L.res;
+    const batch = this.batch;
+    batch.reset();
+    const counterRows = [];
+    for (const row of rows) {
+      const t = row.node.track;
+      const sum = !t && L.summary.get(row.node);
+      if (sum) this.summaryRow(s, L, tiles, sum, offY + row.y);
+      if (!t) continue;
+      const top = offY + row.y;
+      if (t.kind === 'counter') { counterRows.push({ t, top, h: row.h }); continue; }
+      let lane = 0;
+      for (const b of t.base || []) {
+        const entries = tiles.cover('slices', String(b.id), r, k0, k1);
+        const n = b.lanes || 1;
+        for (let l = 0; l < n; l++) {
+          const y = top + 2 + (lane + l) * LANE_H;
+          if (y > clipTop + clipH || y + LANE_H < clipTop) continue;
+          batch.lane(laneOf(entries, l), s.start, nspp, tw, y, tiles.names);
+        }
+        lane += n;
+      }
+    }
+    batch.fill(ctx, tw, this.hatch);
+    this.counters.prepare(s, L, tiles, counterRows);
+    this.counters.draw(ctx, s, L, th);
+    // Row separators.
+    ctx.fillStyle = th.grid;
+    for (const row of rows) ctx.fillRect(0, offY + row.y + row.h - 1, tw, 1);
+    ctx.restore();
+  }
+
+  /** A collapsed group: every lane of the event tracks under it drawn into its one row. */
+  summaryRow(s, L, tiles, tracks, top) {
+    const { r, k0, k1 } = L.res;
+    for (const t of tracks) {
+      for (const b of t.base || []) {
+        const entries = tiles.cover('slices', String(b.id), r, k0, k1);
+        for (let l = 0; l < (b.lanes || 1); l++) {
+          this.batch.lane(laneOf(entries, l), s.start, L.nspp, L.tw, top + 3, tiles.names, false);
+        }
+      }
+    }
+  }
+
+  /** Track names; `full`: the whole path (pinned rows), cut on the left. */
+  labels(s, rows, offY, clipTop, clipH, full = false) {
+    if (!rows.length || clipH <= 0) return;
+    const ctx = this.ctx, th = this.theme, LW = s.labelW;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, clipTop, LW, clipH);
+    ctx.clip();
+    ctx.fillStyle = th.labelBg;
+    ctx.fillRect(0, clipTop, LW, clipH);
+    ctx.textBaseline = 'middle';
+    const hoverRow = s.hoverRow;
+    const marked = s.filter.re && !s.filter.only;
+    for (const row of rows) {
+      const top = offY + row.y, n = row.node, t = n.track;
+      const x = 8 + row.depth * 12;
+      const collapsed = s.collapsed.get(n.path) === true;
+      if (!t) { ctx.fillStyle = th.group; ctx.fillRect(0, top, LW, row.h); }
+      if (hoverRow === n) { ctx.fillStyle = th.alt; ctx.fillRect(0, top, LW, row.h); }
+      const mid = top + Math.min(row.h, GROUP_H) / 2;
+      if (row.group) {
+        ctx.fillStyle = th.dim;
+        ctx.font = '10px system-ui, sans-serif';
+        ctx.fillText(collapsed ? '▶' : '▼', x, mid);
+      }
+      let lx = x + 14;
+      if (t) {
+        ctx.fillStyle = colorFill(colorIndex(t.kind === 'counter' ? 'counter' : t.source, t.kind === 'counter' ? t.source : t.name, ''));
+        ctx.fillRect(lx, mid - 4, 3, 8);
+        lx += 8;
+      }
+      ctx.fillStyle = t ? (marked && trackMatches(s, t) ? th.accent : th.fg) : th.dim;
+      ctx.font = t ? '12px system-ui, sans-serif' : '600 12px system-ui, sans-serif';
+      const pinned = t && s.pins.has(t.name);
+      const room = LW - lx - (t ? 26 : 8);
+      let label = full ? n.path : n.label;
+      if (row.group && collapsed && row.count > 1) label += `  (${row.count})`;
+      ctx.fillText(full ? fitLeft(ctx, label, room) : fit(ctx, label, room), lx, mid);
+      if (t && (pinned || hoverRow === n)) pin(ctx, LW - 16, mid, pinned ? th.accent : th.dim, pinned);
+      ctx.fillStyle = th.grid;
+      ctx.fillRect(0, top + row.h - 1, LW, 1);
+    }
+    ctx.restore();
+  }
+
+  /** Selection, hover, search marks, flows and the area selection. */
+  overlays(s, L) {
+    const ctx = this.ctx, th = this.theme, tw = L.tw, nspp = L.nspp;
+    const X = (t) => (t - s.start) / nspp;
+    const box = (ev, color, w) => {
+      const p = laneY(s, L, ev.base, ev.lane);
+      if (!p) return;
+      const x0 = X(ev.ts), x1 = Math.max(X(ev.ts + (ev.dur || 0)), x0 + 2);
+      if (x1 < -4 || x0 > tw + 4) return;
+      ctx.strokeStyle = color;
+      ctx.lineWidth = w;
+      ctx.strokeRect(Math.max(x0, -4) - w / 2, p.y - LANE_H / 2 + 0.5, Math.min(x1, tw + 4) - Math.max(x0, -4) + w, LANE_H - 2);
+    };
+    const cur = s.markCur;
+    for (const m of s.marks) if (m !== cur) box(m, th.hit, 1.5);
+    if (cur) box(cur, th.hit, 3);
+    const hov = s.hover?.hit;
+    if (hov?.kind === 'slice' && !s.drag) box(hov, th.fg, 1);
+    if (hov?.kind === 'counter' && !s.drag) this.counters.cursor(ctx, s, L, th, hov.y, hov.h);
+    if (s.sel) box(s.sel, th.sel, 2.5);
+    // Flow arrows for the selected event.
+    const from = s.sel && s.flows.length ? laneY(s, L, s.sel.base, s.sel.lane) : null;
+    if (from) {
+      ctx.strokeStyle = th.flow;
+      ctx.fillStyle = th.flow;
+      ctx.lineWidth = 1.5;
+      for (const f of s.flows) {
+        const p = laneY(s, L, f.base, f.lane);
+        if (!p) continue;
+        const selX = X(s.sel.ts), fx = X(f.ts);
+        const a = f.up ? { x: fx, y: p.y } : { x: selX, y: from.y };
+        const b = f.up ? { x: selX, y: from.y } : { x: fx, y: p.y };
+        arrow(ctx, a, b);
+      }
+    }
+    if (s.area) {
+      const a = s.area;
+      const x0 = X(Math.min(a.start, a.end)), x1 = X(Math.max(a.start, a.end));
+      ctx.fillStyle = th.area;
+      if (a.nodes) {
+        // The selected rows only, wherever they are scrolled to.
+        for (const r of L.pinRows) if (a.nodes.has(r.node)) ctx.fillRect(x0, AXIS_H + r.y, x1 - x0, r.h);
+        const off = L.bodyTop - L.scrollTop;
+        for (const r of L.bodyRows) if (a.nodes.has(r.node)) ctx.fillRect(x0, off + r.y, x1 - x0, r.h);
+      } else {
+        ctx.fillRect(x0, Math.min(a.y0, a.y1), x1 - x0, Math.abs(a.y1 - a.y0));
+      }
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(x0, AXIS_H, 1, s.H - AXIS_H);
+      ctx.fillRect(x1 - 1, AXIS_H, 1, s.H - AXIS_H);
+    }
+  }
+
+  axisOverlay(s, L) {
+    const ctx = this.ctx, th = this.theme, tw = L.tw, nspp = L.nspp;
+    const X = (t) => (t - s.start) / nspp;
+    // Search hits overview along the bottom of the axis.
+    ctx.fillStyle = th.hit;
+    for (const m of s.marks) {
+      const x = X(m.ts);
+      if (x >= -2 && x <= tw) ctx.fillRect(Math.max(x, 0), AXIS_H - 5, Math.min(Math.max(2, (m.dur || 0) / nspp), tw - x), 4);
+    }
+    const d = s.drag;
+    if (d && d.mode === 'axis' && d.moved) {
+      const x0 = Math.min(d.x0, d.x) - s.labelW, x1 = Math.max(d.x0, d.x) - s.labelW;
+      ctx.fillStyle = th.area;
+      ctx.fillRect(x0, 0, x1 - x0, s.H);
+      ctx.fillStyle = th.fg;
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.fillText(this.fmtDur((x1 - x0) * nspp, nspp), x0 + 4, 12);
+    }
+    if (s.area) {
+      const a = s.area;
+      const x0 = X(Math.min(a.start, a.end)), x1 = X(Math.max(a.start, a.end));
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(x0, AXIS_H - 3, x1 - x0, 3);
+    }
+    // A moved origin: a marker where time 0 is.
+    const xo = X(s.timeOrigin);
+    if (s.timeOrigin !== 0 && xo >= -6 && xo <= tw + 6) {
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(Math.round(xo) - 1, 0, 2, AXIS_H);
+      ctx.beginPath();
+      ctx.moveTo(xo - 5, 0); ctx.lineTo(xo + 5, 0); ctx.lineTo(xo, 7);
+      ctx.fill();
+    }
+  }
+}
+
+/** Lane l of every tile entry that has it. */
+function laneOf(entries, l) {
+  const out = [];
+  for (const e of entries) if (e.lanes[l]) out.push(e.lanes[l]);
+  return out;
+}
+
+const fitCache = new Map();
+
+/** `s` cut with an ellipsis to fit `room` px in the current font (cached). */
+function fit(ctx, s, room) {
+  if (room <= 10) return '';
+  const key = `${ctx.font}|${room}|${s}`;
+  let r = fitCache.get(key);
+  if (r === undefined) {
+    if (fitCache.size > 5000) fitCache.clear();
+    r = fitSlow(ctx, s, room);
+    fitCache.set(key, r);
+  }
+  return r;
+}
+
+function fitSlow(ctx, s, room) {
+  if (ctx.measureText(s).width <= room) return s;
+  let lo = 0, hi = s.length;
+  while (lo < hi) {
+    const m = (lo + hi + 1) >> 1;
+    if (ctx.measureText(s.slice(0, m) + '…').width <= room) lo = m; else hi = m - 1;
+  }
+  return s.slice(0, lo) + '…';
+}
+
+/** `s` with its start cut ("…/NC:0/neuron_hbm_usage") to fit `room` px. */
+function fitLeft(ctx, s, room) {
+  if (room <= 10 || ctx.measureText(s).width <= room) return room <= 10 ? '' : s;
+  let lo = 0, hi = s.length;
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    if (ctx.measureText('…' + s.slice(m)).width <= room) hi = m; else lo = m + 1;
+  }
+  return '…' + s.slice(lo);
+}
+
+/** A small push-pin glyph centred at (x, y). */
+function pin(ctx, x, y, color, filled) {
+  ctx.strokeStyle = color;
+  ctx.fillStyle = color;
+  ctx.lineWidth = 1.5;
+  ctx.beginPath();
+  ctx.arc(x, y - 2, 3.5, 0, Math.PI * 2);
+  if (filled) ctx.fill(); else ctx.stroke();
+  ctx.beginPath();
+  ctx.moveTo(x, y + 1.5);
+  ctx.lineTo(x, y + 7);
+  ctx.stroke();
+}
+
+function arrow(ctx, a, b) {
+  const dx = Math.max(Math.abs(b.x - a.x) / 2, 20);
+  ctx.beginPath();
+  ctx.moveTo(a.x, a.y);
+  ctx.bezierCurveTo(a.x + dx, a.y, b.x - dx, b.y, b.x, b.y);
+  ctx.stroke();
+  ctx.beginPath();
+  ctx.moveTo(b.x, b.y);
+  ctx.lineTo(b.x - 7, b.y - 4);
+  ctx.lineTo(b.x - 7, b.y + 4);
+  ctx.closePath();
+  ctx.fill();
+}
