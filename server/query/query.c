@@ -179,26 +179,25 @@ static json_t *query_row_object(sqlite3_stmt *s) {
   return o;
 }
 
-json_t *query_args(const char *s) {
-  if (!s)
-    return NULL;
-  struct sbuf b = {0};
+/* Appends args text s with its integers beyond 2^53 quoted; every other
+ * byte stays as the trace wrote it. */
+static void query_args_norm(struct sbuf *b, const char *s) {
   bool in_str = false;
   for (const char *p = s; *p;) {
     if (in_str) {
       if (*p == '\\' && p[1]) {
-        sbuf_add(&b, p, 2);
+        sbuf_add(b, p, 2);
         p += 2;
         continue;
       }
       if (*p == '"')
         in_str = false;
-      sbuf_addc(&b, *p++);
+      sbuf_addc(b, *p++);
       continue;
     }
     if (*p == '"') {
       in_str = true;
-      sbuf_addc(&b, *p++);
+      sbuf_addc(b, *p++);
       continue;
     }
     if (*p == '-' || (*p >= '0' && *p <= '9')) {
@@ -210,24 +209,44 @@ json_t *query_args(const char *s) {
       if (integer &&
           (digits > 16 ||
            (digits == 16 && strncmp(q, "9007199254740992", 16) > 0))) {
-        sbuf_addc(&b, '"');
-        sbuf_add(&b, p, (size_t)(end - p));
-        sbuf_addc(&b, '"');
+        sbuf_addc(b, '"');
+        sbuf_add(b, p, (size_t)(end - p));
+        sbuf_addc(b, '"');
       } else {
-        sbuf_add(&b, p, (size_t)(end - p) + n);
+        sbuf_add(b, p, (size_t)(end - p) + n);
         end += n;
       }
       p = end;
       continue;
     }
-    sbuf_addc(&b, *p++);
+    sbuf_addc(b, *p++);
   }
+}
+
+/* Parses args text s into *text (the normalized text, malloc'd) and a
+ * new object; NULL (and *text NULL) if s is not an object. */
+static json_t *query_args_both(const char *s, char **text) {
+  *text = NULL;
+  if (!s)
+    return NULL;
+  struct sbuf b = {0};
+  query_args_norm(&b, s);
   json_t *j = b.s ? json_loads(b.s, 0, NULL) : NULL;
-  sbuf_free(&b);
   if (j && !json_is_object(j)) {
     json_decref(j);
     j = NULL;
   }
+  if (j)
+    *text = b.s;
+  else
+    sbuf_free(&b);
+  return j;
+}
+
+json_t *query_args(const char *s) {
+  char *text;
+  json_t *j = query_args_both(s, &text);
+  free(text);
   return j;
 }
 
@@ -1065,6 +1084,9 @@ static void query_rows_free(struct query_rows *q) {
     free((char *)q->r[i].instance_id);
     free((char *)q->r[i].cpu_id);
     free((char *)q->r[i].label);
+    free((char *)q->r[i].pname);
+    free((char *)q->r[i].plabels);
+    free((char *)q->r[i].tname);
   }
   free(q->r);
   json_decref(q->series);
@@ -1127,9 +1149,21 @@ static int query_rows_hw_threads(sqlite3 *db, struct query_rows *q,
   return 0;
 }
 
+/* The track's process and thread rows (Chrome names). */
+#define QUERY_TRACK_P(col)                                                     \
+  "(SELECT " col " FROM process p WHERE p.instance_id = track.instance_id "    \
+  "AND p.pid = track.pid)"
+#define QUERY_TRACK_T(col)                                                     \
+  "(SELECT " col " FROM thread h WHERE h.instance_id = track.instance_id "     \
+  "AND h.pid = track.pid AND h.tid = track.tid)"
 #define QUERY_TRACK_COLS                                                       \
   "id, kind, domain, source, instance_id, cpu_id, label, pid, tid, nc_idx, "   \
-  "pcore_idx, worker_gid, stream_id, device_idx, hbm_idx, lanes, event_count"
+  "pcore_idx, worker_gid, stream_id, device_idx, hbm_idx, lanes, "             \
+  "event_count, " QUERY_TRACK_P("name") ", " QUERY_TRACK_P(                    \
+      "labels") ", " QUERY_TRACK_P("sort_index") ", " QUERY_TRACK_P("named")   \
+      ", " QUERY_TRACK_P("chrome") ", " QUERY_TRACK_T(                         \
+          "name") ", " QUERY_TRACK_T("sort_index") ", " QUERY_TRACK_T("named")
+#define QUERY_TRACK_NCOLS 25
 
 static void query_track_row(sqlite3_stmt *s, struct tracks_row *r) {
   memset(r, 0, sizeof *r);
@@ -1150,6 +1184,14 @@ static void query_track_row(sqlite3_stmt *s, struct tracks_row *r) {
   r->hbm = query_int_col(s, 14);
   r->lanes = sqlite3_column_int64(s, 15);
   r->event_count = sqlite3_column_int64(s, 16);
+  r->pname = query_dup_col(s, 17);
+  r->plabels = query_dup_col(s, 18);
+  r->psort = query_int_col(s, 19);
+  r->pnamed = sqlite3_column_int(s, 20);
+  r->chrome = sqlite3_column_int(s, 21);
+  r->tname = query_dup_col(s, 22);
+  r->tsort = query_int_col(s, 23);
+  r->tnamed = sqlite3_column_int(s, 24);
   if (!r->kind)
     r->kind = xstrdup("slices");
   if (!r->domain)
@@ -1341,12 +1383,14 @@ struct query_event {
   int64_t track, lane, ts, id, dur, profile; /* profile: device tracks */
   char *name, *grp;
   json_t *args;        /* object, or NULL */
+  char *args_text;     /* its text, numbers as the trace wrote them */
   struct query_rows t; /* the event's track, one row */
 };
 
 static void query_event_free(struct query_event *ev) {
   free(ev->name);
   free(ev->grp);
+  free(ev->args_text);
   json_decref(ev->args);
   query_rows_free(&ev->t);
 }
@@ -1374,7 +1418,8 @@ static int query_event_load(sqlite3 *db, const char *key,
     ev->dur = sqlite3_column_int64(s, 1);
     ev->name = query_dup_col(s, 2);
     ev->grp = query_dup_col(s, 3);
-    ev->args = query_args((const char *)sqlite3_column_text(s, 4));
+    ev->args =
+        query_args_both((const char *)sqlite3_column_text(s, 4), &ev->args_text);
   }
   sqlite3_reset(s);
   if (rc == SQLITE_DONE)
@@ -1394,7 +1439,7 @@ static int query_event_load(sqlite3 *db, const char *key,
     ev->t.r = xcalloc(1, sizeof *ev->t.r);
     query_track_row(s, ev->t.r);
     ev->t.n = 1;
-    ev->profile = sqlite3_column_int64(s, 17);
+    ev->profile = sqlite3_column_int64(s, QUERY_TRACK_NCOLS);
   }
   sqlite3_reset(s);
   if (rc != SQLITE_ROW)
@@ -1695,7 +1740,7 @@ static int query_drill(sqlite3 *db, const struct query_event *ev,
   return 0;
 }
 
-int query_event(sqlite3 *db, const char *key, json_t **out,
+int query_event(sqlite3 *db, const char *key, struct sbuf *out,
                 struct query_err *e) {
   struct query_event ev;
   int rc = query_event_load(db, key, &ev, e);
@@ -1729,8 +1774,6 @@ int query_event(sqlite3 *db, const char *key, json_t **out,
     json_object_set_new(o, "group", query_json_text(ev.grp));
   if (ev.profile >= 0)
     json_object_set_new(o, "device_profile_id", query_id(ev.profile));
-  json_object_set_new(o, "attributes",
-                      ev.args ? json_incref(ev.args) : json_object());
   free(k);
   rc = query_event_flows(db, &ev, o, e);
   if (rc == 0) {
@@ -1748,13 +1791,23 @@ int query_event(sqlite3 *db, const char *key, json_t **out,
       rc = d;
     }
   }
-  query_event_free(&ev);
-  if (rc < 0) {
-    json_decref(o);
-    return rc;
+  if (rc == 0) {
+    /* the members of o, then the attributes as stored: their numbers
+     * keep the trace's own text (a double would be printed anew) */
+    char *members = json_dumps(o, JSON_COMPACT | JSON_EMBED);
+    sbuf_addc(out, '{');
+    if (members && *members) {
+      sbuf_adds(out, members);
+      sbuf_addc(out, ',');
+    }
+    sbuf_adds(out, "\"attributes\":");
+    sbuf_adds(out, ev.args_text ? ev.args_text : "{}");
+    sbuf_addc(out, '}');
+    free(members);
   }
-  *out = o;
-  return 0;
+  query_event_free(&ev);
+  json_decref(o);
+  return rc;
 }
 
 int query_event_device_profile(sqlite3 *db, const char *key, json_t **out,

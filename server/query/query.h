@@ -120,8 +120,9 @@ int query_device_tracks(sqlite3 *db, int64_t profile, json_t **out,
 int query_profile(sqlite3 *db, json_t **out, struct query_err *e);
 
 /* GET /events/{key}: every attribute, flows, upstream/downstream events and
- * the matching device profile. */
-int query_event(sqlite3 *db, const char *key, json_t **out,
+ * the matching device profile, appended to out as JSON text (attributes
+ * as stored: numbers keep the trace's own text). */
+int query_event(sqlite3 *db, const char *key, struct sbuf *out,
                 struct query_err *e);
 /* GET /events/{key}/device-profile: the drill-down target. */
 int query_event_device_profile(sqlite3 *db, const char *key, json_t **out,

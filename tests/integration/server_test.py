@@ -53,7 +53,7 @@ def nm(v):
     return "?" if v is None else str(v)
 
 
-def event_name(t, mode, hw_tid):
+def event_name(t, mode, hw_tid, tnames):
     inst, pid, tid, nc = t["instance_id"], t["pid"], t["tid"], t["nc_idx"]
     src = t["source"]
     if mode == "instance":
@@ -81,6 +81,9 @@ def event_name(t, mode, hw_tid):
         return "%s/NC:%d" % (base, nc)
     if src != "neuron_rt" and t["stream_id"] is not None:
         return "%s/Stream:%d" % (base, t["stream_id"])
+    if src != "neuron_rt" and (inst, pid, tid) in tnames:
+        # a Chrome thread_name (the generator's do not hold the tid)
+        return "%s/%s %s" % (base, tnames[(inst, pid, tid)], nm(tid))
     return "%s/TID:%s" % (base, nm(tid))
 
 
@@ -111,11 +114,13 @@ def expected_tracks(db, mode):
                WHERE str.s = 'nrt_execute' AND t.source = 'neuron_rt'
                ORDER BY ns.count"""):
         hw_tid[(inst, pid, nc)] = tid
+    tnames = {(i, p, t): n for i, p, t, n in db.execute(
+        "SELECT instance_id, pid, tid, name FROM thread WHERE name IS NOT NULL")}
     out = {}
     for t in rows:
         name = extra_name(t)
         if name is None:
-            name = event_name(t, mode, hw_tid)
+            name = event_name(t, mode, hw_tid, tnames)
         out.setdefault(name, set()).add(str(t["id"]))
     return out
 
