@@ -414,7 +414,8 @@ static int64_t ingest_chrome_pid(struct ingest_chrome *c, const char *pid) {
 /* The track of a Chrome pid/tid.  Async slices ("async:<cat>:<id>") of one
  * category share one track per process, in lanes. */
 static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
-                                          const char *pid, const char *tid) {
+                                          const char *pid, const char *tid,
+                                          bool async) {
   if (c->last && strcmp(c->last_pid.s, pid) == 0 &&
       strcmp(c->last_tid.s, tid) == 0) {
     if (c->last_thread && c->last->count == 0)
@@ -425,7 +426,8 @@ static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
   struct store_track d =
       ingest_desc("slices", "system", "framework", c->instance);
   bool named;
-  const char *colon = strncmp(tid, "async:", 6) == 0 ? strrchr(tid, ':') : NULL;
+  /* an async slice's "async:<cat>:<id>": its track is "async:<cat>" */
+  const char *colon = async ? strrchr(tid, ':') : NULL;
   sbuf_reset(&c->last_pid);
   sbuf_adds(&c->last_pid, pid);
   sbuf_reset(&c->last_tid);
@@ -458,7 +460,7 @@ static int ingest_chrome_slice(void *ud, const struct fmt_chrome_slice *s) {
   g->file_pos = s->offset;
   if (!filter_keep_event(g->o->filter, s->name))
     return 0;
-  struct itrack *t = ingest_chrome_track(c, s->pid, s->tid);
+  struct itrack *t = ingest_chrome_track(c, s->pid, s->tid, s->async);
   struct lanes_item it = {.ts = s->ts_ns,
                           .dur = s->dur_ns,
                           .id = INGEST_SYNTHETIC_ID + g->next_id++,
@@ -512,7 +514,7 @@ static int ingest_chrome_counter(void *ud, const struct fmt_chrome_counter *k) {
 static int ingest_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
   struct ingest_chrome *c = ud;
   struct ing *g = c->g;
-  struct itrack *t = ingest_chrome_track(c, f->pid, f->tid);
+  struct itrack *t = ingest_chrome_track(c, f->pid, f->tid, false);
   /* v2 ids that are numbers are the flow ids themselves (our own exports
    * and Neuron's args.flow_id agree); other ids are scoped by file */
   int64_t v2;

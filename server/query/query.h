@@ -176,6 +176,10 @@ struct query_export_event {
   const char *name;  /* borrowed until the next call */
   const char *args;  /* raw JSON object text, or NULL; borrowed */
   const char *flows; /* "id,id" of the flows, or NULL; borrowed */
+  /* the same flows as "id:PNS,id:PNS": P (N) is 1 when the flow has an
+   * endpoint before (after) this one in (ts, track, lane, id) order, S
+   * when none of its endpoints is on an event with another flow */
+  const char *flow_ends;
 };
 int query_export_open(sqlite3 *db, int64_t start, int64_t end,
                       struct query_export **out, struct query_err *e);

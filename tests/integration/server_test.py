@@ -7,6 +7,7 @@ doc/api.md against the generator's manifest and against the store read
 independently with sqlite3; then keep-alive, the WebSocket on the same port,
 and every refusal.  Needs NEX_BUILDDIR and NEX_SRCDIR (set by make check).
 """
+import collections
 import json
 import os
 import socket
@@ -609,10 +610,15 @@ def check_export(c, m, db):
     st, r, data = c.get("/api/v1/export?format=perfetto")
     d = json.loads(data)
     xs = [e for e in d["traceEvents"] if e["ph"] == "X"]
-    flows = db.execute("SELECT count(DISTINCT track || ':' || lane || ':' || ts) "
-                       "FROM flow").fetchone()[0]
-    check(len(xs) == n and sum(1 for e in xs if "bind_id" in e) == flows,
-          "perfetto export: every event, flows bound", (len(xs), flows))
+    # endpoints: v2 (bind_id on the event) or v1 flow events; starts: s
+    # or flow_out without flow_in
+    fs = collections.Counter(e["ph"] for e in d["traceEvents"] if e["ph"] in "stf")
+    v2 = [e for e in xs if "bind_id" in e]
+    starts = fs["s"] + sum(1 for e in v2 if not e.get("flow_in"))
+    ends = db.execute("SELECT count(*), count(DISTINCT flow_id) FROM flow").fetchone()
+    check(len(xs) == n and sum(fs.values()) + len(v2) == ends[0] and
+          starts == ends[1], "perfetto export: every event, every flow "
+          "endpoint, one start per flow", (len(xs), fs, len(v2), ends))
     procs = {e["args"]["name"] for e in d["traceEvents"]
              if e["ph"] == "M" and e["name"] == "process_name"}
     want = {"%s-pid%d" % (p["instance_id"], p["pid"]) for p in m["processes"]}
