@@ -352,7 +352,8 @@ static void export_json_int(struct sbuf *b, const char *key, int64_t v) {
 
 /* One trace_events element: the SystemProfileEvents columns under the
  * export's field names (timestamp, duration), then the event's other
- * attributes; flow_id stays the list of strings it is in the store. */
+ * attributes; flow_id stays the list of strings it is in the store, or
+ * lists the event's flows when its attributes do not. */
 static void export_json_event(struct export *x, struct sbuf *b,
                               const struct query_export_event *ev) {
   const struct tracks_row *t = ev->track;
@@ -379,6 +380,17 @@ static void export_json_event(struct export *x, struct sbuf *b,
   export_json_int(b, "pcore_idx", t->pcore);
   export_json_int(b, "worker_gid", t->worker);
   export_json_int(b, "framework_stream_id", t->stream);
+  if (ev->flows && !(ev->args && strstr(ev->args, "\"flow_id\""))) {
+    /* flows the args do not list (a Chrome trace's): as the export's
+     * flow_id list of strings */
+    sbuf_adds(b, ",\"flow_id\":[\"");
+    for (const char *p = ev->flows; *p; p++)
+      if (*p == ',')
+        sbuf_adds(b, "\",\"");
+      else
+        sbuf_addc(b, *p);
+    sbuf_adds(b, "\"]");
+  }
   size_t al = ev->args ? strlen(ev->args) : 0;
   if (al > 2 && ev->args[0] == '{' && ev->args[al - 1] == '}') {
     sbuf_addc(b, ',');

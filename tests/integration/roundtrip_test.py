@@ -109,6 +109,23 @@ def run(tmp):
             w = sqlite3.connect(b_db).execute(
                 "SELECT count(*) FROM Warning").fetchone()[0]
             check(w == 0, "%s: the export ingests without a warning" % b, w)
+            # The vendor JSON shape: the same events and flows (it has no
+            # process or thread names).
+            js = os.path.join(tmp, b + ".j")
+            os.mkdir(js)
+            c_db = os.path.join(tmp, b + ".c.db")
+            subprocess.run([SERVER, "--dir", src, "--db", a_db, "--quiet",
+                            "--output-format", "json", "--output-file",
+                            os.path.join(js, "system_profile.json")],
+                           stderr=subprocess.DEVNULL)
+            subprocess.run([SERVER, "--dir", js, "--db", c_db, "--quiet",
+                            "--ingest-only"], stderr=subprocess.DEVNULL)
+            ev = "SELECT name, start_ts, duration_ns FROM SystemProfileEvents"
+            fl = FLOWS.replace("coalesce(h.name, '')", "''")
+            ea, ec = rows(a_db, ev), rows(c_db, ev)
+            check(ea == ec and rows(a_db, fl) == rows(c_db, fl),
+                  "%s: json export: the same events and flows" % b,
+                  diff(ea, ec))
     check(len(seen) >= 6, "%d traces compared" % len(seen))
     return None
 
