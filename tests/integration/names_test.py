@@ -4,6 +4,7 @@ no "framework" layer for a directory of Chrome traces only), sorted by the
 sort indexes; text pids as names with small synthetic numbers; two files of
 one rank kept apart with a Warning; event attributes with the numbers the
 trace wrote."""
+import json
 import os
 import shutil
 import sqlite3
@@ -65,6 +66,32 @@ def run(tmp):
         '"12345678901234567890", "e": 1.50e3, "neg": -0.0, "s": "t"}}'),
         "event attributes keep the numbers as the trace wrote them", text[-160:])
     server.stop(10)
+
+    # The Perfetto export: the trace's own names, categories and numbers.
+    out = os.path.join(tmp, "export.json")
+    subprocess.run([SERVER, "--dir", prof, "--db", os.path.join(tmp, "names.db"),
+                    "--quiet", "--output-format", "perfetto", "--output-file",
+                    out], stderr=subprocess.DEVNULL)
+    text = open(out).read()
+    ev = json.loads(text)["traceEvents"]
+    meta = sorted((e["name"], e["pid"], e["tid"], list(e["args"].values())[0])
+                  for e in ev if e["ph"] == "M" and e["pid"] == 0)
+    check(meta == [("process_labels", 0, 7, "GPU 0"),
+                   ("process_name", 0, 7, "python3"),
+                   ("process_sort_index", 0, 7, 1),
+                   ("thread_name", 0, 7, "stream 7 ")],
+          "export: process and thread names, labels, sort indexes as M events",
+          meta)
+    step = [e for e in ev if e.get("name") == "step"]
+    check(len(step) == 1 and step[0]["cat"] == "user_annotation" and
+          "cat" not in step[0]["args"] and
+          '"args":{"x": 189.62962, "big": 12345678901234567890, "e": 1.50e3'
+          in text, "export: the event's own category, args as the trace "
+          "wrote them", step)
+    check(sorted({(e["pid"], e["tid"]) for e in ev if e["ph"] == "X"},
+                 key=str) == sorted([(0, 7), (100, 100), (100, 101), (5, 9),
+                                     ("Spans", "PyTorch Profiler")], key=str),
+          "export: the trace's own pids and tids (text ones as text)")
 
     # Two files claiming one rank: two groups and one Warning.
     ranks = os.path.join(tmp, "ranks")
