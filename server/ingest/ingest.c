@@ -1332,8 +1332,10 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
     return rc;
   }
   struct ing g = {.o = o, .w = w, .d = d, .st = st, .t0 = t0};
-  for (int i = 0; i < d->n_messages; i++)
+  for (int i = 0; i < d->n_messages; i++) { /* what discovery left out */
+    st->skipped++;
     ingest_warn(&g, "Missing Data", NULL, 0, "%s", d->messages[i]);
+  }
   char *base = ingest_profile_base(o->dir);
   if (!o->ignore_system)
     ingest_vendor_json(&g);

@@ -56,9 +56,11 @@ struct discover_result {
   int n_files;
 };
 
-/* Walks `dir` (at most 8 levels deep, symlinks not followed).  Returns 0
- * and sets *out, or a negative errno-style code with *cause set when `dir`
- * cannot be read at all (unreadable subfolders become messages). */
+/* Walks `dir` (at most 8 levels deep; symbolic links followed, a link back
+ * to a folder on the way refused).  Returns 0 and sets *out, or a negative
+ * errno-style code with *cause set when `dir` cannot be read at all.  Every
+ * file or folder that is not read becomes a message naming it and why
+ * (unreadable, broken or looping link, FIFO or device, unknown name). */
 int discover_run(const char *dir, struct discover_result **out, char **cause);
 
 void discover_free(struct discover_result *r);

@@ -8,6 +8,7 @@
  */
 #include "fmt_vjson.h"
 #include "jtok.h"
+#include "arena.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -108,59 +109,6 @@ static const struct section *section_of(const char *key) {
     if (!strcmp(s->name, key))
       return s;
   return strstr(key, "hbm") ? &hbm_section : s;
-}
-
-/* ------------------------------------------------------------ arena */
-
-/* Memory of one record's message, reset after its callback. */
-struct chunk {
-  struct chunk *next;
-  size_t used, cap;
-  max_align_t data[];
-};
-
-struct arena {
-  struct chunk *head;
-};
-
-static void *arena_alloc(struct arena *a, size_t n) {
-  n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-  if (!a->head || a->head->cap - a->head->used < n) {
-    size_t cap = n > (64u << 10) ? n : 64u << 10;
-    struct chunk *c = xmalloc(sizeof *c + cap);
-    c->next = a->head;
-    c->used = 0;
-    c->cap = cap;
-    a->head = c;
-  }
-  void *p = (char *)a->head->data + a->head->used;
-  a->head->used += n;
-  return p;
-}
-
-static char *arena_strdup(struct arena *a, const char *s, size_t n) {
-  char *p = arena_alloc(a, n + 1);
-  memcpy(p, s, n);
-  p[n] = '\0';
-  return p;
-}
-
-/* Keeps the newest chunk, emptied. */
-static void arena_reset(struct arena *a) {
-  if (!a->head)
-    return;
-  for (struct chunk *c = a->head->next, *next; c; c = next) {
-    next = c->next;
-    free(c);
-  }
-  a->head->next = NULL;
-  a->head->used = 0;
-}
-
-static void arena_free(struct arena *a) {
-  arena_reset(a);
-  free(a->head);
-  a->head = NULL;
 }
 
 /* ------------------------------------------------------------ reader */
