@@ -27,8 +27,19 @@ def run(tmp):
     os.mkdir(prof)
     shutil.copy(os.path.join(CHROME, "names.json"), prof)
     server = Server(tmp, prof, os.path.join(tmp, "names.db"), args=["--no-watch"])
+    try:
+        check_server(tmp, server)
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+    check_files(tmp, prof)
+    return None
+
+
+def check_server(tmp, server):
+    """The names, ids and attributes the server answers."""
     if not check(server.wait_ready() == "ready", "the server becomes ready"):
-        return server
+        return
     c = Client(server.port)
     got = names(c, "default")
     want = [("names.json/python3 0 (GPU 0)/stream 7", 1),
@@ -67,6 +78,9 @@ def run(tmp):
         "event attributes keep the numbers as the trace wrote them", text[-160:])
     server.stop(10)
 
+
+def check_files(tmp, prof):
+    """The Perfetto export of the trace, and two files of one rank."""
     # The Perfetto export: the trace's own names, categories and numbers.
     out = os.path.join(tmp, "export.json")
     subprocess.run([SERVER, "--dir", prof, "--db", os.path.join(tmp, "names.db"),
@@ -112,7 +126,6 @@ def run(tmp):
                    "read as a group of its own, 'rank 5 (2)'")],
           "one Warning names both files", got)
     db.close()
-    return None
 
 
 if __name__ == "__main__":
