@@ -149,13 +149,19 @@ CREATE TABLE name_stat (
   PRIMARY KEY (name, track)
 ) WITHOUT ROWID;
 
--- Processes (thread names come from Chrome traces' metadata).
+-- Processes (thread names come from Chrome traces' metadata).  A Chrome
+-- pid or tid given as text ("Spans") gets a small negative synthetic
+-- number, named = 1 and the text as its name.
 CREATE TABLE process (
   id INTEGER PRIMARY KEY,
   instance_id TEXT NOT NULL,
   pid INTEGER NOT NULL,
   name TEXT,                      -- process_name, rank, or folder name
   dir TEXT,                       -- folder relative to --dir
+  labels TEXT,                    -- Chrome process_labels ("GPU 0")
+  sort_index INTEGER,             -- Chrome process_sort_index
+  named INTEGER NOT NULL DEFAULT 0,  -- 1: the trace gave the pid as text
+  chrome INTEGER NOT NULL DEFAULT 0, -- 1: of a standalone Chrome trace
   UNIQUE (instance_id, pid)
 );
 CREATE TABLE thread (
@@ -163,6 +169,8 @@ CREATE TABLE thread (
   pid INTEGER NOT NULL,
   tid INTEGER NOT NULL,
   name TEXT,
+  sort_index INTEGER,             -- Chrome thread_sort_index
+  named INTEGER NOT NULL DEFAULT 0,  -- 1: the trace gave the tid as text
   PRIMARY KEY (instance_id, pid, tid)
 ) WITHOUT ROWID;
 

@@ -34,7 +34,7 @@
 
 /* The store layout this build writes (schema.sql plus the meaning of its
  * rows, e.g. LOD runs): a store of another version is built again. */
-#define INGEST_SCHEMA_VERSION "3"
+#define INGEST_SCHEMA_VERSION "4"
 
 /* ------------------------------------------------------------ warnings */
 
@@ -870,15 +870,6 @@ void ingest_process(struct ing *g, const char *instance, int64_t pid,
                     "titt", instance, pid, name, dir);
 }
 
-void ingest_thread(struct ing *g, const char *instance, int64_t pid,
-                   int64_t tid, const char *name) {
-  store_writer_exec(g->w,
-                    "INSERT INTO thread (instance_id, pid, tid, name) "
-                    "VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET "
-                    "name = excluded.name",
-                    "tiit", instance, pid, tid, name);
-}
-
 static void ingest_fmt_time(int64_t ns, char *buf, size_t n) {
   time_t s = (time_t)(ns / 1000000000LL);
   struct tm tm;
@@ -1303,6 +1294,9 @@ static void ingest_free(struct ing *g) {
   for (size_t i = 0; i < g->nsynth; i++)
     free(g->synth_names[i]);
   free(g->synth_names);
+  for (size_t i = 0; i < g->ngroups; i++)
+    free(g->groups[i].name);
+  free(g->groups);
   free(g->vjson);
   sbuf_free(&g->args);
 }

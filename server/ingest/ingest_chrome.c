@@ -364,7 +364,8 @@ void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
 }
 
 /* A Chrome pid/tid text as an integer: itself when it is one, else a
- * stable synthetic id (the text becomes the process or thread name). */
+ * small stable synthetic one, -1, -2, ... by first appearance (the text
+ * becomes the process or thread name). */
 static int64_t ingest_chrome_int(struct ing *g, const char *s, bool *named) {
   int64_t v;
   *named = false;
@@ -373,11 +374,22 @@ static int64_t ingest_chrome_int(struct ing *g, const char *s, bool *named) {
   *named = true;
   for (size_t i = 0; i < g->nsynth; i++)
     if (strcmp(g->synth_names[i], s) == 0)
-      return INGEST_SYNTHETIC_PID + (int64_t)i;
+      return -(int64_t)i - 1;
   g->synth_names =
       xrealloc(g->synth_names, sizeof *g->synth_names * (g->nsynth + 1));
   g->synth_names[g->nsynth] = xstrdup(s);
-  return INGEST_SYNTHETIC_PID + (int64_t)g->nsynth++;
+  return -(int64_t)g->nsynth++ - 1;
+}
+
+/* The thread row of a tid given as text: named by it, unless a
+ * thread_name said otherwise. */
+static void ingest_chrome_named_thread(struct ingest_chrome *c, int64_t pid,
+                                       int64_t tid, const char *text) {
+  store_writer_exec(c->g->w,
+                    "INSERT INTO thread (instance_id, pid, tid, name, named) "
+                    "VALUES (?,?,?,?,1) ON CONFLICT DO UPDATE SET named = 1, "
+                    "name = coalesce(name, excluded.name)",
+                    "tiit", c->instance, pid, tid, text);
 }
 
 static int64_t ingest_chrome_pid(struct ingest_chrome *c, const char *pid) {
@@ -390,25 +402,32 @@ static int64_t ingest_chrome_pid(struct ingest_chrome *c, const char *pid) {
       return v;
   c->seen = xrealloc(c->seen, sizeof *c->seen * (c->nseen + 1));
   c->seen[c->nseen++] = v;
-  ingest_process(c->g, c->instance, v, named ? pid : NULL, NULL);
+  store_writer_exec(c->g->w,
+                    "INSERT INTO process (instance_id, pid, name, named, "
+                    "chrome) VALUES (?,?,?,?,1) ON CONFLICT DO UPDATE SET "
+                    "name = coalesce(name, excluded.name), chrome = 1",
+                    "titi", c->instance, v, named ? pid : NULL,
+                    (int64_t)named);
   return v;
 }
 
 /* The track of a Chrome pid/tid.  Async slices ("async:<cat>:<id>") of one
  * category share one track per process, in lanes. */
 static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
-                                          const char *pid, const char *tid) {
+                                          const char *pid, const char *tid,
+                                          bool async) {
   if (c->last && strcmp(c->last_pid.s, pid) == 0 &&
       strcmp(c->last_tid.s, tid) == 0) {
     if (c->last_thread && c->last->count == 0)
-      ingest_thread(c->g, c->instance, c->last_pid_v, c->last_tid_v,
-                    c->last_thread);
+      ingest_chrome_named_thread(c, c->last_pid_v, c->last_tid_v,
+                                 c->last_thread);
     return c->last;
   }
   struct store_track d =
       ingest_desc("slices", "system", "framework", c->instance);
   bool named;
-  const char *colon = strncmp(tid, "async:", 6) == 0 ? strrchr(tid, ':') : NULL;
+  /* an async slice's "async:<cat>:<id>": its track is "async:<cat>" */
+  const char *colon = async ? strrchr(tid, ':') : NULL;
   sbuf_reset(&c->last_pid);
   sbuf_adds(&c->last_pid, pid);
   sbuf_reset(&c->last_tid);
@@ -422,7 +441,7 @@ static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
   d.has_tid = 1;
   struct itrack *t = ingest_track(c->g, &d);
   if (named && t->count == 0)
-    ingest_thread(c->g, c->instance, d.pid, d.tid, scope);
+    ingest_chrome_named_thread(c, d.pid, d.tid, scope);
   if (!t->bind) {
     t->bind = xcalloc(1, sizeof *t->bind);
     /* slices placed before cannot be swept any more */
@@ -441,7 +460,7 @@ static int ingest_chrome_slice(void *ud, const struct fmt_chrome_slice *s) {
   g->file_pos = s->offset;
   if (!filter_keep_event(g->o->filter, s->name))
     return 0;
-  struct itrack *t = ingest_chrome_track(c, s->pid, s->tid);
+  struct itrack *t = ingest_chrome_track(c, s->pid, s->tid, s->async);
   struct lanes_item it = {.ts = s->ts_ns,
                           .dur = s->dur_ns,
                           .id = INGEST_SYNTHETIC_ID + g->next_id++,
@@ -495,7 +514,7 @@ static int ingest_chrome_counter(void *ud, const struct fmt_chrome_counter *k) {
 static int ingest_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
   struct ingest_chrome *c = ud;
   struct ing *g = c->g;
-  struct itrack *t = ingest_chrome_track(c, f->pid, f->tid);
+  struct itrack *t = ingest_chrome_track(c, f->pid, f->tid, false);
   /* v2 ids that are numbers are the flow ids themselves (our own exports
    * and Neuron's args.flow_id agree); other ids are scoped by file */
   int64_t v2;
@@ -520,18 +539,40 @@ static int ingest_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
   return 0;
 }
 
+/* M events: names, labels and sort indexes of processes (of standalone
+ * traces only: a Neuron process keeps its own) and threads. */
 static int ingest_chrome_meta(void *ud, const struct fmt_chrome_meta *m) {
   struct ingest_chrome *c = ud;
-  if (!m->value)
+  static const char *const sql[] = {
+      "UPDATE process SET name = ?3 WHERE instance_id = ?1 AND pid = ?2",
+      "UPDATE process SET labels = ?3 WHERE instance_id = ?1 AND pid = ?2",
+      "UPDATE process SET sort_index = ?3 WHERE instance_id = ?1 AND pid = ?2",
+      "INSERT INTO thread (instance_id, pid, tid, name) VALUES (?1,?2,?4,?3) "
+      "ON CONFLICT DO UPDATE SET name = excluded.name",
+      "INSERT INTO thread (instance_id, pid, tid, sort_index) VALUES "
+      "(?1,?2,?4,?3) ON CONFLICT DO UPDATE SET sort_index = "
+      "excluded.sort_index"};
+  static const char *const kinds[] = {"process_name", "process_labels",
+                                      "process_sort_index", "thread_name",
+                                      "thread_sort_index"};
+  size_t k = 0;
+  while (k < 5 && strcmp(m->kind, kinds[k]) != 0)
+    k++;
+  if (!m->value || k == 5 || (k < 3 && c->pid >= 0) || (k >= 3 && !m->tid))
     return 0;
-  int64_t pid = ingest_chrome_pid(c, m->pid);
-  if (strcmp(m->kind, "process_name") == 0 && c->pid < 0)
-    ingest_process(c->g, c->instance, pid, m->value, NULL);
-  else if (strcmp(m->kind, "thread_name") == 0 && m->tid) {
-    bool named;
-    ingest_thread(c->g, c->instance, pid,
-                  ingest_chrome_int(c->g, m->tid, &named), m->value);
-  }
+  int64_t pid = ingest_chrome_pid(c, m->pid), sort = 0, tid = 0;
+  bool named, number = util_parse_i64(m->value, &sort) == 0;
+  if ((k == 2 || k == 4) && !number)
+    return 0; /* a sort index that is not an integer: no order */
+  if (k >= 3)
+    tid = ingest_chrome_int(c->g, m->tid, &named);
+  bool sorted = k == 2 || k == 4;
+  const char *types = k < 3 ? (sorted ? "tii" : "tit")
+                            : (sorted ? "tiii" : "titi");
+  if (sorted)
+    store_writer_exec(c->g->w, sql[k], types, c->instance, pid, sort, tid);
+  else
+    store_writer_exec(c->g->w, sql[k], types, c->instance, pid, m->value, tid);
   return 0;
 }
 
@@ -539,6 +580,38 @@ static void ingest_chrome_warning(void *ud, uint64_t offset, const char *msg) {
   struct ingest_chrome *c = ud;
   /* not every warning skips an event: the reader's count says how many */
   ingest_warn(c->g, "Corrupt Data", c->rel, offset, "%s", msg);
+}
+
+/* The group a standalone trace is read as: "rank <r>" (distributedInfo)
+ * or its file name; a name taken by an earlier file gets " (2)", " (3)"
+ * ... and a Warning, so that two files never merge into one group.
+ * Returns the name (owned by g). */
+static const char *ingest_chrome_group(struct ing *g, const char *rel,
+                                       const char *rank) {
+  const char *b = strrchr(rel, '/');
+  char *base = *rank ? xasprintf("rank %s", rank) : xstrdup(b ? b + 1 : rel);
+  char *name = xstrdup(base);
+  const char *first = NULL;
+  for (int n = 2;; n++) {
+    size_t i = 0;
+    while (i < g->ngroups && strcmp(g->groups[i].name, name) != 0)
+      i++;
+    if (i == g->ngroups)
+      break;
+    if (!first)
+      first = g->groups[i].rel;
+    free(name);
+    name = xasprintf("%s (%d)", base, n);
+  }
+  if (first)
+    ingest_warn(g, "Corrupt Data", rel, 0,
+                "%s %s is also claimed by %s: read as a group of its own, "
+                "'%s'",
+                *rank ? "rank" : "file name", *rank ? rank : base, first, name);
+  free(base);
+  g->groups = xrealloc(g->groups, sizeof *g->groups * (g->ngroups + 1));
+  g->groups[g->ngroups] = (struct ingest_chrome_group){name, rel};
+  return g->groups[g->ngroups++].name;
 }
 
 /* Reads one Chrome trace.  instance/pid: the process it belongs to, or
@@ -557,16 +630,8 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
     free(path);
     return;
   }
-  char *group = NULL;
-  if (!instance) {
-    if (*rank)
-      group = xasprintf("rank%s", rank);
-    else {
-      const char *b = strrchr(rel, '/');
-      group = xstrdup(b ? b + 1 : rel);
-    }
-    instance = group;
-  }
+  if (!instance)
+    instance = ingest_chrome_group(g, rel, rank);
   g->chrome_files = xrealloc(g->chrome_files,
                              sizeof *g->chrome_files * (g->nchrome_files + 1));
   g->chrome_files[g->nchrome_files] = rel;
@@ -602,7 +667,6 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
   sbuf_free(&c.last_pid);
   sbuf_free(&c.last_tid);
   sbuf_free(&c.last_scope);
-  free(group);
   free(path);
 }
 

@@ -33,7 +33,6 @@
   100 /* warning lines printed before summing up                               \
        */
 #define INGEST_SYNTHETIC_ID (1LL << 62)
-#define INGEST_SYNTHETIC_PID (1LL << 40)
 #define INGEST_RATE_BUCKETS 20000 /* samples of a bandwidth counter */
 
 enum { TRACK_SLICES, TRACK_COUNTER };
@@ -110,9 +109,15 @@ struct ing {
   struct ingest_chrome_state *chrome;
   const char **chrome_files; /* borrowed from the discovery */
   size_t nchrome_files;
-  /* Chrome pid/tid texts that are not numbers */
+  /* Chrome pid/tid texts that are not numbers: text k is -(k + 1) */
   char **synth_names;
   size_t nsynth;
+  /* standalone Chrome traces: the group (instance) each was read as */
+  struct ingest_chrome_group {
+    char *name;
+    const char *rel; /* borrowed from the discovery */
+  } * groups;
+  size_t ngroups;
   int64_t next_id;
   /* progress */
   const char *file; /* relative path being read */
@@ -165,11 +170,9 @@ void ingest_args_i64(struct ing *g, const char *key, int64_t v);
 void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n);
 void ingest_args_take(struct ing *g, struct lanes_item *it);
 
-/* Rows of the process and thread tables (upserts). */
+/* A row of the process table (upsert). */
 void ingest_process(struct ing *g, const char *instance, int64_t pid,
                     const char *name, const char *dir);
-void ingest_thread(struct ing *g, const char *instance, int64_t pid,
-                   int64_t tid, const char *name);
 
 /* Opens a capture file of --dir; on failure records the warning and
  * returns NULL.  ingest_pb_error records a fmt_pb_next() failure. */

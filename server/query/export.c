@@ -112,7 +112,8 @@ static void export_us(struct sbuf *b, int64_t ns) {
   sbuf_printf(b, ".%03d", (int)(ns % 1000));
 }
 
-/* The Perfetto row name of a system track. */
+/* The Perfetto row name of a system track that is not a standalone
+ * Chrome trace's. */
 static void export_thread_name(struct sbuf *b, const struct tracks_row *r) {
   if (strcmp(r->source, "framework") == 0) {
     if (r->stream != TRACKS_NONE)
@@ -130,21 +131,57 @@ static void export_thread_name(struct sbuf *b, const struct tracks_row *r) {
   sbuf_adds(b, r->source);
 }
 
-static void export_meta(struct sbuf *b, bool *first, const char *what,
-                        int64_t pid, int64_t tid, const char *name) {
-  if (!*first)
+/* Appends the "pid" and "tid" of track k as written: a standalone Chrome
+ * trace's own ids (the text for those it gave as text), else the number
+ * of the process (x->procs) and the track id. */
+static void export_ids(const struct export *x, struct sbuf *b,
+                       const struct tracks_row *r, size_t k) {
+  sbuf_adds(b, ",\"pid\":");
+  if (r->chrome && r->pnamed && r->pname)
+    sbuf_add_json_str(b, r->pname, strlen(r->pname));
+  else
+    sbuf_add_i64(b, x->procs[k]);
+  sbuf_adds(b, ",\"tid\":");
+  if (r->chrome && r->tnamed && r->tname)
+    sbuf_add_json_str(b, r->tname, strlen(r->tname));
+  else
+    sbuf_add_i64(b, r->chrome ? r->tid : r->id);
+}
+
+/* One M event of track k; value is a string, or with number set an
+ * integer. */
+static void export_meta(struct export *x, struct sbuf *b,
+                        const struct tracks_row *r, size_t k, const char *what,
+                        const char *key, const char *value, int64_t number) {
+  if (!x->first)
     sbuf_addc(b, ',');
-  *first = false;
-  sbuf_printf(b,
-              "\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,"
-              "\"args\":{\"name\":",
-              what, (long long)pid, (long long)tid);
-  sbuf_add_json_str(b, name, strlen(name));
+  x->first = false;
+  sbuf_printf(b, "\n{\"ph\":\"M\",\"name\":\"%s\"", what);
+  export_ids(x, b, r, k);
+  sbuf_printf(b, ",\"args\":{\"%s\":", key);
+  if (value)
+    sbuf_add_json_str(b, value, strlen(value));
+  else
+    sbuf_add_i64(b, number);
   sbuf_adds(b, "}}");
 }
 
-/* The head: process and thread names of every event track.
- * Processes are numbered by (instance, pid) in track order. */
+/* Whether the written pid p belongs to a process other than track k's:
+ * an earlier one, or a standalone Chrome trace's that keeps its own. */
+static bool export_pid_taken(const struct export *x,
+                             const struct tracks_row *r, size_t n, size_t k,
+                             int64_t p) {
+  for (size_t i = 0; i < n; i++)
+    if ((i < k && x->procs[i] == p) || (i >= k && r[i].chrome &&
+                                        r[i].pid == p && !r[i].pnamed))
+      return true;
+  return false;
+}
+
+/* The head: names, labels and sort indexes of the processes and threads
+ * of every event track.  A standalone Chrome trace's process keeps its pid
+ * while no other has it; the others are numbered from 1 in track order
+ * with numbers no such process has. */
 static void export_perfetto_head(struct export *x, struct sbuf *b) {
   size_t n;
   const struct tracks_row *r = query_export_tracks(x->cur, &n);
@@ -157,16 +194,102 @@ static void export_perfetto_head(struct export *x, struct sbuf *b) {
       if (r[j].pid == r[i].pid &&
           strcmp(r[j].instance_id, r[i].instance_id) == 0)
         break;
-    x->procs[i] = j < i ? x->procs[j] : next++;
     struct sbuf name = {0};
-    if (j == i) {
-      sbuf_printf(&name, "%s-pid%lld", r[i].instance_id, (long long)r[i].pid);
-      export_meta(b, &x->first, "process_name", x->procs[i], 0, name.s);
-      sbuf_reset(&name);
+    if (j < i) {
+      x->procs[i] = x->procs[j];
+    } else {
+      if (r[i].chrome && !r[i].pnamed &&
+          !export_pid_taken(x, r, i, i, r[i].pid)) {
+        x->procs[i] = r[i].pid;
+      } else {
+        while (export_pid_taken(x, r, n, i, next))
+          next++;
+        x->procs[i] = next++;
+      }
+      if (r[i].chrome) {
+        if (r[i].pname)
+          export_meta(x, b, &r[i], i, "process_name", "name", r[i].pname, 0);
+        if (r[i].plabels)
+          export_meta(x, b, &r[i], i, "process_labels", "labels",
+                      r[i].plabels, 0);
+        if (r[i].psort != TRACKS_NONE)
+          export_meta(x, b, &r[i], i, "process_sort_index", "sort_index",
+                      NULL, r[i].psort);
+      } else {
+        sbuf_printf(&name, "%s-pid%lld", r[i].instance_id,
+                    (long long)r[i].pid);
+        export_meta(x, b, &r[i], i, "process_name", "name", name.s, 0);
+        sbuf_reset(&name);
+      }
     }
-    export_thread_name(&name, &r[i]);
-    export_meta(b, &x->first, "thread_name", x->procs[i], r[i].id, name.s);
+    if (!r[i].chrome)
+      export_thread_name(&name, &r[i]);
+    if (name.s || r[i].tname)
+      export_meta(x, b, &r[i], i, "thread_name", "name",
+                  name.s ? name.s : r[i].tname, 0);
+    if (r[i].chrome && r[i].tsort != TRACKS_NONE)
+      export_meta(x, b, &r[i], i, "thread_sort_index", "sort_index", NULL,
+                  r[i].tsort);
     sbuf_free(&name);
+  }
+}
+
+/* The category an event had: the "cat" member the ingest put first in its
+ * args (*len bytes of JSON string at the return value; the args after it
+ * at *rest), or NULL. */
+static const char *export_cat(const char *args, size_t *len,
+                              const char **rest) {
+  static const char key[] = "{\"cat\":\"";
+  if (!args || strncmp(args, key, sizeof key - 1) != 0)
+    return NULL;
+  const char *p = args + sizeof key - 1;
+  while (*p && *p != '"')
+    p += *p == '\\' && p[1] ? 2 : 1;
+  if (*p != '"')
+    return NULL;
+  *len = (size_t)(p + 1 - (args + sizeof key - 2));
+  *rest = p + 1 + (p[1] == ',');
+  return args + sizeof key - 2;
+}
+
+/* The flow endpoints of an event.  A flow none of whose events has
+ * another one is written as v2 on the event itself (bind_id, the flow id
+ * as a number, and flow_out where it starts, flow_in where it ends, both
+ * in between); the others as v1 flow events (v2 has one bind_id per
+ * event): s where the flow starts, t where it goes on, f (bp "e") where
+ * it ends, at the event's ts right after it so that Perfetto and the
+ * ingest bind them to it.  v2 writes the X event's members (v2 = true),
+ * else the flow events after it. */
+static void export_flows(struct export *x, struct sbuf *b,
+                         const struct query_export_event *ev, size_t k,
+                         bool v2) {
+  for (const char *p = ev->flow_ends; p && *p;) {
+    char *end;
+    unsigned long long id = strtoull(p, &end, 10);
+    if (*end != ':' || strspn(end + 1, "01") < 3)
+      return;
+    bool prev = end[1] == '1', next = end[2] == '1', single = end[3] == '1';
+    p = end + 4 + (end[4] == ',');
+    if (single && v2) {
+      sbuf_printf(b, ",\"bind_id\":%llu", id);
+      if (prev)
+        sbuf_adds(b, ",\"flow_in\":true");
+      if (next || !prev)
+        sbuf_adds(b, ",\"flow_out\":true");
+    }
+    if (single || v2)
+      continue;
+    char ph = !prev ? 's' : next ? 't' : 'f';
+    sbuf_printf(b,
+                ",\n{\"ph\":\"%c\",\"name\":\"flow\",\"cat\":\"flow\","
+                "\"id\":\"%llx\"",
+                ph, id);
+    if (ph == 'f')
+      sbuf_adds(b, ",\"bp\":\"e\"");
+    export_ids(x, b, ev->track, k);
+    sbuf_adds(b, ",\"ts\":");
+    export_us(b, ev->ts);
+    sbuf_addc(b, '}');
   }
 }
 
@@ -174,40 +297,48 @@ static void export_perfetto_event(struct export *x, struct sbuf *b,
                                   const struct query_export_event *ev) {
   size_t n;
   const struct tracks_row *rows = query_export_tracks(x->cur, &n);
-  int64_t pid = x->procs[ev->track - rows];
-  const char *src = ev->track->source;
+  size_t k = (size_t)(ev->track - rows);
+  bool chrome = ev->track->chrome;
+  const char *src = ev->track->source, *rest = ev->args;
+  size_t cl = 0;
+  const char *cat = export_cat(ev->args, &cl, &rest);
   if (!x->first)
     sbuf_addc(b, ',');
   x->first = false;
   sbuf_adds(b, "\n{\"ph\":\"X\",\"name\":");
   sbuf_add_json_str(b, ev->name, strlen(ev->name));
-  sbuf_adds(b, ",\"cat\":");
-  sbuf_add_json_str(b, src, strlen(src));
-  sbuf_printf(b, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)pid,
-              (long long)ev->track->id);
+  if (cat) {
+    sbuf_adds(b, ",\"cat\":");
+    sbuf_add(b, cat, cl);
+  } else if (!chrome) {
+    sbuf_adds(b, ",\"cat\":");
+    sbuf_add_json_str(b, src, strlen(src));
+  }
+  export_ids(x, b, ev->track, k);
+  sbuf_adds(b, ",\"ts\":");
   export_us(b, ev->ts);
   sbuf_adds(b, ",\"dur\":");
   export_us(b, ev->dur);
-  if (ev->flows) {
-    size_t len = strcspn(ev->flows, ",");
-    bool in = strcmp(src, "framework") != 0,
-         out = strcmp(src, "neuron_hw") != 0;
-    sbuf_adds(b, ",\"bind_id\":\"");
-    sbuf_add(b, ev->flows, len);
-    sbuf_addc(b, '"');
-    if (in)
-      sbuf_adds(b, ",\"flow_in\":true");
-    if (out)
-      sbuf_adds(b, ",\"flow_out\":true");
+  export_flows(x, b, ev, k, true);
+  /* the args as stored but for the category (written above); the events
+   * of other tracks carry their id */
+  sbuf_adds(b, ",\"args\":{");
+  if (!chrome) {
+    sbuf_adds(b, "\"id\":");
+    query_add_i64_str(b, ev->id);
   }
-  sbuf_adds(b, ",\"args\":{\"id\":");
-  query_add_i64_str(b, ev->id);
-  size_t al = ev->args ? strlen(ev->args) : 0;
-  if (al > 2 && ev->args[0] == '{' && ev->args[al - 1] == '}') {
-    sbuf_addc(b, ',');
-    sbuf_add(b, ev->args + 1, al - 2);
+  size_t al = rest ? strlen(rest) : 0;
+  if (rest && !cat && rest[0] == '{') {
+    rest++;
+    al--;
+  }
+  if (al > 0 && rest[al - 1] == '}' && rest[strspn(rest, " \t\r\n")] != '}') {
+    if (!chrome)
+      sbuf_addc(b, ',');
+    sbuf_add(b, rest, al - 1);
   }
   sbuf_adds(b, "}}");
+  export_flows(x, b, ev, k, false);
 }
 
 /* ---- json: the vendor's system_profile.json shape ---- */
@@ -221,7 +352,8 @@ static void export_json_int(struct sbuf *b, const char *key, int64_t v) {
 
 /* One trace_events element: the SystemProfileEvents columns under the
  * export's field names (timestamp, duration), then the event's other
- * attributes; flow_id stays the list of strings it is in the store. */
+ * attributes; flow_id stays the list of strings it is in the store, or
+ * lists the event's flows when its attributes do not. */
 static void export_json_event(struct export *x, struct sbuf *b,
                               const struct query_export_event *ev) {
   const struct tracks_row *t = ev->track;
@@ -248,6 +380,17 @@ static void export_json_event(struct export *x, struct sbuf *b,
   export_json_int(b, "pcore_idx", t->pcore);
   export_json_int(b, "worker_gid", t->worker);
   export_json_int(b, "framework_stream_id", t->stream);
+  if (ev->flows && !(ev->args && strstr(ev->args, "\"flow_id\""))) {
+    /* flows the args do not list (a Chrome trace's): as the export's
+     * flow_id list of strings */
+    sbuf_adds(b, ",\"flow_id\":[\"");
+    for (const char *p = ev->flows; *p; p++)
+      if (*p == ',')
+        sbuf_adds(b, "\",\"");
+      else
+        sbuf_addc(b, *p);
+    sbuf_adds(b, "\"]");
+  }
   size_t al = ev->args ? strlen(ev->args) : 0;
   if (al > 2 && ev->args[0] == '{' && ev->args[al - 1] == '}') {
     sbuf_addc(b, ',');

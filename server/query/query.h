@@ -123,8 +123,9 @@ int query_device_tracks(sqlite3 *db, int64_t profile, json_t **out,
 int query_profile(sqlite3 *db, json_t **out, struct query_err *e);
 
 /* GET /events/{key}: every attribute, flows, upstream/downstream events and
- * the matching device profile. */
-int query_event(sqlite3 *db, const char *key, json_t **out,
+ * the matching device profile, appended to out as JSON text (attributes
+ * as stored: numbers keep the trace's own text). */
+int query_event(sqlite3 *db, const char *key, struct sbuf *out,
                 struct query_err *e);
 /* GET /events/{key}/device-profile: the drill-down target. */
 int query_event_device_profile(sqlite3 *db, const char *key, json_t **out,
@@ -178,6 +179,10 @@ struct query_export_event {
   const char *name;  /* borrowed until the next call */
   const char *args;  /* raw JSON object text, or NULL; borrowed */
   const char *flows; /* "id,id" of the flows, or NULL; borrowed */
+  /* the same flows as "id:PNS,id:PNS": P (N) is 1 when the flow has an
+   * endpoint before (after) this one in (ts, track, lane, id) order, S
+   * when none of its endpoints is on an event with another flow */
+  const char *flow_ends;
 };
 /* Opens a cursor over [start, end) in *out (close it with
  * query_export_close()).  Returns 0 or a negative code with e filled. */

@@ -14,12 +14,14 @@ struct query_event {
   int64_t track, lane, ts, id, dur, profile; /* profile: device tracks */
   char *name, *grp;
   json_t *args;        /* object, or NULL */
+  char *args_text;     /* its text, numbers as the trace wrote them */
   struct query_rows t; /* the event's track, one row */
 };
 
 static void query_event_free(struct query_event *ev) {
   free(ev->name);
   free(ev->grp);
+  free(ev->args_text);
   json_decref(ev->args);
   query_tracks_rows_free(&ev->t);
 }
@@ -47,7 +49,8 @@ static int query_event_load(sqlite3 *db, const char *key,
     ev->dur = sqlite3_column_int64(s, 1);
     ev->name = query_util_dup_col(s, 2);
     ev->grp = query_util_dup_col(s, 3);
-    ev->args = query_args((const char *)sqlite3_column_text(s, 4));
+    ev->args = query_util_args((const char *)sqlite3_column_text(s, 4),
+                               &ev->args_text);
   }
   sqlite3_reset(s);
   if (rc == SQLITE_DONE)
@@ -67,7 +70,7 @@ static int query_event_load(sqlite3 *db, const char *key,
     ev->t.r = xcalloc(1, sizeof *ev->t.r);
     query_tracks_row(s, ev->t.r);
     ev->t.n = 1;
-    ev->profile = sqlite3_column_int64(s, 17);
+    ev->profile = sqlite3_column_int64(s, QUERY_TRACK_NCOLS);
   }
   sqlite3_reset(s);
   if (rc != SQLITE_ROW)
@@ -326,7 +329,7 @@ static int query_event_drill(sqlite3 *db, const struct query_event *ev,
   return 0;
 }
 
-int query_event(sqlite3 *db, const char *key, json_t **out,
+int query_event(sqlite3 *db, const char *key, struct sbuf *out,
                 struct query_err *e) {
   struct query_event ev;
   int rc = query_event_load(db, key, &ev, e);
@@ -360,8 +363,6 @@ int query_event(sqlite3 *db, const char *key, json_t **out,
     json_object_set_new(o, "group", query_json_text(ev.grp));
   if (ev.profile >= 0)
     json_object_set_new(o, "device_profile_id", query_util_id(ev.profile));
-  json_object_set_new(o, "attributes",
-                      ev.args ? json_incref(ev.args) : json_object());
   free(k);
   rc = query_event_flows(db, &ev, o, e);
   if (rc == 0) {
@@ -379,13 +380,23 @@ int query_event(sqlite3 *db, const char *key, json_t **out,
       rc = d;
     }
   }
-  query_event_free(&ev);
-  if (rc < 0) {
-    json_decref(o);
-    return rc;
+  if (rc == 0) {
+    /* the members of o, then the attributes as stored: their numbers
+     * keep the trace's own text (a double would be printed anew) */
+    char *members = json_dumps(o, JSON_COMPACT | JSON_EMBED);
+    sbuf_addc(out, '{');
+    if (members && *members) {
+      sbuf_adds(out, members);
+      sbuf_addc(out, ',');
+    }
+    sbuf_adds(out, "\"attributes\":");
+    sbuf_adds(out, ev.args_text ? ev.args_text : "{}");
+    sbuf_addc(out, '}');
+    free(members);
   }
-  *out = o;
-  return 0;
+  query_event_free(&ev);
+  json_decref(o);
+  return rc;
 }
 
 int query_event_device_profile(sqlite3 *db, const char *key, json_t **out,

@@ -47,6 +47,10 @@ json_t *query_util_col_text(sqlite3_stmt *s, int i);
 json_t *query_util_col_any(sqlite3_stmt *s, int i);
 /* The current row as an object keyed by column name. */
 json_t *query_util_row_object(sqlite3_stmt *s);
+/* Parses args text s into a new object and *text, its text with the
+ * integers beyond 2^53 quoted and every other byte as stored (malloc'd);
+ * NULL and *text NULL if s is not an object. */
+json_t *query_util_args(const char *s, char **text);
 /* Column i as a malloc'd string, or NULL for SQL NULL. */
 char *query_util_dup_col(sqlite3_stmt *s, int i);
 /* Column i as an int64, or TRACKS_NONE for SQL NULL. */
@@ -112,10 +116,23 @@ struct query_rows {
   json_t *series; /* source -> array of series names */
   json_t *units;  /* source -> unit of series 0 */
 };
-/* The columns query_tracks_row() reads, in its order. */
+/* The track's process and thread rows (Chrome names). */
+#define QUERY_TRACK_P(col)                                                     \
+  "(SELECT " col " FROM process p WHERE p.instance_id = track.instance_id "    \
+  "AND p.pid = track.pid)"
+#define QUERY_TRACK_T(col)                                                     \
+  "(SELECT " col " FROM thread h WHERE h.instance_id = track.instance_id "     \
+  "AND h.pid = track.pid AND h.tid = track.tid)"
+/* The columns query_tracks_row() reads, in its order (QUERY_TRACK_NCOLS of
+ * them). */
 #define QUERY_TRACK_COLS                                                       \
   "id, kind, domain, source, instance_id, cpu_id, label, pid, tid, nc_idx, "   \
-  "pcore_idx, worker_gid, stream_id, device_idx, hbm_idx, lanes, event_count"
+  "pcore_idx, worker_gid, stream_id, device_idx, hbm_idx, lanes, "             \
+  "event_count, " QUERY_TRACK_P("name") ", " QUERY_TRACK_P(                    \
+      "labels") ", " QUERY_TRACK_P("sort_index") ", " QUERY_TRACK_P("named")   \
+      ", " QUERY_TRACK_P("chrome") ", " QUERY_TRACK_T(                         \
+          "name") ", " QUERY_TRACK_T("sort_index") ", " QUERY_TRACK_T("named")
+#define QUERY_TRACK_NCOLS 25
 /* Fills r (owned strings) from the current row of s (QUERY_TRACK_COLS). */
 void query_tracks_row(sqlite3_stmt *s, struct tracks_row *r);
 /* The rows of the system view (profile -1), of its event tracks only

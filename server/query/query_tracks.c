@@ -93,6 +93,9 @@ void query_tracks_rows_free(struct query_rows *q) {
     query_tracks_free_str(q->r[i].instance_id);
     query_tracks_free_str(q->r[i].cpu_id);
     query_tracks_free_str(q->r[i].label);
+    query_tracks_free_str(q->r[i].pname);
+    query_tracks_free_str(q->r[i].plabels);
+    query_tracks_free_str(q->r[i].tname);
   }
   free(q->r);
   json_decref(q->series);
@@ -174,6 +177,14 @@ void query_tracks_row(sqlite3_stmt *s, struct tracks_row *r) {
   r->hbm = query_util_int_col(s, 14);
   r->lanes = sqlite3_column_int64(s, 15);
   r->event_count = sqlite3_column_int64(s, 16);
+  r->pname = query_util_dup_col(s, 17);
+  r->plabels = query_util_dup_col(s, 18);
+  r->psort = query_util_int_col(s, 19);
+  r->pnamed = sqlite3_column_int(s, 20);
+  r->chrome = sqlite3_column_int(s, 21);
+  r->tname = query_util_dup_col(s, 22);
+  r->tsort = query_util_int_col(s, 23);
+  r->tnamed = sqlite3_column_int(s, 24);
   if (!r->kind)
     r->kind = xstrdup("slices");
   if (!r->domain)

@@ -153,26 +153,25 @@ json_t *query_util_row_object(sqlite3_stmt *s) {
   return o;
 }
 
-json_t *query_args(const char *s) {
-  if (!s)
-    return NULL;
-  struct sbuf b = {0};
+/* Appends args text s with its integers beyond 2^53 quoted; every other
+ * byte stays as the trace wrote it. */
+static void query_util_args_norm(struct sbuf *b, const char *s) {
   bool in_str = false;
   for (const char *p = s; *p;) {
     if (in_str) {
       if (*p == '\\' && p[1]) {
-        sbuf_add(&b, p, 2);
+        sbuf_add(b, p, 2);
         p += 2;
         continue;
       }
       if (*p == '"')
         in_str = false;
-      sbuf_addc(&b, *p++);
+      sbuf_addc(b, *p++);
       continue;
     }
     if (*p == '"') {
       in_str = true;
-      sbuf_addc(&b, *p++);
+      sbuf_addc(b, *p++);
       continue;
     }
     if (*p == '-' || (*p >= '0' && *p <= '9')) {
@@ -184,24 +183,42 @@ json_t *query_args(const char *s) {
       if (integer &&
           (digits > 16 ||
            (digits == 16 && strncmp(q, "9007199254740992", 16) > 0))) {
-        sbuf_addc(&b, '"');
-        sbuf_add(&b, p, (size_t)(end - p));
-        sbuf_addc(&b, '"');
+        sbuf_addc(b, '"');
+        sbuf_add(b, p, (size_t)(end - p));
+        sbuf_addc(b, '"');
       } else {
-        sbuf_add(&b, p, (size_t)(end - p) + n);
+        sbuf_add(b, p, (size_t)(end - p) + n);
         end += n;
       }
       p = end;
       continue;
     }
-    sbuf_addc(&b, *p++);
+    sbuf_addc(b, *p++);
   }
+}
+
+json_t *query_util_args(const char *s, char **text) {
+  *text = NULL;
+  if (!s)
+    return NULL;
+  struct sbuf b = {0};
+  query_util_args_norm(&b, s);
   json_t *j = b.s ? json_loads(b.s, 0, NULL) : NULL;
-  sbuf_free(&b);
   if (j && !json_is_object(j)) {
     json_decref(j);
     j = NULL;
   }
+  if (j)
+    *text = b.s;
+  else
+    sbuf_free(&b);
+  return j;
+}
+
+json_t *query_args(const char *s) {
+  char *text;
+  json_t *j = query_util_args(s, &text);
+  free(text);
   return j;
 }
 

@@ -33,6 +33,64 @@ static bool tracks_is(const char *a, const char *b) {
   return a && strcmp(a, b) == 0;
 }
 
+static bool tracks_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Appends a name as one path component: trimmed, and '/' written as
+ * U+2215 (a '/' would split the tree). */
+static void tracks_add_name(struct sbuf *b, const char *s) {
+  size_t n;
+  while (*s == ' ')
+    s++;
+  for (n = strlen(s); n > 0 && s[n - 1] == ' '; n--)
+    ;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '/')
+      sbuf_adds(b, "\xe2\x88\x95");
+    else
+      sbuf_addc(b, s[i]);
+  }
+}
+
+/* Whether s holds the decimal v as a word of its own ("stream 7 ", 7). */
+static bool tracks_has_number(const char *s, int64_t v) {
+  char num[24];
+  size_t k = (size_t)snprintf(num, sizeof num, "%lld", (long long)v);
+  for (const char *p = strstr(s, num); p; p = strstr(p + 1, num))
+    if ((p == s || (!tracks_digit(p[-1]) && p[-1] != '-')) &&
+        !tracks_digit(p[k]))
+      return true;
+  return false;
+}
+
+/* "/<name> <n>" as Perfetto names a process or thread: "<what> <n>"
+ * without a name; the name alone when it holds n already or when the
+ * trace gave the id as text (the name). */
+static void tracks_named_seg(struct sbuf *b, const char *name, int64_t n,
+                             bool named, const char *what) {
+  sbuf_addc(b, '/');
+  if (!name || !name[strspn(name, " ")]) {
+    sbuf_printf(b, "%s %lld", what, (long long)n);
+    return;
+  }
+  tracks_add_name(b, name);
+  if (!named && !tracks_has_number(name, n))
+    sbuf_printf(b, " %lld", (long long)n);
+}
+
+/* "/<process>" of a Chrome track, its labels in parentheses. */
+static void tracks_process_seg(struct sbuf *b, const struct tracks_row *r) {
+  tracks_named_seg(b, r->pname, r->pid, r->pnamed, "Process");
+  if (r->plabels && r->plabels[strspn(r->plabels, " ")]) {
+    sbuf_adds(b, " (");
+    tracks_add_name(b, r->plabels);
+    sbuf_addc(b, ')');
+  }
+}
+
+static void tracks_thread_seg(struct sbuf *b, const struct tracks_row *r) {
+  tracks_named_seg(b, r->tname, r->tid, r->tnamed, "Thread");
+}
+
 /* Appends "/<tag><n>" ("?" for an unknown number). */
 static void tracks_seg(struct sbuf *b, const char *tag, int64_t n) {
   if (n == TRACKS_NONE)
@@ -49,6 +107,12 @@ static void tracks_event_name(struct sbuf *b, const struct tracks_row *r,
   bool hw = tracks_is(src, "neuron_hw"), rt = tracks_is(src, "neuron_rt");
   if (m == TRACKS_INSTANCE)
     return;
+  if (r->chrome) { /* a standalone trace: no framework layer */
+    tracks_process_seg(b, r);
+    if (m != TRACKS_PROCESS)
+      tracks_thread_seg(b, r);
+    return;
+  }
   if (m == TRACKS_NEURONCORE && r->nc != TRACKS_NONE) {
     tracks_seg(b, "NC:", r->nc);
     return;
@@ -84,6 +148,8 @@ static void tracks_event_name(struct sbuf *b, const struct tracks_row *r,
     tracks_seg(b, "NC:", r->nc);
   } else if (!rt && r->stream != TRACKS_NONE) {
     tracks_seg(b, "Stream:", r->stream);
+  } else if (!rt && r->tname) {
+    tracks_thread_seg(b, r);
   } else {
     tracks_seg(b, "TID:", r->tid);
   }
@@ -138,8 +204,12 @@ char *tracks_name(const struct tracks_row *r, enum tracks_mode m) {
   } else if (tracks_is(s, "host_cpu_util")) {
     sbuf_printf(&b, "/CPU:%s/host_cpu_util", r->cpu_id ? r->cpu_id : "?");
   } else if (tracks_is(r->kind, "counter")) {
-    tracks_seg(&b, "PID:", r->pid);
-    sbuf_printf(&b, "/%s", r->label ? r->label : s);
+    if (r->chrome)
+      tracks_process_seg(&b, r);
+    else
+      tracks_seg(&b, "PID:", r->pid);
+    sbuf_addc(&b, '/');
+    tracks_add_name(&b, r->label ? r->label : s);
   } else {
     tracks_event_name(&b, r, m);
   }
@@ -188,8 +258,6 @@ static int tracks_component_rank(const char *s, size_t n) {
   return -1;
 }
 
-static bool tracks_digit(char c) { return c >= '0' && c <= '9'; }
-
 /* Compares two path components; digit runs compare as numbers. */
 static int tracks_natural_cmp(const char *a, size_t an, const char *b,
                               size_t bn) {
@@ -220,11 +288,42 @@ static int tracks_natural_cmp(const char *a, size_t an, const char *b,
   return (i < an) - (j < bn);
 }
 
-static int tracks_path_cmp(const char *a, const char *b) {
-  for (;;) {
+/* A display track being built; key[k]: the order of path component k
+ * before its text (k = 1: a Chrome process, 2: a Chrome thread), when
+ * has[k]. */
+struct tracks_item {
+  const struct tracks_row *r;
+  char *name;
+  int rank;
+  int64_t key[3];
+  bool has[3];
+};
+
+/* A Chrome process's or thread's place: its sort index, else its number
+ * (ids given as text last). */
+static int64_t tracks_sort_key(int64_t sort, int64_t n, int named) {
+  return sort != TRACKS_NONE ? sort : named ? INT64_MAX : n;
+}
+
+static void tracks_item_keys(struct tracks_item *it, enum tracks_mode m) {
+  const struct tracks_row *r = it->r;
+  if (!r->chrome || m == TRACKS_INSTANCE || tracks_is(r->domain, "device"))
+    return;
+  it->has[1] = true;
+  it->key[1] = tracks_sort_key(r->psort, r->pid, r->pnamed);
+  it->has[2] = m != TRACKS_PROCESS && tracks_is(r->kind, "slices");
+  it->key[2] = tracks_sort_key(r->tsort, r->tid, r->tnamed);
+}
+
+static int tracks_path_cmp(const struct tracks_item *x,
+                           const struct tracks_item *y) {
+  const char *a = x->name, *b = y->name;
+  for (int k = 0;; k++) {
     size_t an = strcspn(a, "/"), bn = strcspn(b, "/");
     int ra = tracks_component_rank(a, an), rb = tracks_component_rank(b, bn);
     int c = (ra >= 0 && rb >= 0) ? ra - rb : tracks_natural_cmp(a, an, b, bn);
+    if (c && k < 3 && x->has[k] && y->has[k] && x->key[k] != y->key[k])
+      return x->key[k] < y->key[k] ? -1 : 1;
     if (c)
       return c;
     if (!a[an] || !b[bn])
@@ -234,17 +333,11 @@ static int tracks_path_cmp(const char *a, const char *b) {
   }
 }
 
-struct tracks_item {
-  const struct tracks_row *r;
-  char *name;
-  int rank;
-};
-
 static int tracks_item_cmp(const void *pa, const void *pb) {
   const struct tracks_item *a = pa, *b = pb;
   if (a->rank != b->rank)
     return a->rank - b->rank;
-  int c = tracks_path_cmp(a->name, b->name);
+  int c = tracks_path_cmp(a, b);
   if (c)
     return c;
   c = strcmp(a->r->kind, b->r->kind);
@@ -322,6 +415,7 @@ json_t *tracks_group(const struct tracks_row *rows, size_t n,
     it[i].r = &rows[i];
     it[i].name = tracks_name(&rows[i], m);
     it[i].rank = tracks_rank(&rows[i]);
+    tracks_item_keys(&it[i], m);
   }
   qsort(it, n, sizeof *it, tracks_item_cmp);
   for (size_t i = 0; i < n;) {

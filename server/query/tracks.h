@@ -39,6 +39,14 @@ struct tracks_row {
   int64_t lanes, event_count;
   json_t *series;   /* counters: array of series names (borrowed), or NULL */
   const char *unit; /* counters: unit of series 0, or NULL */
+  /* What the process and thread tables say of the track's pid and tid
+   * (Chrome metadata): names and labels (NULL when none), sort indexes
+   * (TRACKS_NONE when none); pnamed/tnamed: the trace gave the pid/tid as
+   * text (the name), the number is synthetic; chrome: the track is of a
+   * standalone Chrome trace (no Neuron process folder). */
+  const char *pname, *plabels, *tname;
+  int64_t psort, tsort;
+  int pnamed, tnamed, chrome;
 };
 
 /* Parses a grouping mode name as used by GET /tracks?grouping= ("default",
@@ -49,11 +57,15 @@ int tracks_mode_parse(const char *s, enum tracks_mode *out);
 const char *tracks_mode_name(enum tracks_mode m);
 
 /* The display name of a base track in a mode, e.g.
- * "i-0b1e/PID:1765325/neuron_hw/NC0:4".  Returns a new string. */
+ * "i-0b1e/PID:1765325/neuron_hw/NC0:4"; a standalone Chrome trace's track
+ * "rank 0/python3 25286 (CPU)/thread 25286 (python3)" (names as Perfetto
+ * shows them, process labels in parentheses, '/' inside a name written
+ * as U+2215).  Returns a new string. */
 char *tracks_name(const struct tracks_row *r, enum tracks_mode m);
 
 /* Groups rows into display tracks, in tree order: event tracks first (by
- * path, numbers compared as numbers, framework < neuron_rt < neuron_hw),
+ * path, numbers compared as numbers, framework < neuron_rt < neuron_hw;
+ * Chrome processes and threads by their sort index, else pid or tid),
  * then HBM, transfers, bandwidth, host memory and CPU tracks (these last
  * two "hidden_by_default").  Rows with equal names and kind merge; their
  * lanes add up.  Returns a new JSON array of track

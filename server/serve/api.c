@@ -315,14 +315,22 @@ static void api_window_query(struct api_ctx *c, bool counters) {
 static void api_event(struct api_ctx *c, const char *key, bool drill) {
   struct query_err e;
   json_t *out;
+  struct sbuf b = {0};
   if (!api_db(c))
     return;
   int rc = drill ? query_event_device_profile(c->db, key, &out, &e)
-                 : query_event(c->db, key, &out, &e);
-  if (rc < 0)
+                 : query_event(c->db, key, &b, &e);
+  if (rc < 0) {
+    sbuf_free(&b);
     api_query_error(c->rs, &e);
-  else
+  } else if (drill) {
     api_json(c->rs, 200, out);
+  } else {
+    c->rs->status = 200;
+    c->rs->content_type = API_JSON;
+    c->rs->body = b.s;
+    c->rs->len = b.len;
+  }
 }
 
 static void api_device_profiles(struct api_ctx *c) {

@@ -155,7 +155,7 @@ const EXTRA = [
 ];
 // The documented names of the event tracks per grouping (doc/api.md).
 const MODES = {
-  default: ['{P}/framework/TID:\\d+', '{P}/framework/Stream:\\d+', '{P}/neuron_rt/NC:\\d+', '{P}/neuron_hw/NC\\d+:\\d+', '{P}/neuron_rt/TID:\\d+'],
+  default: ['{P}/framework/TID:\\d+', '{P}/framework/[^/]+ \\d+', '{P}/framework/Stream:\\d+', '{P}/neuron_rt/NC:\\d+', '{P}/neuron_hw/NC\\d+:\\d+', '{P}/neuron_rt/TID:\\d+'],
   cpu_device: ['{P}/TID:\\d+/neuron_rt', '{P}/TID:\\d+/framework', '{P}/Worker:\\d+/neuron_hw'],
   neuroncore: ['{I}/NC:\\d+', '{P}/TID:\\d+'],
   thread: ['{P}/TID:\\d+'],

@@ -50,7 +50,7 @@ cp "$TRACES/hta_nccl_data.json.gz" "$T_TMP/ranks/"
 cp "$TRACES/tl_h100_qwen.json.gz" "$T_TMP/ranks/sub/"
 "$SERVER" --dir "$T_TMP/ranks" --db "$T_TMP/ranks.db" --ingest-only --quiet
 is "$(sqlite3 "$T_TMP/ranks.db" "SELECT group_concat(DISTINCT instance_id) FROM (SELECT instance_id FROM process ORDER BY 1)")" \
-  "rank0,tl_h100_qwen.json.gz" "one process group per file: rank0 (distributedInfo) and the file name"
+  "rank 0,tl_h100_qwen.json.gz" "one process group per file: rank 0 (distributedInfo) and the file name"
 
 # Hand-made edge cases: every one ingests, nothing crashes.
 for f in "$NEX_SRCDIR"/tests/data/chrome/*.json; do

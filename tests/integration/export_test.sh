@@ -37,7 +37,9 @@ sqlite3 "$T_TMP/a.db" "$q" > "$T_TMP/a.events"
 sqlite3 "$T_TMP/b.db" "$q" > "$T_TMP/b.events"
 cmp -s "$T_TMP/a.events" "$T_TMP/b.events"
 ok $? "round trip: the same $(wc -l < "$T_TMP/a.events") events with the same start and duration (ns)"
-flowq="SELECT f.flow_id || ' ' || group_concat(e.name || '@' || e.start_ts, ',') FROM
+# a flow: its endpoints in time order (the ids of a Perfetto export's
+# flows are new ones: compare what they link)
+flowq="SELECT group_concat(e.name || '@' || e.start_ts, ',') FROM
    (SELECT f.flow_id, f.track, f.lane, f.ts FROM flow f ORDER BY f.flow_id, f.ts) f
    JOIN SystemProfileEvents e ON e.track = f.track AND e.lane = f.lane AND e.start_ts = f.ts
    GROUP BY f.flow_id ORDER BY 1"

@@ -7,6 +7,7 @@ doc/api.md against the generator's manifest and against the store read
 independently with sqlite3; then keep-alive, the WebSocket on the same port,
 and every refusal.  Needs NEX_BUILDDIR and NEX_SRCDIR (set by make check).
 """
+import collections
 import json
 import os
 import socket
@@ -53,7 +54,7 @@ def nm(v):
     return "?" if v is None else str(v)
 
 
-def event_name(t, mode, hw_tid):
+def event_name(t, mode, hw_tid, tnames):
     inst, pid, tid, nc = t["instance_id"], t["pid"], t["tid"], t["nc_idx"]
     src = t["source"]
     if mode == "instance":
@@ -81,6 +82,9 @@ def event_name(t, mode, hw_tid):
         return "%s/NC:%d" % (base, nc)
     if src != "neuron_rt" and t["stream_id"] is not None:
         return "%s/Stream:%d" % (base, t["stream_id"])
+    if src != "neuron_rt" and (inst, pid, tid) in tnames:
+        # a Chrome thread_name (the generator's do not hold the tid)
+        return "%s/%s %s" % (base, tnames[(inst, pid, tid)], nm(tid))
     return "%s/TID:%s" % (base, nm(tid))
 
 
@@ -111,11 +115,13 @@ def expected_tracks(db, mode):
                WHERE str.s = 'nrt_execute' AND t.source = 'neuron_rt'
                ORDER BY ns.count"""):
         hw_tid[(inst, pid, nc)] = tid
+    tnames = {(i, p, t): n for i, p, t, n in db.execute(
+        "SELECT instance_id, pid, tid, name FROM thread WHERE name IS NOT NULL")}
     out = {}
     for t in rows:
         name = extra_name(t)
         if name is None:
-            name = event_name(t, mode, hw_tid)
+            name = event_name(t, mode, hw_tid, tnames)
         out.setdefault(name, set()).add(str(t["id"]))
     return out
 
@@ -606,10 +612,15 @@ def check_export(c, m, db):
     st, r, data = c.get("/api/v1/export?format=perfetto")
     d = json.loads(data)
     xs = [e for e in d["traceEvents"] if e["ph"] == "X"]
-    flows = db.execute("SELECT count(DISTINCT track || ':' || lane || ':' || ts) "
-                       "FROM flow").fetchone()[0]
-    check(len(xs) == n and sum(1 for e in xs if "bind_id" in e) == flows,
-          "perfetto export: every event, flows bound", (len(xs), flows))
+    # endpoints: v2 (bind_id on the event) or v1 flow events; starts: s
+    # or flow_out without flow_in
+    fs = collections.Counter(e["ph"] for e in d["traceEvents"] if e["ph"] in "stf")
+    v2 = [e for e in xs if "bind_id" in e]
+    starts = fs["s"] + sum(1 for e in v2 if not e.get("flow_in"))
+    ends = db.execute("SELECT count(*), count(DISTINCT flow_id) FROM flow").fetchone()
+    check(len(xs) == n and sum(fs.values()) + len(v2) == ends[0] and
+          starts == ends[1], "perfetto export: every event, every flow "
+          "endpoint, one start per flow", (len(xs), fs, len(v2), ends))
     procs = {e["args"]["name"] for e in d["traceEvents"]
              if e["ph"] == "M" and e["name"] == "process_name"}
     want = {"%s-pid%d" % (p["instance_id"], p["pid"]) for p in m["processes"]}

@@ -152,6 +152,72 @@ static void test_group_order(void **state) {
   json_decref(g);
 }
 
+/* A track of a standalone Chrome trace (sort indexes unset). */
+static struct tracks_row chrome_row(int64_t pid, const char *pname,
+                                    const char *labels, int64_t tid,
+                                    const char *tname) {
+  struct tracks_row r = row("framework", pid, tid, NONE, NONE, NONE);
+  r.instance_id = "rank 0";
+  r.chrome = 1;
+  r.pname = pname;
+  r.plabels = labels;
+  r.tname = tname;
+  r.psort = r.tsort = NONE;
+  return r;
+}
+
+static void test_chrome_names(void **state) {
+  struct tracks_row cpu = chrome_row(2910249, "python3.10", "CPU", 2919752,
+                                     "thread 2919752 (pt_autograd_0)");
+  struct tracks_row gpu = chrome_row(0, "python3.10", "GPU 0", 7, "stream 7 ");
+  struct tracks_row bare = chrome_row(12, NULL, NULL, 13, NULL);
+  struct tracks_row text = chrome_row(-1, "Spans", NULL, -2, "PyTorch Profiler");
+  struct tracks_row slash = chrome_row(3, "a/b", " ", 4, "WorkerPool/4");
+  text.pnamed = text.tnamed = 1;
+  name_is(&cpu, TRACKS_DEFAULT,
+          "rank 0/python3.10 2910249 (CPU)/thread 2919752 (pt_autograd_0)");
+  name_is(&gpu, TRACKS_DEFAULT, "rank 0/python3.10 0 (GPU 0)/stream 7");
+  name_is(&gpu, TRACKS_THREAD, "rank 0/python3.10 0 (GPU 0)/stream 7");
+  name_is(&gpu, TRACKS_PROCESS, "rank 0/python3.10 0 (GPU 0)");
+  name_is(&gpu, TRACKS_INSTANCE, "rank 0");
+  name_is(&bare, TRACKS_CPU_DEVICE, "rank 0/Process 12/Thread 13");
+  name_is(&text, TRACKS_NEURONCORE, "rank 0/Spans/PyTorch Profiler");
+  name_is(&slash, TRACKS_DEFAULT, "rank 0/a\xe2\x88\x95"
+                                  "b 3/WorkerPool\xe2\x88\x95"
+                                  "4");
+  /* inside a Neuron process folder: the framework layer stays */
+  struct tracks_row fw = row("framework", 1765325, 77, NONE, NONE, NONE);
+  fw.tname = "MainThread";
+  name_is(&fw, TRACKS_DEFAULT, "i-0b1e/PID:1765325/framework/MainThread 77");
+  name_is(&fw, TRACKS_THREAD, "i-0b1e/PID:1765325/TID:77");
+}
+
+static void test_chrome_order(void **state) {
+  struct tracks_row r[5] = {
+      chrome_row(2910249, "python3.10", "CPU", 2910249, "main"),
+      chrome_row(2910249, "python3.10", "CPU", 2919752, "autograd"),
+      chrome_row(0, "python3.10", "GPU 0", 7, "stream 7"),
+      chrome_row(0, "python3.10", "GPU 0", 40, "stream 40"),
+      chrome_row(-1, "Spans", NULL, -2, "PyTorch Profiler")};
+  r[0].psort = r[1].psort = 2910249;
+  r[2].psort = r[3].psort = 16777216;
+  r[0].tsort = 5; /* thread sort indexes, not tids: autograd first */
+  r[1].tsort = 1;
+  r[4].pnamed = r[4].tnamed = 1;
+  for (int i = 0; i < 5; i++)
+    r[i].id = i + 1;
+  json_t *g = tracks_group(r, 5, TRACKS_DEFAULT);
+  assert_int_equal(json_array_size(g), 5);
+  assert_string_equal(name_at(g, 0), "rank 0/python3.10 2910249 (CPU)/autograd "
+                                     "2919752");
+  assert_string_equal(name_at(g, 1), "rank 0/python3.10 2910249 (CPU)/main "
+                                     "2910249");
+  assert_string_equal(name_at(g, 2), "rank 0/python3.10 0 (GPU 0)/stream 7");
+  assert_string_equal(name_at(g, 3), "rank 0/python3.10 0 (GPU 0)/stream 40");
+  assert_string_equal(name_at(g, 4), "rank 0/Spans/PyTorch Profiler");
+  json_decref(g);
+}
+
 static void test_modes(void **state) {
   enum tracks_mode m;
   assert_int_equal(tracks_mode_parse(NULL, &m), 0);
@@ -186,6 +252,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_event_names),  cmocka_unit_test(test_extra_names),
       cmocka_unit_test(test_device_names), cmocka_unit_test(test_group_order),
-      cmocka_unit_test(test_modes),        cmocka_unit_test(test_host_allowed)};
+      cmocka_unit_test(test_modes),        cmocka_unit_test(test_host_allowed),
+      cmocka_unit_test(test_chrome_names), cmocka_unit_test(test_chrome_order)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
