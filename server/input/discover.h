@@ -7,7 +7,8 @@
  * mode, paired with "neff_<hash>[_vnc_<n>].neff" or "neffs/graph_<hash>.neff"
  * by hash), "profile_nc_<n>_session_<s>.ntff" (session mode), other *.ntff.
  * Chrome traces (*.json, *.json.gz) inside a process folder belong to it;
- * elsewhere they stand alone.  Discovery only looks at names and sizes; it
+ * elsewhere they stand alone.  Perfetto traces (*.pftrace,
+ * *.perfetto-trace, and their .gz) always stand alone.  Discovery only looks at names and sizes; it
  * opens no file.
  *
  * Ownership: discover_run() returns a result the caller frees with
@@ -47,6 +48,8 @@ struct discover_result {
   int n_procs;
   char **json;            /* *.json / *.json.gz outside process folders */
   int n_json;
+  char **perfetto;        /* Perfetto traces, wherever they are */
+  int n_perfetto;
   char **messages;        /* e.g. "No metadata found for system profile: X" */
   int n_messages;
   char **neffs;           /* every NEFF found (relative paths) */
