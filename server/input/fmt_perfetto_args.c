@@ -291,6 +291,10 @@ static bool fmt_perfetto_args_event_ok(const uint8_t *p, size_t len,
 }
 
 bool fmt_perfetto_args_depth_ok(const uint8_t *data, size_t len) {
+  /* each level takes at least a key and a length byte: a small packet
+   * cannot nest too deep (most packets of a trace are small) */
+  if (len < 2 * (FMT_PERFETTO_ARGS_DEPTH + 2))
+    return true;
   /* TracePacket: track_event = 11 */
   return fmt_perfetto_args_walk(data, len, 1u << 11, 0,
                                 fmt_perfetto_args_event_ok);
