@@ -101,13 +101,15 @@ static int ingest_perfetto_slice(void *ud, const struct fmt_perfetto_slice *s) {
                           .dur = s->dur_ns,
                           .id = INGEST_SYNTHETIC_ID + g->next_id++,
                           .name = store_writer_intern(g->w, s->name)};
+  /* cat and the flags first, then the debug annotations (always a JSON
+   * object from the decoder) spliced in beside them */
   ingest_args_begin(g);
   ingest_args_str(g, "cat", s->cat);
-  if (s->instant)
-    ingest_args_i64(g, "instant", 1);
-  if (s->incomplete)
-    ingest_args_i64(g, "incomplete", 1);
-  /* the debug annotations: always a JSON object from the decoder */
+  static const char *const flag[] = {"instant", "incomplete"};
+  const int on[] = {s->instant, s->incomplete};
+  for (int k = 0; k < 2; k++)
+    if (on[k])
+      ingest_args_i64(g, flag[k], 1);
   size_t n = s->args_json ? strlen(s->args_json) : 0;
   if (n > 2) {
     if (g->args.len > 1)
@@ -115,12 +117,11 @@ static int ingest_perfetto_slice(void *ud, const struct fmt_perfetto_slice *s) {
     sbuf_add(&g->args, s->args_json + 1, n - 2);
   }
   ingest_args_take(g, &it);
-  if (s->n_flow_ids) {
-    it.flows = xmalloc(sizeof *it.flows * s->n_flow_ids);
-    it.n_flows = (int)s->n_flow_ids;
-    for (size_t i = 0; i < s->n_flow_ids; i++)
-      it.flows[i] = s->flow_ids[i] & INT64_MAX;
-  }
+  /* the store's flow ids are int64 */
+  it.n_flows = (int)s->n_flow_ids;
+  it.flows = s->n_flow_ids ? xmalloc(sizeof *it.flows * s->n_flow_ids) : NULL;
+  for (int i = 0; i < it.n_flows; i++)
+    it.flows[i] = s->flow_ids[i] & INT64_MAX;
   ingest_slice(g, t, &it);
   return 0;
 }

@@ -17,25 +17,22 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Aborts unless s is valid UTF-8 (NULL allowed when may_be_null). */
-static void fuzz_fmt_perfetto_text(const char *s, int may_be_null) {
-  if (!s) {
-    if (!may_be_null)
+/* Aborts unless each of the n texts is valid UTF-8 (jansson refuses to
+ * make a string of anything else); NULL texts are allowed. */
+static void fuzz_fmt_perfetto_texts(const char *const *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    json_t *j = v[i] ? json_string(v[i]) : json_null();
+    if (!j)
       abort();
-    return;
+    json_decref(j);
   }
-  json_t *j = json_string(s); /* NULL for invalid UTF-8 */
-  if (!j)
-    abort();
-  json_decref(j);
 }
 
 static void fuzz_fmt_perfetto_track_ok(const struct fmt_perfetto_track *t) {
   if (!t || t->unit_multiplier < 1)
     abort();
-  fuzz_fmt_perfetto_text(t->name, 1);
-  fuzz_fmt_perfetto_text(t->process_name, 1);
-  fuzz_fmt_perfetto_text(t->thread_name, 1);
+  const char *v[] = {t->name, t->process_name, t->thread_name};
+  fuzz_fmt_perfetto_texts(v, 3);
 }
 
 static int fuzz_fmt_perfetto_track(void *ud,
@@ -48,9 +45,9 @@ static int fuzz_fmt_perfetto_track(void *ud,
 static int fuzz_fmt_perfetto_slice(void *ud,
                                    const struct fmt_perfetto_slice *s) {
   fuzz_fmt_perfetto_track_ok(s->track);
-  fuzz_fmt_perfetto_text(s->name, 0);
-  fuzz_fmt_perfetto_text(s->cat, 1);
-  if (s->dur_ns < 0 || (s->n_flow_ids && !s->flow_ids))
+  const char *v[] = {s->name, s->cat};
+  fuzz_fmt_perfetto_texts(v, 2);
+  if (!s->name || s->dur_ns < 0 || (s->n_flow_ids && !s->flow_ids))
     abort();
   if (s->args_json) {
     json_error_t err;
@@ -67,8 +64,10 @@ static int fuzz_fmt_perfetto_slice(void *ud,
 static int fuzz_fmt_perfetto_counter(void *ud,
                                      const struct fmt_perfetto_counter *c) {
   fuzz_fmt_perfetto_track_ok(c->track);
-  fuzz_fmt_perfetto_text(c->name, 0);
-  fuzz_fmt_perfetto_text(c->unit, 1);
+  const char *v[] = {c->name, c->unit};
+  fuzz_fmt_perfetto_texts(v, 2);
+  if (!c->name)
+    abort();
   ++*(uint64_t *)ud;
   return 0;
 }
