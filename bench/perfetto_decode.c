@@ -81,7 +81,8 @@ static void perfetto_decode_entry(struct perfetto_decode_buf *b, uint32_t key,
   free(e.p);
 }
 
-static void perfetto_decode_packet(FILE *f, const struct perfetto_decode_buf *p) {
+static void perfetto_decode_packet(FILE *f,
+                                   const struct perfetto_decode_buf *p) {
   struct perfetto_decode_buf frame = {0};
   perfetto_decode_sub(&frame, 0x0a, p);
   if (fwrite(frame.p, 1, frame.n, f) != frame.n)
@@ -94,8 +95,8 @@ static uint64_t perfetto_decode_write(const char *path, uint64_t events) {
   FILE *f = fopen(path, "wb");
   if (!f)
     return 0;
-  static const char *const names[] = {"forward", "matmul", "allreduce",
-                                      "nrt_execute", "copy", "softmax"};
+  static const char *const names[] = {"forward",     "matmul", "allreduce",
+                                      "nrt_execute", "copy",   "softmax"};
   struct perfetto_decode_buf p = {0}, m = {0}, a = {0};
   for (int t = 1; t <= PERFETTO_DECODE_THREADS; t++) {
     /* the thread's track and the sequence's interned data */
@@ -134,9 +135,9 @@ static uint64_t perfetto_decode_write(const char *path, uint64_t events) {
         perfetto_decode_field(&m, 0x50, (i + (uint64_t)k) % 6 + 1); /* name */
         perfetto_decode_field(&m, 0x18, 1);                         /* cat */
         a.n = 0;
-        perfetto_decode_field(&a, 0x08, 1);        /* name_iid */
-        perfetto_decode_field(&a, 0x20, i);        /* int_value */
-        perfetto_decode_sub(&m, 0x22, &a);         /* debug annotation */
+        perfetto_decode_field(&a, 0x08, 1); /* name_iid */
+        perfetto_decode_field(&a, 0x20, i); /* int_value */
+        perfetto_decode_sub(&m, 0x22, &a);  /* debug annotation */
         if (k == 0 && i % 16 == 0) {
           uint64_t v = i / 16 + 1; /* flow_ids = 47, fixed64 (LE host) */
           perfetto_decode_put(&m, "\xf9\x02", 2);
@@ -221,8 +222,8 @@ int main(int argc, char **argv) {
   double t0 = perfetto_decode_now();
   uint64_t k = perfetto_decode_frames(d, n, false);
   double t1 = perfetto_decode_now();
-  printf("scan events=%" PRIu64 " seconds=%.3f events_per_s=%.0f\n", k,
-         t1 - t0, (double)k / (t1 - t0));
+  printf("scan events=%" PRIu64 " seconds=%.3f events_per_s=%.0f\n", k, t1 - t0,
+         (double)k / (t1 - t0));
   k = perfetto_decode_frames(d, n, true);
   double t2 = perfetto_decode_now();
   printf("unpack events=%" PRIu64 " seconds=%.3f events_per_s=%.0f\n", k,

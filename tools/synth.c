@@ -93,6 +93,11 @@ static void synth_usage(FILE *f) {
              "  --device-instructions N   instructions per execution "
              "(default 2000)\n"
              "  --no-framework            no trace.json\n"
+             "  --format FORMAT           native (default), or systrace-json: "
+             "the\n"
+             "                            runtime events as the runtime's JSON"
+             " dump\n"
+             "                            (ntrace_events.json, no ntrace.pb)\n"
              "  --manifest FILE           write the exact record counts as "
              "JSON\n"
              "  --help                    this text\n");
@@ -171,6 +176,7 @@ static void synth_parse(int argc, char **argv, struct synth_opts *o) {
     O_DEV,
     O_DEVINS,
     O_NOFW,
+    O_FORMAT,
     O_MANIFEST,
     O_HELP,
     O_OUT
@@ -186,6 +192,7 @@ static void synth_parse(int argc, char **argv, struct synth_opts *o) {
       {"device-profile", required_argument, NULL, O_DEV},
       {"device-instructions", required_argument, NULL, O_DEVINS},
       {"no-framework", no_argument, NULL, O_NOFW},
+      {"format", required_argument, NULL, O_FORMAT},
       {"manifest", required_argument, NULL, O_MANIFEST},
       {"help", no_argument, NULL, O_HELP},
       {NULL, 0, NULL, 0}};
@@ -242,6 +249,12 @@ static void synth_parse(int argc, char **argv, struct synth_opts *o) {
       break;
     case O_NOFW:
       o->framework = 0;
+      break;
+    case O_FORMAT:
+      if (strcmp(optarg, "native") && strcmp(optarg, "systrace-json"))
+        synth_die_usage("--format: '%s' is not native or systrace-json",
+                        optarg);
+      o->systrace_json = !strcmp(optarg, "systrace-json");
       break;
     case O_MANIFEST:
       o->manifest = optarg;
@@ -501,6 +514,8 @@ static int synth_run(struct synth *s) {
       synth_layout_process(s, &p, i, j, pids);
       pids[j] = p.pid;
       rc = synth_sys_process(s, &p, &cause);
+      if (rc == 0 && s->o.systrace_json)
+        rc = synth_nrtjson_process(s, &p, &cause);
       if (rc < 0) {
         fprintf(stderr, SYNTH_PROG ": %s\n", cause);
         free(cause);

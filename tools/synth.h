@@ -92,6 +92,7 @@ struct synth_opts {
   enum synth_devmode devmode;
   int64_t device_instructions;
   int framework;
+  int systrace_json; /* --format systrace-json */
 };
 
 /* A compiled model: one NEFF, loaded on some NeuronCores of every process. */
@@ -183,6 +184,12 @@ int synth_fclose(FILE *f);
  * info, and through synth_dev/synth_neff its device files).  Returns 0 or a
  * negative errno-style code with *cause set (malloc'd, names the file). */
 int synth_sys_process(struct synth *s, struct synth_proc *p, char **cause);
+
+/* synth_nrtjson.c: rewrites the ntrace.pb of process p (written already)
+ * as the runtime's JSON event dump ntrace_events.json and removes it.
+ * Returns 0 or a negative errno-style code with *cause set (malloc'd). */
+int synth_nrtjson_process(struct synth *s, const struct synth_proc *p,
+                          char **cause);
 
 /* synth_neff.c: writes <dir>/<m->file>, a NEFF with a valid header and a
  * small tgz payload (info.json and an sg00 subgraph folder).  Returns 0 or

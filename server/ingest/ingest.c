@@ -1226,7 +1226,8 @@ static void ingest_vendor_json(struct ing *g) {
   for (int i = 0; i < d->n_procs; i++)
     for (int j = 0; j < d->procs[i].n_json; j++)
       rels[k++] = d->procs[i].json[j];
-  if (ingest_vjson_read_all(g, rels, n, handled) > 0) {
+  int nv = ingest_vjson_read_all(g, rels, n, handled);
+  if (nv + ingest_nrtjson_read_all(g, rels, n, handled) > 0) {
     g->vjson = xcalloc((size_t)n, sizeof *g->vjson);
     for (int i = 0; i < n; i++)
       if (handled[i])
@@ -1338,8 +1339,10 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
     return rc;
   }
   struct ing g = {.o = o, .w = w, .d = d, .st = st, .t0 = t0};
-  for (int i = 0; i < d->n_messages; i++)
+  for (int i = 0; i < d->n_messages; i++) { /* what discovery left out */
+    st->skipped++;
     ingest_warn(&g, "Missing Data", NULL, 0, "%s", d->messages[i]);
+  }
   char *base = ingest_profile_base(o->dir);
   if (!o->ignore_system)
     ingest_vendor_json(&g);

@@ -61,14 +61,13 @@ static int ingest_perfetto_track(void *ud, const struct fmt_perfetto_track *t) {
 
 /* The slice track of a Perfetto track (tid: the event's, after legacy
  * overrides). */
-static struct itrack *
-ingest_perfetto_slices(struct ingest_perfetto *p,
-                       const struct fmt_perfetto_track *t, int64_t pid,
-                       int64_t tid) {
+static struct itrack *ingest_perfetto_slices(struct ingest_perfetto *p,
+                                             const struct fmt_perfetto_track *t,
+                                             int64_t pid, int64_t tid) {
   if (p->last && p->last_src == t && p->last_tid == tid)
     return p->last;
-  struct store_track d = ingest_desc("slices", "system", "framework",
-                                     p->instance);
+  struct store_track d =
+      ingest_desc("slices", "system", "framework", p->instance);
   d.pid = ingest_perfetto_pid(p, pid, NULL);
   d.has_pid = 1;
   d.has_tid = 1;
@@ -137,8 +136,8 @@ static int ingest_perfetto_counter(void *ud,
     d.tid = c->track->tid;
     d.has_tid = 1;
   }
-  char *label = c->unit ? xasprintf("%s (%s)", c->name, c->unit)
-                        : xstrdup(c->name);
+  char *label =
+      c->unit ? xasprintf("%s (%s)", c->name, c->unit) : xstrdup(c->name);
   d.label = label;
   p->g->file_pos = c->offset;
   ingest_counter(p->g, ingest_track(p->g, &d), 0, c->ts_ns, c->value);
@@ -155,11 +154,10 @@ static void ingest_perfetto_warning(void *ud, uint64_t offset,
 void ingest_perfetto_read(struct ing *g, const char *rel) {
   char *path = xasprintf("%s/%s", g->o->dir, rel);
   const char *base = strrchr(rel, '/');
-  struct ingest_perfetto p = {.g = g,
-                              .rel = rel,
-                              .instance = base ? base + 1 : rel};
-  struct fmt_perfetto_cb cb = {&p, ingest_perfetto_track,
-                               ingest_perfetto_slice, ingest_perfetto_counter,
+  struct ingest_perfetto p = {
+      .g = g, .rel = rel, .instance = base ? base + 1 : rel};
+  struct fmt_perfetto_cb cb = {&p, ingest_perfetto_track, ingest_perfetto_slice,
+                               ingest_perfetto_counter,
                                ingest_perfetto_warning};
   struct fmt_perfetto_stats st = {0};
   char *cause = NULL;

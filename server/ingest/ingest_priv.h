@@ -249,5 +249,10 @@ int64_t ingest_sync_cpu(struct ing *g, int nc, int64_t exec_id);
  * device ones.  Returns how many of the files were vendor exports; the
  * others are left for the Chrome reader and flagged in *handled. */
 int ingest_vjson_read_all(struct ing *g, char **rels, int n, bool *handled);
+/* ingest_nrtjson.c: the runtime's JSON event dumps among the files not
+ * handled yet (recognised by content), each as the system trace of its
+ * process folder (or of the profile); flags them in *handled and returns
+ * how many. */
+int ingest_nrtjson_read_all(struct ing *g, char **rels, int n, bool *handled);
 
 #endif

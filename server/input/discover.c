@@ -41,35 +41,79 @@ static bool discover_is_store(const char *name) {
          discover_ends(name, ".db-journal");
 }
 
+/* The folders from --dir down to the one being read, to refuse a symbolic
+ * link that leads back to one of them. */
+struct discover_ancestor {
+  dev_t dev;
+  ino_t ino;
+  const struct discover_ancestor *up;
+};
+
+static bool discover_on_path(const struct discover_ancestor *a,
+                             const struct stat *st) {
+  for (; a; a = a->up)
+    if (a->dev == st->st_dev && a->ino == st->st_ino)
+      return true;
+  return false;
+}
+
+static const char *discover_kind(mode_t m) {
+  return S_ISFIFO(m)   ? "a FIFO"
+         : S_ISSOCK(m) ? "a socket"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+                       : "not a regular file";
+}
+
 static void discover_walk_dir(struct discover_walk *w, int dirfd,
-                              const char *rel, int depth) {
+                              const char *rel, int depth,
+                              const struct discover_ancestor *up) {
   DIR *d = fdopendir(dirfd);
   if (!d) {
     close(dirfd);
     return;
   }
+  struct stat self;
+  struct discover_ancestor me = {0, 0, up};
+  if (fstat(dirfd, &self) == 0)
+    me.dev = self.st_dev, me.ino = self.st_ino;
   struct dirent *de;
   while ((de = readdir(d))) {
     if (de->d_name[0] == '.')
       continue;
     struct stat st;
-    if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-      continue;
     char *child =
         rel[0] ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+    /* Symbolic links are followed, to files and to folders alike. */
+    if (fstatat(dirfd, de->d_name, &st, 0) != 0) {
+      discover_add_msg(w->res,
+                       xasprintf("Skipped %s: %s", child,
+                                 errno == ENOENT ? "broken symbolic link"
+                                 : errno == ELOOP
+                                     ? "symbolic link loop"
+                                     : strerror(errno)));
+      free(child);
+      continue;
+    }
     if (S_ISDIR(st.st_mode)) {
-      if (depth + 1 >= DISCOVER_MAX_DEPTH) {
-        free(child);
-        continue;
-      }
-      int fd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-      if (fd < 0)
+      int fd = -1;
+      if (discover_on_path(&me, &st))
+        discover_add_msg(w->res,
+                         xasprintf("Skipped %s: symbolic link loop", child));
+      else if (depth + 1 >= DISCOVER_MAX_DEPTH)
+        discover_add_msg(w->res, xasprintf("Skipped %s: deeper than %d levels",
+                                           child, DISCOVER_MAX_DEPTH));
+      else if ((fd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY)) < 0)
         discover_add_msg(w->res, xasprintf("Cannot read folder %s: %s", child,
                                            strerror(errno)));
       else
-        discover_walk_dir(w, fd, child, depth + 1);
+        discover_walk_dir(w, fd, child, depth + 1, &me);
       free(child);
-    } else if (S_ISREG(st.st_mode) && !discover_is_store(de->d_name)) {
+    } else if (!S_ISREG(st.st_mode)) {
+      discover_add_msg(w->res, xasprintf("Skipped %s: %s", child,
+                                         discover_kind(st.st_mode)));
+      free(child);
+    } else if (!discover_is_store(de->d_name)) {
       if (w->n == w->cap) {
         w->cap = w->cap ? w->cap * 2 : 64;
         w->files = xrealloc(w->files, sizeof *w->files * (size_t)w->cap);
@@ -290,6 +334,19 @@ static void discover_pair(struct discover_result *r) {
   }
 }
 
+/* Why a file of --dir is not read (a message for the Warning table). */
+static char *discover_unknown(const char *rel, const char *base,
+                              bool in_process) {
+  if (!in_process && (strcmp(base, "trace_info.pb") == 0 ||
+                      strcmp(base, "ntrace.pb") == 0 ||
+                      strcmp(base, "cpu_util.pb") == 0 ||
+                      strcmp(base, "host_mem.pb") == 0))
+    return xasprintf("Skipped %s: system capture files belong in an "
+                     "<instance-id>_pid_<pid> folder",
+                     rel);
+  return xasprintf("Skipped %s: not a profile file this server reads", rel);
+}
+
 static int discover_cmp_proc(const void *a, const void *b) {
   return strcmp(((const struct discover_process *)a)->rel,
                 ((const struct discover_process *)b)->rel);
@@ -304,7 +361,7 @@ int discover_run(const char *dir, struct discover_result **out, char **cause) {
   }
   struct discover_result *r = xcalloc(1, sizeof *r);
   struct discover_walk w = {.res = r};
-  discover_walk_dir(&w, fd, "", 0);
+  discover_walk_dir(&w, fd, "", 0, NULL);
   if (w.n > 1)
     qsort(w.files, (size_t)w.n, sizeof *w.files, discover_cmp_file);
 
@@ -359,6 +416,7 @@ int discover_run(const char *dir, struct discover_result **out, char **cause) {
         discover_push(&r->json, &r->n_json, f->rel);
     } else {
       counted = false;
+      discover_add_msg(r, discover_unknown(f->rel, base, p != NULL));
     }
     if (counted) {
       r->total_bytes += f->size;

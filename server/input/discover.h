@@ -6,10 +6,11 @@
  * traces: "<hash>_instid_<i>_vnc_<n>.ntff", "<hash>_vnc_<n>.ntff" (model
  * mode, paired with "neff_<hash>[_vnc_<n>].neff" or "neffs/graph_<hash>.neff"
  * by hash), "profile_nc_<n>_session_<s>.ntff" (session mode), other *.ntff.
- * Chrome traces (*.json, *.json.gz) inside a process folder belong to it;
- * elsewhere they stand alone.  Perfetto traces (*.pftrace,
- * *.perfetto-trace, and their .gz) always stand alone.  Discovery only looks at names and sizes; it
- * opens no file.
+ * JSON files (*.json, *.json.gz: Chrome traces, vendor exports, runtime
+ * event dumps -- the readers tell them apart by content) inside a process
+ * folder belong to it; elsewhere they stand alone.  Discovery only looks at
+ * names and sizes; it opens no file.  Perfetto traces (*.pftrace,
+ * *.perfetto-trace, and their .gz) always stand alone.
  *
  * Ownership: discover_run() returns a result the caller frees with
  * discover_free(); every string in it belongs to the result.
@@ -37,7 +38,7 @@ struct discover_process {
   int64_t pid;            /* from the folder name; -1 if not a pid folder */
   /* Paths relative to the profile directory, NULL when absent. */
   char *trace_info, *ntrace, *cpu_util, *host_mem;
-  char **json;            /* Chrome/framework traces of this process */
+  char **json;            /* JSON files (traces, exports, dumps) of it */
   int n_json;
   struct discover_device *devices;
   int n_devices;
@@ -59,9 +60,11 @@ struct discover_result {
   int n_files;
 };
 
-/* Walks `dir` (at most 8 levels deep, symlinks not followed).  Returns 0
- * and sets *out, or a negative errno-style code with *cause set when `dir`
- * cannot be read at all (unreadable subfolders become messages). */
+/* Walks `dir` (at most 8 levels deep; symbolic links followed, a link back
+ * to a folder on the way refused).  Returns 0 and sets *out, or a negative
+ * errno-style code with *cause set when `dir` cannot be read at all.  Every
+ * file or folder that is not read becomes a message naming it and why
+ * (unreadable, broken or looping link, FIFO or device, unknown name). */
 int discover_run(const char *dir, struct discover_result **out, char **cause);
 
 void discover_free(struct discover_result *r);

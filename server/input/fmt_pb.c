@@ -249,6 +249,32 @@ static ProtobufCMessage *fmt_pb_unpack(struct fmt_pb *r,
   }
 }
 
+/* Two zero bytes where a record length belongs (two empty records in a row,
+ * which no writer makes) start a zero-filled region (a preallocated or
+ * sparse tail, a hole): skipped as one unit, in one pass at memory speed.  Returns -EPIPE when the zeros run to the end of the file
+ * (nothing follows), else -EBADMSG with the read position after them. */
+static int fmt_pb_zeros(struct fmt_pb *r, uint64_t *offset) {
+  uint64_t start = r->pos, at = start;
+  while (at < r->size) {
+    size_t n = r->size - at > FMT_PB_DROP_STEP ? FMT_PB_DROP_STEP
+                                                : (size_t)(r->size - at);
+    const uint8_t *p = r->map + at;
+    size_t i = 0;
+    while (i < n && p[i] == 0)
+      i++;
+    at += i;
+    if (i < n)
+      break;
+    r->pos = at; /* give back what was scanned */
+    fmt_pb_drop_consumed(r);
+  }
+  if (at == r->size)
+    return fmt_pb_fail(r, start, offset);
+  r->pos = at;
+  *offset = start;
+  return -EBADMSG;
+}
+
 int fmt_pb_next_raw(struct fmt_pb *r, const uint8_t **data, size_t *len,
                     uint64_t *offset) {
   if (r->broken) {
@@ -262,6 +288,8 @@ int fmt_pb_next_raw(struct fmt_pb *r, const uint8_t **data, size_t *len,
     fmt_pb_arena_resize(&r->arena, FMT_PB_ARENA_INITIAL);
   fmt_pb_drop_consumed(r);
   uint64_t start = r->pos, n64;
+  if (r->map[r->pos] == 0 && r->pos + 1 < r->size && r->map[r->pos + 1] == 0)
+    return fmt_pb_zeros(r, offset);
   int n = fmt_pb_varint(r, &n64);
   if (n <= 0 || n64 > FMT_PB_MAX_RECORD ||
       n64 > r->size - r->pos - (uint64_t)n)

@@ -47,8 +47,15 @@ int fmt_pb_open(const char *path, const char *magic, struct fmt_pb **out,
 int fmt_pb_next(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
                 ProtobufCMessage **msg, uint64_t *offset);
 
-/* The next record's bytes without decoding them (valid until the next
- * call or fmt_pb_close): returns 1, 0 at the end, or -EPIPE as above.
+/* A run of two or more zero bytes where a record's length belongs (a
+ * zero-filled or sparse region: two empty records in a row, which no writer
+ * makes; a lone empty record decodes as usual) is skipped
+ * as one unit in one pass: -EPIPE if it runs to the end of the file, else
+ * -EBADMSG with *offset at its start, the next call going on after it.
+ *
+ * The next record's bytes without decoding them (valid until the next
+ * call or fmt_pb_close): returns 1, 0 at the end, -EBADMSG for a zero run
+ * followed by more records, or -EPIPE as above.
  * Decode them, if wanted, with fmt_pb_decode (NULL if they do not decode;
  * the message lives in the reader's arena until the next record). */
 int fmt_pb_next_raw(struct fmt_pb *r, const uint8_t **data, size_t *len,

@@ -13,58 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ map */
-
-static size_t fmt_perfetto_map_at(const struct fmt_perfetto_map *m,
-                                  uint64_t k) {
-  uint64_t h = k * 0x9E3779B97F4A7C15ull;
-  return (size_t)(h ^ (h >> 29)) & (m->cap - 1);
-}
-
-void *fmt_perfetto_map_get(const struct fmt_perfetto_map *m, uint64_t k) {
-  if (!m->cap)
-    return NULL;
-  for (size_t i = fmt_perfetto_map_at(m, k);; i = (i + 1) & (m->cap - 1)) {
-    if (!m->vals[i])
-      return NULL;
-    if (m->keys[i] == k)
-      return m->vals[i];
-  }
-}
-
-void **fmt_perfetto_map_slot(struct fmt_perfetto_map *m, uint64_t k) {
-  if ((m->n + 1) * 2 > m->cap) {
-    struct fmt_perfetto_map b = {.cap = m->cap ? m->cap * 2 : 16};
-    b.keys = xmalloc(sizeof *b.keys * b.cap);
-    b.vals = xcalloc(b.cap, sizeof *b.vals);
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->vals[i])
-        *fmt_perfetto_map_slot(&b, m->keys[i]) = m->vals[i];
-    free(m->keys);
-    free(m->vals);
-    *m = b;
-    m->n = 0;
-    for (size_t i = 0; i < m->cap; i++)
-      m->n += m->vals[i] != NULL;
-  }
-  size_t i = fmt_perfetto_map_at(m, k);
-  for (; m->vals[i]; i = (i + 1) & (m->cap - 1))
-    if (m->keys[i] == k)
-      return &m->vals[i];
-  m->keys[i] = k;
-  m->n++;
-  return &m->vals[i];
-}
-
-void fmt_perfetto_map_clear(struct fmt_perfetto_map *m, void (*fr)(void *)) {
-  for (size_t i = 0; i < m->cap; i++)
-    if (m->vals[i] && fr)
-      fr(m->vals[i]);
-  free(m->keys);
-  free(m->vals);
-  *m = (struct fmt_perfetto_map){0};
-}
-
 /* ------------------------------------------------------------ arena */
 
 /* Where protobuf-c unpacks one packet: a bump buffer, reset per packet,
@@ -110,50 +58,13 @@ static void fmt_perfetto_arena_reset(struct fmt_perfetto_arena *a) {
 
 /* ------------------------------------------------------------ sequences */
 
-const char *fmt_perfetto_clean(struct sbuf *b, const char *s, size_t n) {
-  size_t i = 0;
-  while (i < n && (unsigned char)s[i] < 0x80)
-    i++;
-  if (i == n)
-    return s;
-  sbuf_reset(b);
-  sbuf_add_utf8(b, s, n);
-  return b->s;
-}
-
-char *fmt_perfetto_dup(const char *s, size_t n) {
-  struct sbuf b = {0};
-  const char *c = fmt_perfetto_clean(&b, s, n);
-  char *out = c == b.s ? b.s : xstrndup(s, n);
-  if (c != b.s)
-    sbuf_free(&b);
-  return out;
-}
-
-void fmt_perfetto_warn(struct fmt_perfetto *r, const char *fmt, ...) {
-  r->st->skipped++;
-  if (!r->cb->warning)
-    return;
-  va_list ap;
-  va_start(ap, fmt);
-  char tmp[512];
-  vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  r->cb->warning(r->cb->ud, r->offset, tmp);
-}
-
-const char *fmt_perfetto_interned(const struct fmt_perfetto_seq *q, int kind,
-                                  uint64_t iid) {
-  return fmt_perfetto_map_get(&q->interned, iid * 4 + (uint64_t)kind);
-}
-
 static void fmt_perfetto_seq_clear(struct fmt_perfetto *r,
                                    struct fmt_perfetto_seq *q) {
   for (size_t i = 0; i < q->interned.cap; i++)
     if (q->interned.vals[i])
       r->interned_bytes -= strlen(q->interned.vals[i]) + 1;
-  fmt_perfetto_map_clear(&q->interned, free);
-  fmt_perfetto_map_clear(&q->counters, free);
+  fmt_perfetto_state_map_clear(&q->interned, free);
+  fmt_perfetto_state_map_clear(&q->counters, free);
   for (size_t i = 0; i < r->nclocks; i++)
     if (r->clocks[i].seq == q->id)
       r->clocks[i].has_snap = 0;
@@ -162,8 +73,8 @@ static void fmt_perfetto_seq_clear(struct fmt_perfetto *r,
 
 static void fmt_perfetto_seq_free(void *p) {
   struct fmt_perfetto_seq *q = p;
-  fmt_perfetto_map_clear(&q->interned, free);
-  fmt_perfetto_map_clear(&q->counters, free);
+  fmt_perfetto_state_map_clear(&q->interned, free);
+  fmt_perfetto_state_map_clear(&q->counters, free);
   free(q->extra);
   free(q->extra_double);
   free(q);
@@ -171,12 +82,12 @@ static void fmt_perfetto_seq_free(void *p) {
 
 static struct fmt_perfetto_seq *fmt_perfetto_seq(struct fmt_perfetto *r,
                                                  uint32_t id) {
-  struct fmt_perfetto_seq *q = fmt_perfetto_map_get(&r->seqs, id);
+  struct fmt_perfetto_seq *q = fmt_perfetto_state_map_get(&r->seqs, id);
   if (q || r->seqs.n >= FMT_PERFETTO_MAX_SEQUENCES)
     return q;
   q = xcalloc(1, sizeof *q);
   q->id = id;
-  *fmt_perfetto_map_slot(&r->seqs, id) = q;
+  *fmt_perfetto_state_map_slot(&r->seqs, id) = q;
   return q;
 }
 
@@ -185,16 +96,18 @@ static void fmt_perfetto_intern(struct fmt_perfetto *r,
                                 uint64_t iid, const char *s, size_t n) {
   if (!s)
     return;
-  void **slot = fmt_perfetto_map_slot(&q->interned, iid * 4 + (uint64_t)kind);
+  void **slot =
+      fmt_perfetto_state_map_slot(&q->interned, iid * 4 + (uint64_t)kind);
   if (*slot) {
     r->interned_bytes -= strlen(*slot) + 1;
     free(*slot);
   } else if (r->interned_bytes + n + 1 > FMT_PERFETTO_MAX_INTERNED) {
     /* the slot stays: fill it with the fallback so the map stays dense */
     if (!r->warned_interned)
-      fmt_perfetto_warn(r, "interned strings pass %u MiB: later ones are "
-                           "replaced by their iid",
-                        FMT_PERFETTO_MAX_INTERNED >> 20);
+      fmt_perfetto_state_warn(r,
+                              "interned strings pass %u MiB: later ones are "
+                              "replaced by their iid",
+                              FMT_PERFETTO_MAX_INTERNED >> 20);
     r->warned_interned = true;
     char id[32];
     snprintf(id, sizeof id, "iid:%" PRIu64, iid);
@@ -202,17 +115,17 @@ static void fmt_perfetto_intern(struct fmt_perfetto *r,
     r->interned_bytes += strlen(id) + 1;
     return;
   }
-  *slot = fmt_perfetto_dup(s, n);
+  *slot = fmt_perfetto_state_dup(s, n);
   r->interned_bytes += strlen(*slot) + 1;
 }
 
-static void fmt_perfetto_interned_data(struct fmt_perfetto *r,
-                                       struct fmt_perfetto_seq *q,
-                                       const Perfetto__Protos__InternedData *d) {
+static void
+fmt_perfetto_interned_data(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
+                           const Perfetto__Protos__InternedData *d) {
   for (size_t i = 0; i < d->n_event_categories; i++) {
     const char *s = d->event_categories[i]->name;
-    fmt_perfetto_intern(r, q, FMT_PERFETTO_CATEGORY, d->event_categories[i]->iid,
-                        s, s ? strlen(s) : 0);
+    fmt_perfetto_intern(r, q, FMT_PERFETTO_CATEGORY,
+                        d->event_categories[i]->iid, s, s ? strlen(s) : 0);
   }
   for (size_t i = 0; i < d->n_event_names; i++) {
     const char *s = d->event_names[i]->name;
@@ -234,8 +147,9 @@ static void fmt_perfetto_interned_data(struct fmt_perfetto *r,
   }
 }
 
-static void fmt_perfetto_defaults(struct fmt_perfetto_seq *q,
-                                  const Perfetto__Protos__TracePacketDefaults *d) {
+static void
+fmt_perfetto_defaults(struct fmt_perfetto_seq *q,
+                      const Perfetto__Protos__TracePacketDefaults *d) {
   q->has_clock = d->has_timestamp_clock_id;
   q->clock_id = d->timestamp_clock_id;
   const Perfetto__Protos__TrackEventDefaults *e = d->track_event_defaults;
@@ -250,7 +164,8 @@ static void fmt_perfetto_defaults(struct fmt_perfetto_seq *q,
   if (e->n_extra_counter_track_uuids) {
     q->nextra = e->n_extra_counter_track_uuids;
     q->extra = xmalloc(sizeof *q->extra * q->nextra);
-    memcpy(q->extra, e->extra_counter_track_uuids, sizeof *q->extra * q->nextra);
+    memcpy(q->extra, e->extra_counter_track_uuids,
+           sizeof *q->extra * q->nextra);
   }
   if (e->n_extra_double_counter_track_uuids) {
     q->nextra_double = e->n_extra_double_counter_track_uuids;
@@ -287,9 +202,9 @@ static void fmt_perfetto_snapshot(struct fmt_perfetto *r, uint32_t seq,
     if (s->clocks[i]->clock_id == r->trace_clock)
       tc = s->clocks[i];
   if (!tc) {
-    fmt_perfetto_warn(r, "clock snapshot without the trace clock %" PRIu32
-                         ": ignored",
-                      r->trace_clock);
+    fmt_perfetto_state_warn(
+        r, "clock snapshot without the trace clock %" PRIu32 ": ignored",
+        r->trace_clock);
     return;
   }
   int64_t tmul = tc->has_unit_multiplier_ns && tc->unit_multiplier_ns
@@ -329,65 +244,17 @@ static int64_t fmt_perfetto_ts(struct fmt_perfetto *r, uint32_t seq,
   if (c->has_snap)
     return (int64_t)((uint64_t)c->trace + (uint64_t)ns - (uint64_t)c->snap);
   if (!c->warned)
-    fmt_perfetto_warn(r, "clock %" PRIu32 " has no snapshot with the trace "
-                         "clock %" PRIu32 ": its timestamps are used as they "
-                         "are",
-                      id, r->trace_clock);
+    fmt_perfetto_state_warn(r,
+                            "clock %" PRIu32 " has no snapshot with the trace "
+                            "clock %" PRIu32
+                            ": its timestamps are used as they "
+                            "are",
+                            id, r->trace_clock);
   c->warned = 1;
   return ns;
 }
 
 /* ------------------------------------------------------------ tracks */
-
-struct fmt_perfetto_trk *fmt_perfetto_track(struct fmt_perfetto *r,
-                                            uint64_t uuid) {
-  struct fmt_perfetto_trk *t = fmt_perfetto_map_get(&r->tracks, uuid);
-  if (t)
-    return t;
-  if (r->tracks.n >= FMT_PERFETTO_MAX_TRACKS) {
-    if (!r->warned_tracks)
-      fmt_perfetto_warn(r, "more than %u tracks: the events of later ones "
-                           "are skipped",
-                        FMT_PERFETTO_MAX_TRACKS);
-    r->warned_tracks = true;
-    return NULL;
-  }
-  t = xcalloc(1, sizeof *t);
-  t->pub.uuid = uuid;
-  t->pub.unit_multiplier = 1;
-  t->own_pid = t->own_tid = -1;
-  if (uuid == FMT_PERFETTO_DEFAULT_TRACK)
-    t->pub.name = t->name = xstrdup("Default Track");
-  *fmt_perfetto_map_slot(&r->tracks, uuid) = t;
-  r->tgen++;
-  fmt_perfetto_track_report(r, t);
-  return t;
-}
-
-void fmt_perfetto_track_resolve(struct fmt_perfetto *r,
-                                struct fmt_perfetto_trk *t) {
-  if (t->resolved == r->tgen)
-    return;
-  t->resolved = r->tgen;
-  t->pub.pid = t->own_pid;
-  t->pub.tid = t->own_tid;
-  const struct fmt_perfetto_trk *p = t;
-  for (int d = 0; d < 32 && t->pub.pid < 0 && p->pub.parent_uuid; d++) {
-    p = fmt_perfetto_map_get(&r->tracks, p->pub.parent_uuid);
-    if (!p || p == t)
-      break;
-    t->pub.pid = p->own_pid;
-    if (t->pub.tid < 0)
-      t->pub.tid = p->own_tid;
-  }
-}
-
-void fmt_perfetto_track_report(struct fmt_perfetto *r,
-                               struct fmt_perfetto_trk *t) {
-  fmt_perfetto_track_resolve(r, t);
-  if (r->cb->track && !r->rc)
-    r->rc = r->cb->track(r->cb->ud, &t->pub);
-}
 
 static void fmt_perfetto_track_free(void *p) {
   struct fmt_perfetto_trk *t = p;
@@ -404,27 +271,29 @@ static void fmt_perfetto_set(struct fmt_perfetto_trk *t, char **field,
                              const char *v) {
   if (!(v && *field && strcmp(v, *field) == 0)) {
     free(*field);
-    *field = v ? fmt_perfetto_dup(v, strlen(v)) : NULL;
+    *field = v ? fmt_perfetto_state_dup(v, strlen(v)) : NULL;
   }
   t->pub.name = t->name;
   t->pub.process_name = t->process_name;
   t->pub.thread_name = t->thread_name;
 }
 
-static void fmt_perfetto_descriptor(struct fmt_perfetto *r,
-                                    const Perfetto__Protos__TrackDescriptor *d) {
-  struct fmt_perfetto_trk *t = fmt_perfetto_track(r, d->uuid);
+static void
+fmt_perfetto_descriptor(struct fmt_perfetto *r,
+                        const Perfetto__Protos__TrackDescriptor *d) {
+  struct fmt_perfetto_trk *t = fmt_perfetto_state_track(r, d->uuid);
   if (!t)
     return;
   struct fmt_perfetto_track *p = &t->pub;
   p->parent_uuid = d->has_parent_uuid ? d->parent_uuid : 0;
-  const char *name = d->static_or_dynamic_name_case ==
-                             PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME
-                         ? d->name
-                     : d->static_or_dynamic_name_case ==
-                             PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_STATIC_NAME
-                         ? d->static_name
-                         : NULL;
+  const char *name =
+      d->static_or_dynamic_name_case ==
+              PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME
+          ? d->name
+      : d->static_or_dynamic_name_case ==
+              PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_STATIC_NAME
+          ? d->static_name
+          : NULL;
   if (name || p->is_process || p->is_thread || p->is_counter)
     fmt_perfetto_set(t, &t->name, name); /* else named by its first event */
   if (d->process) {
@@ -449,13 +318,13 @@ static void fmt_perfetto_descriptor(struct fmt_perfetto *r,
               : c->type == 1             ? "ns"
               : c->type == 2             ? "count"
                                          : NULL;
-    p->unit_multiplier =
-        c->has_unit_multiplier && c->unit_multiplier > 0 ? c->unit_multiplier
-                                                         : 1;
+    p->unit_multiplier = c->has_unit_multiplier && c->unit_multiplier > 0
+                             ? c->unit_multiplier
+                             : 1;
     p->incremental = c->is_incremental;
   }
   r->tgen++;
-  fmt_perfetto_track_report(r, t);
+  fmt_perfetto_state_track_report(r, t);
 }
 
 /* A legacy ThreadDescriptor/ProcessDescriptor packet: a track of its own
@@ -466,7 +335,7 @@ static void fmt_perfetto_legacy_desc(struct fmt_perfetto *r,
   char key[64];
   int n = snprintf(key, sizeof key, "legacy:%" PRId64 ":%" PRId64, pid, tid);
   uint64_t uuid = util_hash(key, (size_t)n) | 1ull << 63;
-  struct fmt_perfetto_trk *t = fmt_perfetto_track(r, uuid);
+  struct fmt_perfetto_trk *t = fmt_perfetto_state_track(r, uuid);
   if (!t)
     return;
   t->own_pid = pid;
@@ -475,7 +344,7 @@ static void fmt_perfetto_legacy_desc(struct fmt_perfetto *r,
   t->pub.is_process = tid < 0;
   fmt_perfetto_set(t, tid >= 0 ? &t->thread_name : &t->process_name, name);
   r->tgen++;
-  fmt_perfetto_track_report(r, t);
+  fmt_perfetto_state_track_report(r, t);
   if (q && tid >= 0) {
     q->has_thread = true;
     q->thread_uuid = uuid;
@@ -486,15 +355,17 @@ static void fmt_perfetto_legacy_desc(struct fmt_perfetto *r,
 
 static void fmt_perfetto_packet(struct fmt_perfetto *r,
                                 const Perfetto__Protos__TracePacket *p) {
-  uint32_t sid = p->optional_trusted_packet_sequence_id_case ==
-                         PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID
-                     ? p->trusted_packet_sequence_id
-                     : 0;
+  uint32_t sid =
+      p->optional_trusted_packet_sequence_id_case ==
+              PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID
+          ? p->trusted_packet_sequence_id
+          : 0;
   struct fmt_perfetto_seq *q = fmt_perfetto_seq(r, sid);
   if (!q) {
-    fmt_perfetto_warn(r, "more than %u packet sequences: packet of sequence "
-                         "%" PRIu32 " skipped",
-                      FMT_PERFETTO_MAX_SEQUENCES, sid);
+    fmt_perfetto_state_warn(r,
+                            "more than %u packet sequences: packet of sequence "
+                            "%" PRIu32 " skipped",
+                            FMT_PERFETTO_MAX_SEQUENCES, sid);
     return;
   }
   if (p->has_previous_packet_dropped && p->previous_packet_dropped)
@@ -582,8 +453,8 @@ static int fmt_perfetto_varint(struct jtok_src *s, uint64_t *v) {
  * value, or -EPIPE/-EBADMSG with *cause set. */
 static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jtok_src *s,
                                struct fmt_perfetto_arena *a, char **cause) {
-  ProtobufCAllocator alloc = {fmt_perfetto_arena_alloc,
-                              fmt_perfetto_arena_free, a};
+  ProtobufCAllocator alloc = {fmt_perfetto_arena_alloc, fmt_perfetto_arena_free,
+                              a};
   for (;;) {
     uint64_t at = jtok_off(s, s->p), key, len = 0;
     r->offset = at;
@@ -628,9 +499,10 @@ static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jtok_src *s,
     if (fmt_perfetto_args_depth_ok(data, (size_t)len))
       p = perfetto__protos__trace_packet__unpack(&alloc, (size_t)len, data);
     if (!p)
-      fmt_perfetto_warn(r, "packet of %" PRIu64 " bytes does not decode: "
-                           "skipped",
-                        len);
+      fmt_perfetto_state_warn(r,
+                              "packet of %" PRIu64 " bytes does not decode: "
+                              "skipped",
+                              len);
     else
       fmt_perfetto_packet(r, p);
     fmt_perfetto_arena_reset(a);
@@ -649,7 +521,8 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
   int rc = jtok_open(&s, path, 0, cause);
   if (rc < 0)
     return rc;
-  struct fmt_perfetto r = {.cb = cb, .st = st,
+  struct fmt_perfetto r = {.cb = cb,
+                           .st = st,
                            .trace_clock = FMT_PERFETTO_BOOTTIME,
                            .max_ts = INT64_MIN};
   struct fmt_perfetto_arena a = {.buf = xmalloc(FMT_PERFETTO_ARENA)};
@@ -667,9 +540,9 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
   if (why)
     *cause = xasprintf("%s: %s", path, why);
   free(why);
-  fmt_perfetto_map_clear(&r.tracks, fmt_perfetto_track_free);
-  fmt_perfetto_map_clear(&r.seqs, fmt_perfetto_seq_free);
-  fmt_perfetto_map_clear(&r.flowgen, NULL);
+  fmt_perfetto_state_map_clear(&r.tracks, fmt_perfetto_track_free);
+  fmt_perfetto_state_map_clear(&r.seqs, fmt_perfetto_seq_free);
+  fmt_perfetto_state_map_clear(&r.flowgen, NULL);
   free(r.clocks);
   free(r.flows);
   sbuf_free(&r.args);

@@ -52,8 +52,8 @@
  * has both, a process track and its children a pid. */
 struct fmt_perfetto_track {
   uint64_t uuid;
-  uint64_t parent_uuid;     /* 0: none */
-  const char *name;         /* name or static_name; NULL when absent */
+  uint64_t parent_uuid; /* 0: none */
+  const char *name;     /* name or static_name; NULL when absent */
   int64_t pid, tid;
   const char *process_name; /* of the process descriptor, or NULL */
   const char *thread_name;  /* of the thread descriptor, or NULL */
@@ -70,23 +70,23 @@ struct fmt_perfetto_track {
  * merged key by key, arrays appended, the end's scalars win). */
 struct fmt_perfetto_slice {
   const struct fmt_perfetto_track *track; /* never NULL */
-  const char *name;        /* never NULL ("" when absent) */
-  const char *cat;         /* categories joined by ","; NULL when none */
+  const char *name;                       /* never NULL ("" when absent) */
+  const char *cat; /* categories joined by ","; NULL when none */
   int64_t ts_ns;
-  int64_t dur_ns;          /* >= 0 */
-  int instant;             /* TYPE_INSTANT, legacy i/I/R/n/T/p */
-  int incomplete;          /* begun, never ended: dur up to the last
-                              timestamp of the trace */
-  int64_t pid, tid;        /* legacy pid/tid overrides, else the track's */
-  const char *args_json;   /* debug annotations as a JSON object, or NULL */
-  const uint64_t *flow_ids;/* flows through this slice (flow_ids,
-                              terminating_flow_ids, legacy bind_id and
-                              v1 s/t/f flow events bound to it); an id
-                              reused after its flow was terminated gets a
-                              new value */
+  int64_t dur_ns;           /* >= 0 */
+  int instant;              /* TYPE_INSTANT, legacy i/I/R/n/T/p */
+  int incomplete;           /* begun, never ended: dur up to the last
+                               timestamp of the trace */
+  int64_t pid, tid;         /* legacy pid/tid overrides, else the track's */
+  const char *args_json;    /* debug annotations as a JSON object, or NULL */
+  const uint64_t *flow_ids; /* flows through this slice (flow_ids,
+                               terminating_flow_ids, legacy bind_id and
+                               v1 s/t/f flow events bound to it); an id
+                               reused after its flow was terminated gets a
+                               new value */
   size_t n_flow_ids;
-  uint32_t sequence;       /* trusted_packet_sequence_id of its begin */
-  uint64_t offset;         /* byte offset of its (begin) packet frame */
+  uint32_t sequence; /* trusted_packet_sequence_id of its begin */
+  uint64_t offset;   /* byte offset of its (begin) packet frame */
 };
 
 /* One counter sample (TYPE_COUNTER, extra counter values, legacy thread
@@ -95,9 +95,9 @@ struct fmt_perfetto_slice {
 struct fmt_perfetto_counter {
   const struct fmt_perfetto_track *track; /* the counter track (for legacy
                                              thread counters: the thread's) */
-  const char *name;        /* track name, builtin name, or for an unnamed
-                              counter "counter <uuid>"; never NULL */
-  const char *unit;        /* NULL when unknown */
+  const char *name; /* track name, builtin name, or for an unnamed
+                       counter "counter <uuid>"; never NULL */
+  const char *unit; /* NULL when unknown */
   int64_t ts_ns;
   double value;
   uint64_t offset;
@@ -115,13 +115,13 @@ struct fmt_perfetto_cb {
 };
 
 struct fmt_perfetto_stats {
-  uint64_t bytes;          /* bytes of the trace read (after gunzip) */
-  uint64_t packets;        /* packet frames read */
-  uint64_t events;         /* track events used */
-  uint64_t unknown;        /* packets of kinds not read (ftrace, ...) */
-  uint64_t skipped;        /* packets or events given to warning */
-  uint64_t no_state;       /* packets skipped because their sequence had
-                              no valid incremental state */
+  uint64_t bytes;    /* bytes of the trace read (after gunzip) */
+  uint64_t packets;  /* packet frames read */
+  uint64_t events;   /* track events used */
+  uint64_t unknown;  /* packets of kinds not read (ftrace, ...) */
+  uint64_t skipped;  /* packets or events given to warning */
+  uint64_t no_state; /* packets skipped because their sequence had
+                        no valid incremental state */
 };
 
 /* Reads the trace at `path` (gzip detected by magic bytes) and calls `cb`

@@ -24,15 +24,17 @@ static void fmt_perfetto_args_double(struct sbuf *b, double v) {
   if (isfinite(v))
     sbuf_printf(b, "%.17g", v);
   else
-    fmt_perfetto_args_str(b, isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+    fmt_perfetto_args_str(b, isnan(v) ? "NaN"
+                             : v > 0  ? "Infinity"
+                                      : "-Infinity");
 }
 
 static void fmt_perfetto_args_nested(
     struct sbuf *b, const Perfetto__Protos__DebugAnnotation__NestedValue *v) {
   if (v->nested_type ==
       PERFETTO__PROTOS__DEBUG_ANNOTATION__NESTED_VALUE__NESTED_TYPE__DICT) {
-    size_t n = v->n_dict_keys < v->n_dict_values ? v->n_dict_keys
-                                                 : v->n_dict_values;
+    size_t n =
+        v->n_dict_keys < v->n_dict_values ? v->n_dict_keys : v->n_dict_values;
     sbuf_addc(b, '{');
     for (size_t i = 0; i < n; i++) {
       if (i)
@@ -42,8 +44,9 @@ static void fmt_perfetto_args_nested(
       fmt_perfetto_args_nested(b, v->dict_values[i]);
     }
     sbuf_addc(b, '}');
-  } else if (v->nested_type ==
-             PERFETTO__PROTOS__DEBUG_ANNOTATION__NESTED_VALUE__NESTED_TYPE__ARRAY) {
+  } else if (
+      v->nested_type ==
+      PERFETTO__PROTOS__DEBUG_ANNOTATION__NESTED_VALUE__NESTED_TYPE__ARRAY) {
     sbuf_addc(b, '[');
     for (size_t i = 0; i < v->n_array_values; i++) {
       if (i)
@@ -82,7 +85,7 @@ static void fmt_perfetto_args_name(struct sbuf *b,
     name = a->name;
   else if (a->name_field_case ==
            PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID) {
-    name = fmt_perfetto_interned(q, FMT_PERFETTO_ARG_NAME, a->name_iid);
+    name = fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_NAME, a->name_iid);
     if (!name) {
       snprintf(iid, sizeof iid, "iid:%" PRIu64, a->name_iid);
       name = iid;
@@ -91,9 +94,9 @@ static void fmt_perfetto_args_name(struct sbuf *b,
   fmt_perfetto_args_str(b, name ? name : "");
 }
 
-static void fmt_perfetto_args_value(struct sbuf *b,
-                                    const struct fmt_perfetto_seq *q,
-                                    const Perfetto__Protos__DebugAnnotation *a) {
+static void
+fmt_perfetto_args_value(struct sbuf *b, const struct fmt_perfetto_seq *q,
+                        const Perfetto__Protos__DebugAnnotation *a) {
   switch (a->value_case) {
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
     sbuf_adds(b, a->bool_value ? "true" : "false");
@@ -111,8 +114,8 @@ static void fmt_perfetto_args_value(struct sbuf *b,
     fmt_perfetto_args_str(b, a->string_value);
     return;
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
-    const char *s =
-        fmt_perfetto_interned(q, FMT_PERFETTO_ARG_STRING, a->string_value_iid);
+    const char *s = fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_STRING,
+                                                a->string_value_iid);
     if (s)
       fmt_perfetto_args_str(b, s);
     else

@@ -25,9 +25,10 @@
  * (terminating) gets a new value per generation. */
 static void fmt_perfetto_event_flow(struct fmt_perfetto *r, uint64_t id,
                                     bool terminating) {
-  uintptr_t gen = (uintptr_t)fmt_perfetto_map_get(&r->flowgen, id);
-  uint64_t out = gen ? util_hash(&id, sizeof id) ^ (uint64_t)gen * 0x9E3779B97F4A7C15ull
-                     : id;
+  uintptr_t gen = (uintptr_t)fmt_perfetto_state_map_get(&r->flowgen, id);
+  uint64_t out =
+      gen ? util_hash(&id, sizeof id) ^ (uint64_t)gen * 0x9E3779B97F4A7C15ull
+          : id;
   if (r->nflows == r->capflows) {
     r->capflows = r->capflows ? r->capflows * 2 : 16;
     r->flows = xrealloc(r->flows, sizeof *r->flows * r->capflows);
@@ -37,13 +38,14 @@ static void fmt_perfetto_event_flow(struct fmt_perfetto *r, uint64_t id,
     return;
   if (!gen && r->flowgen.n >= FMT_PERFETTO_MAX_TRACKS) {
     if (!r->warned_flowgen)
-      fmt_perfetto_warn(r, "more than %u terminated flow ids: later reuses "
-                           "of an id join its earlier flow",
-                        FMT_PERFETTO_MAX_TRACKS);
+      fmt_perfetto_state_warn(r,
+                              "more than %u terminated flow ids: later reuses "
+                              "of an id join its earlier flow",
+                              FMT_PERFETTO_MAX_TRACKS);
     r->warned_flowgen = true;
     return;
   }
-  *fmt_perfetto_map_slot(&r->flowgen, id) = (void *)(gen + 1);
+  *fmt_perfetto_state_map_slot(&r->flowgen, id) = (void *)(gen + 1);
 }
 
 /* A v1 flow id: scoped by category and name, as legacy flows are. */
@@ -92,7 +94,7 @@ static void fmt_perfetto_event_emit(struct fmt_perfetto *r,
                                     struct fmt_perfetto_trk *t,
                                     const struct fmt_perfetto_open *o,
                                     int64_t dur, int instant) {
-  fmt_perfetto_track_resolve(r, t);
+  fmt_perfetto_state_track_resolve(r, t);
   int incomplete = dur < 0;
   if (incomplete)
     dur = r->max_ts > o->ts ? r->max_ts - o->ts : 0;
@@ -130,9 +132,9 @@ static void fmt_perfetto_event_expire(struct fmt_perfetto *r,
 static struct fmt_perfetto_open *
 fmt_perfetto_event_push(struct fmt_perfetto *r, struct fmt_perfetto_trk *t) {
   if (t->depth >= FMT_PERFETTO_MAX_DEPTH) {
-    fmt_perfetto_warn(r, "more than %u open slices on track %" PRIu64
-                         ": event skipped",
-                      FMT_PERFETTO_MAX_DEPTH, t->pub.uuid);
+    fmt_perfetto_state_warn(
+        r, "more than %u open slices on track %" PRIu64 ": event skipped",
+        FMT_PERFETTO_MAX_DEPTH, t->pub.uuid);
     r->nflows = 0;
     return NULL;
   }
@@ -176,9 +178,10 @@ static void fmt_perfetto_event_end(struct fmt_perfetto *r,
   while (k && t->stack[k - 1].end >= 0)
     k--;
   if (!k) {
-    fmt_perfetto_warn(r, "slice end at %" PRId64 " on track %" PRIu64
-                         " without a begin: skipped",
-                      c->ts, t->pub.uuid);
+    fmt_perfetto_state_warn(r,
+                            "slice end at %" PRId64 " on track %" PRIu64
+                            " without a begin: skipped",
+                            c->ts, t->pub.uuid);
     r->nflows = 0;
     return;
   }
@@ -204,16 +207,17 @@ static void fmt_perfetto_event_end(struct fmt_perfetto *r,
 
 /* A legacy v1 flow event: bound now to the deepest enclosing slice, or
  * (f without bind_to_enclosing) to the next slice of the track. */
-static void fmt_perfetto_event_v1_flow(struct fmt_perfetto *r,
-                                       const struct fmt_perfetto_event_ctx *c,
-                                       const Perfetto__Protos__TrackEvent__LegacyEvent *lg) {
+static void fmt_perfetto_event_v1_flow(
+    struct fmt_perfetto *r, const struct fmt_perfetto_event_ctx *c,
+    const Perfetto__Protos__TrackEvent__LegacyEvent *lg) {
   struct fmt_perfetto_trk *t = c->t;
   int ph = lg->phase;
-  uint64_t raw = lg->id_case == PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__ID_UNSCOPED_ID
-                     ? lg->unscoped_id
-                 : lg->id_case == PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__ID_GLOBAL_ID
-                     ? lg->global_id
-                     : lg->local_id;
+  uint64_t raw =
+      lg->id_case == PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__ID_UNSCOPED_ID
+          ? lg->unscoped_id
+      : lg->id_case == PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__ID_GLOBAL_ID
+          ? lg->global_id
+          : lg->local_id;
   r->nflows = 0;
   fmt_perfetto_event_flow(r, fmt_perfetto_event_v1(r, c->cat, c->name, raw),
                           ph == 'f');
@@ -221,9 +225,11 @@ static void fmt_perfetto_event_v1_flow(struct fmt_perfetto *r,
   r->nflows = 0;
   if (ph == 'f' && !lg->bind_to_enclosing) {
     if (t->npending >= FMT_PERFETTO_EVENT_PENDING) {
-      fmt_perfetto_warn(r, "more than %u flow ends wait for a slice on track "
-                           "%" PRIu64 ": flow end skipped",
-                        FMT_PERFETTO_EVENT_PENDING, t->pub.uuid);
+      fmt_perfetto_state_warn(
+          r,
+          "more than %u flow ends wait for a slice on track "
+          "%" PRIu64 ": flow end skipped",
+          FMT_PERFETTO_EVENT_PENDING, t->pub.uuid);
       return;
     }
     t->pending = xrealloc(t->pending, sizeof *t->pending * (t->npending + 1));
@@ -239,8 +245,8 @@ static void fmt_perfetto_event_v1_flow(struct fmt_perfetto *r,
       return;
     }
   }
-  fmt_perfetto_warn(r, "flow event '%c' at %" PRId64 " has no enclosing slice",
-                    ph, c->ts);
+  fmt_perfetto_state_warn(
+      r, "flow event '%c' at %" PRId64 " has no enclosing slice", ph, c->ts);
 }
 
 /* ------------------------------------------------------------ counters */
@@ -253,7 +259,7 @@ static void fmt_perfetto_event_sample(struct fmt_perfetto *r,
                                       const char *series, int64_t ts, double v,
                                       bool raw) {
   if (!raw && t->pub.incremental) {
-    void **slot = fmt_perfetto_map_slot(&q->counters, t->pub.uuid);
+    void **slot = fmt_perfetto_state_map_slot(&q->counters, t->pub.uuid);
     if (!*slot)
       *slot = xcalloc(1, sizeof(double));
     v = *(double *)*slot += v;
@@ -268,7 +274,7 @@ static void fmt_perfetto_event_sample(struct fmt_perfetto *r,
     snprintf(fallback, sizeof fallback, "counter %" PRIu64, t->pub.uuid);
     name = fallback;
   }
-  fmt_perfetto_track_resolve(r, t);
+  fmt_perfetto_state_track_resolve(r, t);
   struct fmt_perfetto_counter s = {.track = &t->pub,
                                    .name = name,
                                    .unit = raw ? NULL : t->pub.unit,
@@ -285,37 +291,42 @@ static void fmt_perfetto_event_extra(struct fmt_perfetto *r,
                                      const struct fmt_perfetto_event_ctx *c,
                                      const Perfetto__Protos__TrackEvent *e) {
   struct fmt_perfetto_seq *q = c->q;
-  const uint64_t *u = e->n_extra_counter_track_uuids
-                          ? e->extra_counter_track_uuids
-                          : q->extra;
+  const uint64_t *u =
+      e->n_extra_counter_track_uuids ? e->extra_counter_track_uuids : q->extra;
   size_t nu = e->n_extra_counter_track_uuids ? e->n_extra_counter_track_uuids
                                              : q->nextra;
   for (size_t i = 0; i < e->n_extra_counter_values; i++) {
-    struct fmt_perfetto_trk *t = i < nu ? fmt_perfetto_track(r, u[i]) : NULL;
+    struct fmt_perfetto_trk *t =
+        i < nu ? fmt_perfetto_state_track(r, u[i]) : NULL;
     if (t)
       fmt_perfetto_event_sample(r, q, t, NULL, c->ts,
                                 (double)e->extra_counter_values[i], false);
     else
-      fmt_perfetto_warn(r, "extra counter value %zu has no counter track", i);
+      fmt_perfetto_state_warn(r, "extra counter value %zu has no counter track",
+                              i);
   }
-  u = e->n_extra_double_counter_track_uuids ? e->extra_double_counter_track_uuids
-                                            : q->extra_double;
+  u = e->n_extra_double_counter_track_uuids
+          ? e->extra_double_counter_track_uuids
+          : q->extra_double;
   nu = e->n_extra_double_counter_track_uuids
            ? e->n_extra_double_counter_track_uuids
            : q->nextra_double;
   for (size_t i = 0; i < e->n_extra_double_counter_values; i++) {
-    struct fmt_perfetto_trk *t = i < nu ? fmt_perfetto_track(r, u[i]) : NULL;
+    struct fmt_perfetto_trk *t =
+        i < nu ? fmt_perfetto_state_track(r, u[i]) : NULL;
     if (t)
       fmt_perfetto_event_sample(r, q, t, NULL, c->ts,
                                 e->extra_double_counter_values[i], false);
     else
-      fmt_perfetto_warn(r, "extra double counter value %zu has no counter "
-                           "track",
-                        i);
+      fmt_perfetto_state_warn(r,
+                              "extra double counter value %zu has no counter "
+                              "track",
+                              i);
   }
   if (e->thread_time_case) {
-    bool abs = e->thread_time_case ==
-               PERFETTO__PROTOS__TRACK_EVENT__THREAD_TIME_THREAD_TIME_ABSOLUTE_US;
+    bool abs =
+        e->thread_time_case ==
+        PERFETTO__PROTOS__TRACK_EVENT__THREAD_TIME_THREAD_TIME_ABSOLUTE_US;
     int64_t us = abs ? e->thread_time_absolute_us : e->thread_time_delta_us;
     q->thread_time_ns = (abs ? 0 : q->thread_time_ns) + us * 1000;
     fmt_perfetto_event_sample(r, q, c->t, "thread_time", c->ts,
@@ -341,19 +352,30 @@ static int fmt_perfetto_event_kind(const Perfetto__Protos__TrackEvent *e) {
   static const char types[] = {0, 'B', 'E', 'I', 'C'};
   if (e->has_type && e->type > 0 && e->type < 5)
     return types[e->type];
-  int ph = e->legacy_event && e->legacy_event->has_phase ? e->legacy_event->phase
-                                                         : 0;
+  int ph = e->legacy_event && e->legacy_event->has_phase
+               ? e->legacy_event->phase
+               : 0;
   switch (ph) {
-  case 'B': case 'E': case 'X': case 's': case 't': case 'f':
-  case 'b': case 'e': case 'n':
+  case 'B':
+  case 'E':
+  case 'X':
+  case 's':
+  case 't':
+  case 'f':
+  case 'b':
+  case 'e':
+  case 'n':
     return ph;
-  case 'I': case 'i': case 'R':
+  case 'I':
+  case 'i':
+  case 'R':
     return 'I';
   case 'S':
     return 'b';
   case 'F':
     return 'e';
-  case 'T': case 'p':
+  case 'T':
+  case 'p':
     return 'n';
   default:
     return 0;
@@ -362,15 +384,17 @@ static int fmt_perfetto_event_kind(const Perfetto__Protos__TrackEvent *e) {
 
 /* The track of a legacy async event: one per (category, scope, id, and
  * the process for local ids), named after its first event. */
-static uint64_t fmt_perfetto_event_async(struct fmt_perfetto *r,
-                                         const struct fmt_perfetto_event_ctx *c,
-                                         const Perfetto__Protos__TrackEvent__LegacyEvent *lg) {
+static uint64_t
+fmt_perfetto_event_async(struct fmt_perfetto *r,
+                         const struct fmt_perfetto_event_ctx *c,
+                         const Perfetto__Protos__TrackEvent__LegacyEvent *lg) {
   bool local =
       lg->id_case == PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__ID_LOCAL_ID;
-  uint64_t id = lg->id_case == PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__ID_GLOBAL_ID
-                    ? lg->global_id
-                : local ? lg->local_id
-                        : lg->unscoped_id;
+  uint64_t id =
+      lg->id_case == PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__ID_GLOBAL_ID
+          ? lg->global_id
+      : local ? lg->local_id
+              : lg->unscoped_id;
   sbuf_reset(&r->scratch);
   sbuf_printf(&r->scratch, "async\x1f%s\x1f%s\x1f%" PRIu64 "\x1f%" PRId64,
               c->cat ? c->cat : "", lg->id_scope ? lg->id_scope : "", id,
@@ -378,9 +402,9 @@ static uint64_t fmt_perfetto_event_async(struct fmt_perfetto *r,
   return util_hash(r->scratch.s, r->scratch.len) | 1ull << 63;
 }
 
-static const char *fmt_perfetto_event_cat(struct fmt_perfetto *r,
-                                          const struct fmt_perfetto_seq *q,
-                                          const Perfetto__Protos__TrackEvent *e) {
+static const char *
+fmt_perfetto_event_cat(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
+                       const Perfetto__Protos__TrackEvent *e) {
   sbuf_reset(&r->cat);
   for (size_t i = 0; i < e->n_categories; i++) {
     if (r->cat.len)
@@ -388,8 +412,8 @@ static const char *fmt_perfetto_event_cat(struct fmt_perfetto *r,
     sbuf_add_utf8(&r->cat, e->categories[i], strlen(e->categories[i]));
   }
   for (size_t i = 0; i < e->n_category_iids; i++) {
-    const char *s = fmt_perfetto_interned(q, FMT_PERFETTO_CATEGORY,
-                                          e->category_iids[i]);
+    const char *s = fmt_perfetto_state_interned(q, FMT_PERFETTO_CATEGORY,
+                                                e->category_iids[i]);
     if (r->cat.len)
       sbuf_addc(&r->cat, ',');
     if (s)
@@ -413,22 +437,22 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
     r->max_ts = ts;
   int kind = fmt_perfetto_event_kind(e);
   if (!kind) {
-    fmt_perfetto_warn(r, "track event of type %d, legacy phase %d: skipped",
-                      (int)e->type, lg && lg->has_phase ? lg->phase : 0);
+    fmt_perfetto_state_warn(r,
+                            "track event of type %d, legacy phase %d: skipped",
+                            (int)e->type, lg && lg->has_phase ? lg->phase : 0);
     return;
   }
   struct fmt_perfetto_event_ctx c = {.q = q, .ts = ts};
   char iid[40];
-  uint64_t name_iid = e->name_field_case ==
-                              PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID
-                          ? e->name_iid
-                      : lg && lg->has_name_iid ? lg->name_iid
-                                               : 0;
+  uint64_t name_iid =
+      e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID
+          ? e->name_iid
+      : lg && lg->has_name_iid ? lg->name_iid
+                               : 0;
   if (e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME)
-    c.name = fmt_perfetto_clean(&r->name, e->name, strlen(e->name));
-  else if (name_iid &&
-           !(c.name = fmt_perfetto_interned(q, FMT_PERFETTO_EVENT_NAME,
-                                            name_iid))) {
+    c.name = fmt_perfetto_state_clean(&r->name, e->name, strlen(e->name));
+  else if (name_iid && !(c.name = fmt_perfetto_state_interned(
+                             q, FMT_PERFETTO_EVENT_NAME, name_iid))) {
     snprintf(iid, sizeof iid, "iid:%" PRIu64, name_iid);
     c.name = iid;
   }
@@ -437,13 +461,14 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
                   : q->has_track    ? q->track_uuid
                   : q->has_thread   ? q->thread_uuid
                                     : FMT_PERFETTO_DEFAULT_TRACK;
-  if (!(c.t = fmt_perfetto_track(r, uuid)))
+  if (!(c.t = fmt_perfetto_state_track(r, uuid)))
     return;
-  fmt_perfetto_track_resolve(r, c.t);
+  fmt_perfetto_state_track_resolve(r, c.t);
   c.pid = lg && lg->has_pid_override ? lg->pid_override : c.t->pub.pid;
   c.tid = lg && lg->has_tid_override ? lg->tid_override : c.t->pub.tid;
   if (kind == 'b' || kind == 'e' || kind == 'n') {
-    if (!(c.t = fmt_perfetto_track(r, fmt_perfetto_event_async(r, &c, lg))))
+    if (!(c.t =
+              fmt_perfetto_state_track(r, fmt_perfetto_event_async(r, &c, lg))))
       return;
     kind = kind == 'b' ? 'B' : kind == 'e' ? 'E' : 'I';
   }
@@ -452,7 +477,7 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
   if (kind == 'C') {
     if (e->counter_value_field_case ==
         PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD__NOT_SET)
-      fmt_perfetto_warn(r, "counter event without a value: skipped");
+      fmt_perfetto_state_warn(r, "counter event without a value: skipped");
     else
       fmt_perfetto_event_sample(
           r, q, t, NULL, ts,
@@ -472,7 +497,7 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
       !t->pub.is_counter) {
     t->pub.name = t->name = xstrdup(c.name);
     r->tgen++;
-    fmt_perfetto_track_report(r, t);
+    fmt_perfetto_state_track_report(r, t);
   }
   fmt_perfetto_args(r, q, e);
   r->nflows = 0;
@@ -486,9 +511,10 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
     fmt_perfetto_event_flow(r, e->terminating_flow_ids_old[i], true);
   if (lg && lg->has_bind_id) {
     uint64_t key[2] = {0x62696e64 /* "bind" */, lg->bind_id};
-    fmt_perfetto_event_flow(r, util_hash(key, sizeof key),
-                            lg->flow_direction ==
-                                PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__FLOW_DIRECTION__FLOW_IN);
+    fmt_perfetto_event_flow(
+        r, util_hash(key, sizeof key),
+        lg->flow_direction ==
+            PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__FLOW_DIRECTION__FLOW_IN);
   }
   if (kind == 'E') {
     fmt_perfetto_event_end(r, &c);
@@ -510,7 +536,8 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
   fmt_perfetto_event_fill(r, o, &c);
   fmt_perfetto_event_take(o, r, t, true);
   if (kind == 'X') {
-    int64_t us = lg->has_duration_us && lg->duration_us > 0 ? lg->duration_us : 0;
+    int64_t us =
+        lg->has_duration_us && lg->duration_us > 0 ? lg->duration_us : 0;
     o->end = ts + us * 1000;
   }
 }
@@ -527,9 +554,9 @@ void fmt_perfetto_event_finish(struct fmt_perfetto *r) {
     }
     if (t->npending) {
       r->offset = 0;
-      fmt_perfetto_warn(r, "%zu flow end(s) on track %" PRIu64
-                           " found no slice after them",
-                        t->npending, t->pub.uuid);
+      fmt_perfetto_state_warn(
+          r, "%zu flow end(s) on track %" PRIu64 " found no slice after them",
+          t->npending, t->pub.uuid);
     }
   }
 }

@@ -1,8 +1,10 @@
-/* fmt_perfetto_priv.h -- what the three files of the Perfetto decoder
- * share: fmt_perfetto.c (the stream, packets, sequences, clocks, tracks),
- * fmt_perfetto_event.c (track events: slices, flows, counters) and
- * fmt_perfetto_args.c (debug annotations as JSON).  Not a public
- * interface: only those files include it.
+/* fmt_perfetto_priv.h -- what the four files of the Perfetto decoder
+ * share, each calling only those below it: fmt_perfetto.c (the stream,
+ * packets, sequences, clocks, descriptors), fmt_perfetto_event.c (track
+ * events: slices, flows, counters), fmt_perfetto_args.c (debug annotations
+ * as JSON) and fmt_perfetto_state.c (maps, text, warnings, interned
+ * strings, tracks).  Not a public interface: only those files include
+ * it.
  *
  * Ownership: the reader owns every map, sequence and track; strings in
  * them are malloc'd and freed with their owner.
@@ -25,12 +27,13 @@ struct fmt_perfetto_map {
 };
 
 /* The value of key k, or NULL. */
-void *fmt_perfetto_map_get(const struct fmt_perfetto_map *m, uint64_t k);
+void *fmt_perfetto_state_map_get(const struct fmt_perfetto_map *m, uint64_t k);
 /* The slot of key k, created (holding NULL) when absent: the caller
  * stores a non-NULL value in it. */
-void **fmt_perfetto_map_slot(struct fmt_perfetto_map *m, uint64_t k);
+void **fmt_perfetto_state_map_slot(struct fmt_perfetto_map *m, uint64_t k);
 /* Frees every value with fr (may be NULL) and empties the map. */
-void fmt_perfetto_map_clear(struct fmt_perfetto_map *m, void (*fr)(void *));
+void fmt_perfetto_state_map_clear(struct fmt_perfetto_map *m,
+                                  void (*fr)(void *));
 
 /* Interned string kinds (a key of a sequence's index is iid * 4 + kind). */
 enum {
@@ -54,8 +57,8 @@ struct fmt_perfetto_open {
 struct fmt_perfetto_trk {
   struct fmt_perfetto_track pub; /* its strings are the three below */
   char *name, *process_name, *thread_name;
-  uint64_t resolved;             /* the reader's tgen when pid/tid were
-                                    inherited */
+  uint64_t resolved; /* the reader's tgen when pid/tid were
+                        inherited */
   int64_t own_pid, own_tid;
   struct fmt_perfetto_open *stack;
   size_t depth, cap;
@@ -89,10 +92,10 @@ struct fmt_perfetto_seq {
   /* legacy ThreadDescriptor packets */
   bool has_thread;
   uint64_t thread_uuid;
-  int64_t ref_us;        /* reference_timestamp_us, advanced by deltas */
+  int64_t ref_us; /* reference_timestamp_us, advanced by deltas */
   int64_t thread_time_ns;
   int64_t instructions;
-  int64_t last_ts;       /* timestamp of its latest packet */
+  int64_t last_ts; /* timestamp of its latest packet */
 };
 
 struct fmt_perfetto {
@@ -118,27 +121,27 @@ struct fmt_perfetto {
 /* Text of a trace as valid UTF-8: s itself when it is ASCII, else a
  * repaired copy in b (invalid bytes become U+FFFD).  _dup: a malloc'd
  * copy. */
-const char *fmt_perfetto_clean(struct sbuf *b, const char *s, size_t n);
-char *fmt_perfetto_dup(const char *s, size_t n);
+const char *fmt_perfetto_state_clean(struct sbuf *b, const char *s, size_t n);
+char *fmt_perfetto_state_dup(const char *s, size_t n);
 
 /* Reports a warning at the current packet and counts it as skipped. */
-void fmt_perfetto_warn(struct fmt_perfetto *r, const char *fmt, ...)
+void fmt_perfetto_state_warn(struct fmt_perfetto *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* The interned string (kind, iid) of a sequence, or NULL. */
-const char *fmt_perfetto_interned(const struct fmt_perfetto_seq *q, int kind,
-                                  uint64_t iid);
+const char *fmt_perfetto_state_interned(const struct fmt_perfetto_seq *q,
+                                        int kind, uint64_t iid);
 
 /* The track of a uuid, created blank (and reported) when unknown; NULL
- * when the track limit is reached.  fmt_perfetto_track_resolve fills the
+ * when the track limit is reached.  fmt_perfetto_state_track_resolve fills the
  * inherited pid/tid of its public record. */
-struct fmt_perfetto_trk *fmt_perfetto_track(struct fmt_perfetto *r,
-                                            uint64_t uuid);
-void fmt_perfetto_track_resolve(struct fmt_perfetto *r,
-                                struct fmt_perfetto_trk *t);
+struct fmt_perfetto_trk *fmt_perfetto_state_track(struct fmt_perfetto *r,
+                                                  uint64_t uuid);
+void fmt_perfetto_state_track_resolve(struct fmt_perfetto *r,
+                                      struct fmt_perfetto_trk *t);
 /* Reports a track through the callback (after resolving it). */
-void fmt_perfetto_track_report(struct fmt_perfetto *r,
-                               struct fmt_perfetto_trk *t);
+void fmt_perfetto_state_track_report(struct fmt_perfetto *r,
+                                     struct fmt_perfetto_trk *t);
 
 /* fmt_perfetto_event.c: one TrackEvent of sequence q at ts; the end of the
  * trace (reports the slices still open); a track's state freed. */

@@ -8,6 +8,7 @@
  */
 #include "fmt_vjson.h"
 #include "jtok.h"
+#include "arena.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -108,59 +109,6 @@ static const struct section *section_of(const char *key) {
     if (!strcmp(s->name, key))
       return s;
   return strstr(key, "hbm") ? &hbm_section : s;
-}
-
-/* ------------------------------------------------------------ arena */
-
-/* Memory of one record's message, reset after its callback. */
-struct chunk {
-  struct chunk *next;
-  size_t used, cap;
-  max_align_t data[];
-};
-
-struct arena {
-  struct chunk *head;
-};
-
-static void *arena_alloc(struct arena *a, size_t n) {
-  n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-  if (!a->head || a->head->cap - a->head->used < n) {
-    size_t cap = n > (64u << 10) ? n : 64u << 10;
-    struct chunk *c = xmalloc(sizeof *c + cap);
-    c->next = a->head;
-    c->used = 0;
-    c->cap = cap;
-    a->head = c;
-  }
-  void *p = (char *)a->head->data + a->head->used;
-  a->head->used += n;
-  return p;
-}
-
-static char *arena_strdup(struct arena *a, const char *s, size_t n) {
-  char *p = arena_alloc(a, n + 1);
-  memcpy(p, s, n);
-  p[n] = '\0';
-  return p;
-}
-
-/* Keeps the newest chunk, emptied. */
-static void arena_reset(struct arena *a) {
-  if (!a->head)
-    return;
-  for (struct chunk *c = a->head->next, *next; c; c = next) {
-    next = c->next;
-    free(c);
-  }
-  a->head->next = NULL;
-  a->head->used = 0;
-}
-
-static void arena_free(struct arena *a) {
-  arena_reset(a);
-  free(a->head);
-  a->head = NULL;
 }
 
 /* ------------------------------------------------------------ reader */
@@ -763,30 +711,6 @@ static void vj_free(struct vj *r) {
   jtok_close(&r->src);
 }
 
-/* Opens the file and checks that it holds a JSON object.  Returns 0 with
- * the cursor after the '{', or a negative errno code with *cause set. */
-static int vj_open(struct vj *r, const char *path, uint64_t limit,
-                   char **cause) {
-  int rc = jtok_open(&r->src, path, limit, cause);
-  if (rc)
-    return rc;
-  if (jtok_ws(&r->src)) {
-    if (cause)
-      *cause = xasprintf("%s: %s", path,
-                         r->src.err ? r->src.err : "no JSON in the file");
-    return r->src.err ? -EBADMSG : -ENODATA;
-  }
-  if (*r->src.p != '{') {
-    if (cause)
-      *cause = xasprintf("%s: not a vendor JSON export (JSON object expected,"
-                         " found byte 0x%02x)",
-                         path, *r->src.p);
-    return -EPROTO;
-  }
-  r->src.p++;
-  return 0;
-}
-
 int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
                    struct fmt_vjson_stats *st, char **cause) {
   struct fmt_vjson_stats local;
@@ -794,7 +718,7 @@ int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
   memset(r.st, 0, sizeof *r.st);
   r.warn = (struct jtok_warn){cb ? cb->warning : NULL, cb ? cb->ud : NULL,
                               &r.st->skipped};
-  int rc = vj_open(&r, path, 0, cause);
+  int rc = jtok_open_object(&r.src, path, 0, "vendor JSON export", cause);
   if (!rc) {
     rc = vj_object(&r, 0);
     if (rc == -EPROTO && cause)
@@ -811,7 +735,7 @@ int fmt_vjson_read(const char *path, const struct fmt_vjson_cb *cb,
 int fmt_vjson_probe(const char *path) {
   struct fmt_vjson_stats st = {0};
   struct vj r = {.st = &st, .warn = {.skipped = &st.skipped}};
-  int rc = vj_open(&r, path, VJSON_PROBE_BYTES, NULL);
+  int rc = jtok_open_object(&r.src, path, VJSON_PROBE_BYTES, "", NULL);
   if (!rc && vj_object(&r, 1) == 1)
     rc = (int)st.kind;
   else if (rc == -ENODATA || rc == -EPROTO || rc == -EBADMSG || rc >= 0)

@@ -190,6 +190,28 @@ int jtok_open(struct jtok_src *s, const char *path, uint64_t limit,
   return 0;
 }
 
+int jtok_open_object(struct jtok_src *s, const char *path, uint64_t limit,
+                     const char *what, char **cause) {
+  int rc = jtok_open(s, path, limit, cause);
+  if (rc)
+    return rc;
+  if (jtok_ws(s)) {
+    if (cause)
+      *cause =
+          xasprintf("%s: %s", path, s->err ? s->err : "no JSON in the file");
+    return s->err ? -EBADMSG : -ENODATA;
+  }
+  if (*s->p != '{') {
+    if (cause)
+      *cause = xasprintf("%s: not a %s (JSON object expected, found byte "
+                         "0x%02x)",
+                         path, what, *s->p);
+    return -EPROTO;
+  }
+  s->p++;
+  return 0;
+}
+
 void jtok_close(struct jtok_src *s) {
   if (s->map)
     munmap((void *)s->map, s->size);

@@ -59,6 +59,15 @@ struct jtok_src {
 int jtok_open(struct jtok_src *s, const char *path, uint64_t limit,
               char **cause);
 
+/* jtok_open, then checks that the stream holds a JSON object and moves the
+ * cursor past its '{'.  Returns 0, or a negative errno-style code with
+ * *cause set when cause is not NULL: those of jtok_open, -ENODATA when
+ * there is no JSON, -EBADMSG when the gzip stream is corrupt, -EPROTO when
+ * the first value is not an object ("not a <what> (JSON object
+ * expected...)").  The source must be closed in every case. */
+int jtok_open_object(struct jtok_src *s, const char *path, uint64_t limit,
+                     const char *what, char **cause);
+
 /* Makes more bytes available after s->end, keeping [s->p, s->end) (the
  * window may move: spans become invalid).  Returns 1 if bytes were added,
  * 0 at the end of the stream. */

@@ -1,6 +1,9 @@
 /* query.h -- all SQL of the read side: windows at a resolution, event
  * details and flows, search, summaries, device-profile matching, range
- * summaries and the guarded SQL endpoint.
+ * summaries and the guarded SQL endpoint.  One file per concern implements
+ * it (query_window.c, query_tracks.c, query_event.c, query_device.c,
+ * query_search.c, query_sql.c, query_export.c, helpers in query_util.c;
+ * their shared internals: query_priv.h).
  *
  * Every function takes a pooled read-only connection (store.h), used by the
  * calling thread only; prepared statements are cached on it.  Results are
@@ -176,6 +179,8 @@ struct query_export_event {
   const char *args;  /* raw JSON object text, or NULL; borrowed */
   const char *flows; /* "id,id" of the flows, or NULL; borrowed */
 };
+/* Opens a cursor over [start, end) in *out (close it with
+ * query_export_close()).  Returns 0 or a negative code with e filled. */
 int query_export_open(sqlite3 *db, int64_t start, int64_t end,
                       struct query_export **out, struct query_err *e);
 /* The event tracks the cursor walks; *n gets the count. */
@@ -184,6 +189,7 @@ const struct tracks_row *query_export_tracks(const struct query_export *x,
 /* The next event: returns 1 with *ev filled, 0 at the end, <0 on error. */
 int query_export_next(struct query_export *x, struct query_export_event *ev,
                       struct query_err *e);
+/* Closes the cursor (NULL allowed); db stays the caller's. */
 void query_export_close(struct query_export *x);
 
 /* Parses an event key "<track>:<lane>:<ts>".  Returns 0 or -EINVAL. */

@@ -506,6 +506,8 @@ static void store_bind_opt_text(sqlite3_stmt *st, int p, const char *s) {
 void store_writer_track_stats(struct store_writer *w, int64_t track,
                               const struct store_track_stats *s) {
   store_drain(w);
+  if (w->error)
+    return;
   sqlite3_stmt *st = w->track_upd;
   sqlite3_bind_int64(st, 1, s->lanes);
   sqlite3_bind_int64(st, 2, s->max_dur);
@@ -596,25 +598,45 @@ static void store_bind_va(sqlite3_stmt *st, const char *types, va_list ap) {
   }
 }
 
+/* Drains the queue and prepares sql for store_writer_exec() and _query():
+ * NULL once the writer has failed, or when sql does not prepare (then that
+ * is the error). */
+static sqlite3_stmt *store_writer_stmt(struct store_writer *w,
+                                       const char *sql) {
+  sqlite3_stmt *st = NULL;
+  store_drain(w);
+  if (w->error)
+    return NULL;
+  if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    store_error(w, sql);
+    sqlite3_finalize(st);
+    return NULL;
+  }
+  return st;
+}
+
 int64_t store_writer_exec(struct store_writer *w, const char *sql,
                           const char *types, ...) {
-  store_drain(w);
-  sqlite3_stmt *st = store_prepare(w, sql);
+  sqlite3_stmt *st = store_writer_stmt(w, sql);
+  if (!st)
+    return -EIO;
   va_list ap;
   va_start(ap, types);
   store_bind_va(st, types, ap);
   va_end(ap);
-  if (!store_ok(sqlite3_step(st)))
+  int rc = sqlite3_step(st);
+  if (!store_ok(rc))
     store_error(w, sql);
   sqlite3_finalize(st);
-  return sqlite3_last_insert_rowid(w->db);
+  return store_ok(rc) ? sqlite3_last_insert_rowid(w->db) : -EIO;
 }
 
 int store_writer_query(struct store_writer *w,
                        int (*row)(void *ud, sqlite3_stmt *st), void *ud,
                        const char *sql, const char *types, ...) {
-  store_drain(w);
-  sqlite3_stmt *st = store_prepare(w, sql);
+  sqlite3_stmt *st = store_writer_stmt(w, sql);
+  if (!st)
+    return -EIO;
   va_list ap;
   va_start(ap, types);
   store_bind_va(st, types, ap);
@@ -735,15 +757,6 @@ int store_writer_finish(struct store_writer *w, char **cause) {
   free(tmp);
   free(path);
   return rc;
-}
-
-void store_writer_abort(struct store_writer *w) {
-  if (!w)
-    return;
-  char *tmp = xstrdup(w->tmp);
-  store_writer_free(w);
-  unlink(tmp);
-  free(tmp);
 }
 
 int store_is_current(const char *path, const char *fingerprint,

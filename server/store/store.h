@@ -6,8 +6,11 @@
  * Readers: a pool of read-only connections (SQLITE_OPEN_READONLY |
  * SQLITE_OPEN_NOMUTEX), each used by one thread at a time.
  *
- * Ownership: store_* functions that return pointers transfer ownership;
- * *cause strings are malloc'd, the caller frees them.
+ * Ownership: store_pool_open() and store_writer_open() hand the caller an
+ * object that it closes (store_pool_close()) or finishes
+ * (store_writer_finish()); every other pointer returned is borrowed, for as
+ * long as each function says; *cause strings are malloc'd, the caller frees
+ * them.
  */
 #ifndef NEX_STORE_H
 #define NEX_STORE_H
@@ -37,13 +40,24 @@ struct store_names;
 /* p's strings, read with db (a connection to the same store that the
  * caller holds) on the first call and shared by every user of p until
  * store_pool_close(p).  NULL when the table is too big to keep
- * (STORE_NAMES_MAX_BYTES) or could not be read: read str then. */
+ * (STORE_NAMES_MAX_BYTES) or could not be read, or p is NULL (db is no
+ * pool's): read str then. */
 const struct store_names *store_pool_names(struct store_pool *p, sqlite3 *db);
 /* The string of str id `id` (borrowed), or NULL for an unknown id. */
 const char *store_names_get(const struct store_names *n, int64_t id);
 #define STORE_NAMES_MAX_BYTES (32 << 20)
 
-#endif
+/* The pool's memo: figures that cost a full read of the store (the engines'
+ * active time of a device profile), kept as text under a key.  A store
+ * never changes, so they stay valid until the pool is closed, which frees
+ * them: one set per store, not one per store ever opened.  db is any
+ * connection of the pool, held by the caller. */
+/* The text kept under key in db's pool (borrowed: valid while the caller
+ * holds db), or NULL when none is kept or db is not a pool's connection. */
+const char *store_pool_memo_get(sqlite3 *db, const char *key);
+/* Keeps a copy of text under key in db's pool, unless a text is kept there
+ * already (the first one stays); nothing when db is not a pool's. */
+void store_pool_memo_put(sqlite3 *db, const char *key, const char *text);
 
 /* ---- writer (the ingest thread only) ---- */
 struct store_writer;
@@ -79,11 +93,14 @@ int64_t store_writer_intern(struct store_writer *w, const char *s);
 
 /* Inserts a base track; returns its id (> 0). */
 int64_t store_writer_track(struct store_writer *w, const struct store_track *t);
+/* Sets the statistics of track `track` once all its rows were written. */
 void store_writer_track_stats(struct store_writer *w, int64_t track,
                               const struct store_track_stats *st);
 
-/* Timeline rows.  `args` (may be NULL) is a JSON object text of args_len
- * bytes, copied. */
+/* Timeline rows, queued for the writer thread (errors surface at
+ * store_writer_finish()).  store_writer_slice: `args` (may be NULL) is a
+ * JSON object text of args_len bytes, copied; store_writer_counter: one
+ * sample of series `series`. */
 void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
                         int64_t ts, int64_t id, int64_t dur, int64_t name,
                         int64_t grp, const char *args, size_t args_len);
@@ -94,20 +111,26 @@ void store_writer_counter(struct store_writer *w, int64_t track, int series,
 void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
                             int64_t lane, int64_t bucket, int64_t n,
                             int64_t count, const void *rows, size_t len);
+/* One LOD point of a counter series: bucket `bucket` of `level`. */
 void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
                               int level, int64_t bucket, int64_t ts, double min,
                               double max, double last, int64_t count);
+/* The event (track, lane, ts, id) is an end of flow `flow_id`. */
 void store_writer_flow(struct store_writer *w, int64_t flow_id, int64_t track,
                        int64_t lane, int64_t ts, int64_t id);
+/* Adds count events of name `name` lasting total_dur ns to the track's
+ * statistics (rows for one (name, track) add up). */
 void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
                             int64_t count, int64_t total_dur);
 
 /* Small tables.  Each takes a statement text with ? placeholders and a
  * type string: one char per parameter, 'i' int64, 'I' int64 or NULL when
  * negative, 'r' double, 't' text (NULL pointer -> NULL), then the values
- * (int64_t, double, const char *).  Returns the new rowid.  Used for
- * process, thread, SystemProfileMetadata, DeviceProfileList, ExecutionInfo,
- * Metadata, NeffHeader, Warning, store_info. */
+ * (int64_t, double, const char *).  Returns the new rowid, or -EIO when the
+ * writer has failed (a statement that does not prepare or run, a write
+ * that fails: this call or an earlier one).  Used for process, thread,
+ * SystemProfileMetadata, DeviceProfileList, ExecutionInfo, Metadata,
+ * NeffHeader, Warning, store_info. */
 int64_t store_writer_exec(struct store_writer *w, const char *sql,
                           const char *types, ...);
 
@@ -115,21 +138,26 @@ int64_t store_writer_exec(struct store_writer *w, const char *sql,
  * result row (stop early by returning non-zero).  `row` may add rows
  * (store_writer_slice, _counter, ...; written after the query) but must not
  * call store_writer_exec, _query or _track_stats.  Types as above for the
- * parameters.  Returns 0 or a negative errno-style code. */
+ * parameters.  Returns 0, or -EIO when the writer has failed (then `row`
+ * may have seen only some rows, or none). */
 int store_writer_query(struct store_writer *w,
                        int (*row)(void *ud, sqlite3_stmt *st), void *ud,
                        const char *sql, const char *types, ...);
 
 /* Commits, builds the indexes, analyses, closes and renames the temporary
  * file to the final path.  Returns 0 or a negative errno-style code with
- * *cause set (the temporary file is then removed).  Frees w either way. */
+ * *cause set, naming the first error of the writer (the temporary file is
+ * then removed and the final path left as it was).  Frees w either way.
+ *
+ * Errors are sticky: after the first failed statement or write, rows are
+ * dropped, store_writer_exec() and _query() fail at once, and this call
+ * reports that first error. */
 int store_writer_finish(struct store_writer *w, char **cause);
-
-/* Abandons the store: closes and removes the temporary file; frees w. */
-void store_writer_abort(struct store_writer *w);
 
 /* Returns 1 if `path` is a complete store whose store_info has key
  * "fingerprint" equal to `fingerprint` (and then sets *events to the sum of
  * its tracks' event counts and *warnings to its Warning rows), else 0. */
 int store_is_current(const char *path, const char *fingerprint,
                      uint64_t *events, uint64_t *warnings);
+
+#endif

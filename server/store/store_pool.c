@@ -2,7 +2,11 @@
  *
  * n connections opened SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, handed
  * out under a mutex: a connection is used by one thread at a time, so the
- * statements cached on it (query.c) need no locking either.
+ * statements cached on it (query_stmt(), query_util.c) need no locking either.
+ *
+ * Every open pool is on one list, so that store_pool_memo_get() and _put()
+ * find the pool of a connection; a pool leaves the list when it is closed,
+ * and its memo goes with it.
  */
 #include "store.h"
 #include "util.h"
@@ -20,6 +24,12 @@ struct store_names {
   int64_t max_id;
 };
 
+/* One text of a pool's memo. */
+struct store_pool_memo {
+  char *key, *text;
+  struct store_pool_memo *next;
+};
+
 struct store_pool {
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -30,7 +40,13 @@ struct store_pool {
   pthread_mutex_t names_mu;
   bool names_read;
   struct store_names *names;
+  struct store_pool_memo *memo; /* guarded by mu */
+  struct store_pool *next;      /* the list of open pools */
 };
+
+/* The open pools. */
+static pthread_mutex_t store_pool_list_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct store_pool *store_pool_list;
 
 /* "file:<path>?immutable=1" with the URI's special characters escaped.  A
  * complete store never changes (a new one replaces it by rename), so
@@ -109,6 +125,10 @@ int store_pool_open(const char *path, int n, struct store_pool **out,
     }
   }
   p->n = n;
+  pthread_mutex_lock(&store_pool_list_mu);
+  p->next = store_pool_list;
+  store_pool_list = p;
+  pthread_mutex_unlock(&store_pool_list_mu);
   *out = p;
   return 0;
 }
@@ -196,6 +216,8 @@ out:
 }
 
 const struct store_names *store_pool_names(struct store_pool *p, sqlite3 *db) {
+  if (!p)
+    return NULL;
   pthread_mutex_lock(&p->names_mu);
   if (!p->names_read) {
     p->names = store_names_read(db);
@@ -211,9 +233,67 @@ const char *store_names_get(const struct store_names *n, int64_t id) {
   return n->text + n->off[id];
 }
 
+/* The open pool db belongs to, or NULL. */
+static struct store_pool *store_pool_of(sqlite3 *db) {
+  struct store_pool *found = NULL;
+  pthread_mutex_lock(&store_pool_list_mu);
+  for (struct store_pool *p = store_pool_list; p && !found; p = p->next)
+    for (int i = 0; i < p->n; i++)
+      if (p->db[i] == db)
+        found = p;
+  pthread_mutex_unlock(&store_pool_list_mu);
+  return found;
+}
+
+const char *store_pool_memo_get(sqlite3 *db, const char *key) {
+  struct store_pool *p = store_pool_of(db);
+  const char *text = NULL;
+  if (!p)
+    return NULL;
+  pthread_mutex_lock(&p->mu);
+  for (struct store_pool_memo *m = p->memo; m && !text; m = m->next)
+    if (strcmp(m->key, key) == 0)
+      text = m->text;
+  pthread_mutex_unlock(&p->mu);
+  return text;
+}
+
+void store_pool_memo_put(sqlite3 *db, const char *key, const char *text) {
+  struct store_pool *p = store_pool_of(db);
+  struct store_pool_memo *m;
+  if (!p)
+    return;
+  pthread_mutex_lock(&p->mu);
+  for (m = p->memo; m; m = m->next)
+    if (strcmp(m->key, key) == 0)
+      break;
+  if (!m) {
+    m = xcalloc(1, sizeof *m);
+    m->key = xstrdup(key);
+    m->text = xstrdup(text);
+    m->next = p->memo;
+    p->memo = m;
+  }
+  pthread_mutex_unlock(&p->mu);
+}
+
 void store_pool_close(struct store_pool *p) {
   if (!p)
     return;
+  pthread_mutex_lock(&store_pool_list_mu);
+  for (struct store_pool **pp = &store_pool_list; *pp; pp = &(*pp)->next)
+    if (*pp == p) {
+      *pp = p->next;
+      break;
+    }
+  pthread_mutex_unlock(&store_pool_list_mu);
+  while (p->memo) {
+    struct store_pool_memo *m = p->memo;
+    p->memo = m->next;
+    free(m->key);
+    free(m->text);
+    free(m);
+  }
   for (int i = 0; i < p->n; i++)
     store_pool_close_one(p->db[i]);
   pthread_mutex_destroy(&p->mu);

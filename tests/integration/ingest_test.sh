@@ -76,4 +76,14 @@ got=$(sqlite3 "$T_TMP/badstore.db" "SELECT count(*) FROM SystemProfileEvents WHE
 ok $([ "$got" -gt 0 ]; echo $?) "the other system traces still ingest ($got runtime events)"
 ls "$T_TMP"/badstore.db.tmp >/dev/null 2>&1
 ok $((! $?)) "no temporary store is left behind"
+# A zero-filled tail (preallocated or sparse): one Warning, not one per byte.
+Z="$T_TMP/zerotail"
+cp -r "$P" "$Z"
+nt=$(find "$Z" -name ntrace.pb | sort | head -1)
+size=$(stat -c %s "$nt")
+truncate -s 32M "$nt"
+"$SERVER" --dir "$Z" --db "$T_TMP/zerotail.db" --ingest-only --quiet 2>/dev/null
+is "$?" 1 "a zero-filled tail makes --ingest-only exit 1"
+got=$(sqlite3 "$T_TMP/zerotail.db" "SELECT count(*) || ' ' || min(offset) FROM Warning WHERE file = '${nt#$Z/}'")
+is "$got" "1 $size" "32 MiB of zeros after the records are one Warning at their start"
 tap_done

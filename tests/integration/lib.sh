@@ -39,10 +39,14 @@ is() {
 }
 
 # tap_check_store DB MANIFEST: compares the store DB with the generator's
-# MANIFEST (check_store.py) and prints its TAP lines as ours.
+# MANIFEST (check_store.py) and prints its TAP lines as ours, then one line
+# that fails when check_store.py did not run to the end (an exception, a
+# missing file: the checks after it never ran), with its stderr.
 tap_check_store() {
+  local rc
   python3 "$NEX_SRCDIR/tests/integration/check_store.py" "$1" "$2" \
-    > "$T_TMP/check.tap"
+    > "$T_TMP/check.tap" 2> "$T_TMP/check.err"
+  rc=$?
   while IFS= read -r line; do
     case "$line" in
     "ok "*) ok 0 "${line#ok }" ;;
@@ -50,6 +54,8 @@ tap_check_store() {
     *) echo "$line" ;;
     esac
   done < "$T_TMP/check.tap"
+  ok "$rc" "check_store.py ran every check (exit status $rc)"
+  [ "$rc" -eq 0 ] || sed 's/^/#   /' "$T_TMP/check.err"
 }
 
 tap_done() {

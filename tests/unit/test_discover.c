@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "discover.h"
+#include "util.h"
 
 static char root[256];
 
@@ -151,8 +152,10 @@ static void test_no_metadata_message(void **state) {
   struct discover_result *r;
   char *cause = NULL;
   assert_int_equal(discover_run(root, &r, &cause), 0);
-  assert_int_equal(r->n_messages, 1);
+  assert_int_equal(r->n_messages, 2);
   assert_string_equal(r->messages[0],
+                      "Skipped notes.txt: not a profile file this server reads");
+  assert_string_equal(r->messages[1],
                       "No metadata found for system profile: i-0aa_pid_1");
   assert_null(proc(r, "i-0aa_pid_1")->ntrace);
   assert_null(proc(r, "i-0aa_pid_1")->cpu_util);
@@ -160,6 +163,55 @@ static void test_no_metadata_message(void **state) {
   assert_int_equal(r->n_json, 1);
   assert_string_equal(r->json[0], "rank_3.trace.json");
   discover_free(r);
+}
+
+/* Links are followed, loops and special files are named, never silent. */
+static void test_links_and_special_files(void **state) {
+  (void)state;
+  touch("real/trace.json", 5);
+  touch("i-0aa_pid_1/trace_info.pb", 5);
+  char *p = xasprintf("%s/i-0aa_pid_1/ntrace.pb", root);
+  char *t = xasprintf("%s/real/trace.json", root);
+  char *l = xasprintf("%s/linked.json", root);
+  char *loop = xasprintf("%s/real/back", root);
+  char *dangling = xasprintf("%s/gone.json", root);
+  char *fifo = xasprintf("%s/i-0aa_pid_1/pipe.json", root);
+  char *ntrace_link = xasprintf("%s/i-0aa_pid_1/ntrace.pb", root);
+  free(p);
+  assert_int_equal(symlink(t, l), 0);
+  assert_int_equal(symlink(root, loop), 0);
+  assert_int_equal(symlink("/nonexistent/x.json", dangling), 0);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  touch("elsewhere/ntrace.pb", 7);
+  char *target = xasprintf("%s/elsewhere/ntrace.pb", root);
+  assert_int_equal(symlink(target, ntrace_link), 0);
+  struct discover_result *r;
+  char *cause = NULL;
+  assert_int_equal(discover_run(root, &r, &cause), 0);
+  /* the linked trace and the real one; the linked ntrace.pb is read */
+  assert_int_equal(r->n_json, 2);
+  assert_string_equal(r->json[0], "linked.json");
+  assert_string_equal(r->json[1], "real/trace.json");
+  assert_string_equal(proc(r, "i-0aa_pid_1")->ntrace, "i-0aa_pid_1/ntrace.pb");
+  const char *want[] = {
+      "Skipped gone.json: broken symbolic link",
+      "Skipped elsewhere/ntrace.pb: system capture files belong in an "
+      "<instance-id>_pid_<pid> folder",
+      "Skipped i-0aa_pid_1/pipe.json: a FIFO",
+      "Skipped real/back: symbolic link loop",
+  };
+  int found = 0;
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    for (int j = 0; j < r->n_messages; j++)
+      if (strcmp(r->messages[j], want[i]) == 0)
+        found++;
+  for (int j = 0; j < r->n_messages; j++)
+    print_message("# %s\n", r->messages[j]);
+  assert_int_equal(r->n_messages, 4);
+  assert_int_equal(found, 4);
+  discover_free(r);
+  free(t), free(l), free(loop), free(dangling), free(fifo), free(ntrace_link);
+  free(target);
 }
 
 static void test_fingerprint(void **state) {
@@ -198,6 +250,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_model_mode_flat, setup, teardown),
       cmocka_unit_test_setup_teardown(test_session_mode_timestamp_level, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_metadata_message, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_links_and_special_files, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_fingerprint, setup, teardown),
       cmocka_unit_test_setup_teardown(test_missing_dir, setup, teardown),
   };

@@ -650,6 +650,49 @@ static void test_corrupt_record_skipped(void **state) {
   fmt_pb_close(r);
 }
 
+/* A zero-filled region where a length belongs (a preallocated or sparse
+ * tail) is one -EBADMSG when records follow it, one -EPIPE when it runs to
+ * the end: never one error per zero byte. */
+static void test_zero_runs(void **state) {
+  static const char b[] = "NXHM\x01\x00\x00\x00"
+                          "\x02\x08\x05"
+                          "\x00\x00\x00\x00\x00\x00\x00"
+                          "\x02\x08\x06"
+                          "\x00\x00\x00";
+  write_raw("zeros.pb", b, sizeof b - 1);
+  struct fmt_pb *r = open_ok("zeros.pb", FMT_PB_MAGIC_HOST_MEM);
+  const ProtobufCMessageDescriptor *d = &nex__host_mem_usage__descriptor;
+  ProtobufCMessage *m;
+  uint64_t off;
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), 1);
+  assert_int_equal(((Nex__HostMemUsage *)m)->timestamp, 5);
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), -EBADMSG);
+  assert_int_equal(off, 11);
+  assert_int_equal(fmt_pb_pos(r), 18);
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), 1);
+  assert_int_equal(((Nex__HostMemUsage *)m)->timestamp, 6);
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), -EPIPE);
+  assert_int_equal(off, 21);
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), -EPIPE);
+  fmt_pb_close(r);
+
+  /* The same file grown to 32 MiB with zeros: still one error per run. */
+  char *p = testutil_path("zeros.pb");
+  FILE *f = fopen(p, "r+b");
+  free(p);
+  assert_non_null(f);
+  assert_int_equal(ftruncate(fileno(f), 8 + (32 << 20)), 0);
+  assert_int_equal(fclose(f), 0);
+  r = open_ok("zeros.pb", FMT_PB_MAGIC_HOST_MEM);
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), 1);
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), -EBADMSG);
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), 1);
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), -EPIPE);
+  assert_int_equal(off, 21);
+  assert_int_equal(fmt_pb_next(r, d, &m, &off), -EPIPE);
+  fmt_pb_close(r);
+}
+
 static void test_huge_length_prefix(void **state) {
   /* One good record, then a prefix of 2^32 (> FMT_PB_MAX_RECORD), then
    * bytes that must never be read as a record. */
@@ -924,6 +967,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_truncated_record),
       cmocka_unit_test(test_truncated_length_prefix),
       cmocka_unit_test(test_corrupt_record_skipped),
+      cmocka_unit_test(test_zero_runs),
       cmocka_unit_test(test_huge_length_prefix),
       cmocka_unit_test(test_max_record_plus_one),
       cmocka_unit_test(test_overlong_varint),

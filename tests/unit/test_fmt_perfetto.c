@@ -75,9 +75,12 @@ static int rec_slice(void *ud, const struct fmt_perfetto_slice *s) {
   struct rec *r = ud;
   struct sbuf b = {0};
   sbuf_printf(&b, "%" PRId64 " %" PRId64 " %s %s%s ", s->ts_ns, s->dur_ns,
-              s->cat ? s->cat : "-", s->name, s->incomplete ? " (incomplete)" : "");
+              s->cat ? s->cat : "-", s->name,
+              s->incomplete ? " (incomplete)" : "");
   track_label(&b, s->track, s->tid);
-  struct item it = {.ts = s->ts_ns, .line = b.s, .name = xstrdup(s->name),
+  struct item it = {.ts = s->ts_ns,
+                    .line = b.s,
+                    .name = xstrdup(s->name),
                     .args = s->args_json ? xstrdup(s->args_json) : NULL,
                     .nflows = s->n_flow_ids};
   if (s->n_flow_ids) {
@@ -328,16 +331,16 @@ static void test_flows_v2(void **state) {
   struct rec r = {0};
   assert_int_equal(decode(p, &r, NULL), 0);
   char *got = flow_pairs(&r);
-  assert_string_equal(got,
-                      "FlowSlice1Start -> FlowSlice1End\n"
-                      "FlowSlice1Start2Start -> FlowSlice1End\n"
-                      "FlowSlice1Start2Start -> FlowSlice2End\n"
-                      "FlowSlice3Begin -> FlowSlice3End4Begin\n"
-                      "FlowSlice3End4Begin -> FlowSlice4Step\n"
-                      "FlowSlice4Step -> FlowSlice4Step2_FlowIdOnAsyncEndEvent\n"
-                      "FlowSlice4Step2_FlowIdOnAsyncEndEvent -> "
-                      "FlowSlice4Step2_FlowIdOnEndEvent\n"
-                      "FlowSlice4Step2_FlowIdOnEndEvent -> FlowSlice4End\n");
+  assert_string_equal(
+      got, "FlowSlice1Start -> FlowSlice1End\n"
+           "FlowSlice1Start2Start -> FlowSlice1End\n"
+           "FlowSlice1Start2Start -> FlowSlice2End\n"
+           "FlowSlice3Begin -> FlowSlice3End4Begin\n"
+           "FlowSlice3End4Begin -> FlowSlice4Step\n"
+           "FlowSlice4Step -> FlowSlice4Step2_FlowIdOnAsyncEndEvent\n"
+           "FlowSlice4Step2_FlowIdOnAsyncEndEvent -> "
+           "FlowSlice4Step2_FlowIdOnEndEvent\n"
+           "FlowSlice4Step2_FlowIdOnEndEvent -> FlowSlice4End\n");
   free(got);
   assert_int_equal(r.nslices, 11);
   rec_free(&r);
@@ -376,12 +379,12 @@ static void test_merged_args(void **state) {
   check_lines(r.slices, r.nslices, "1000 1000 cat name1 name1\n");
   json_error_t err;
   json_t *got = json_loads(r.slices[0].args, 0, &err);
-  json_t *want = json_loads(
-      "{\"debug1\":{\"key1\":10,\"key2\":[20,21,22,23],\"key3\":30},"
-      "\"debug2\":{\"key1\":10,\"key2\":[20,21,22,23],"
-      "\"key3\":{\"key31\":31,\"key32\":32},\"key4\":40},"
-      "\"debug3\":32,\"debug4\":{\"key1\":10,\"key2\":[20,21]}}",
-      0, &err);
+  json_t *want =
+      json_loads("{\"debug1\":{\"key1\":10,\"key2\":[20,21,22,23],\"key3\":30},"
+                 "\"debug2\":{\"key1\":10,\"key2\":[20,21,22,23],"
+                 "\"key3\":{\"key31\":31,\"key32\":32},\"key4\":40},"
+                 "\"debug3\":32,\"debug4\":{\"key1\":10,\"key2\":[20,21]}}",
+                 0, &err);
   assert_non_null(got);
   assert_non_null(want);
   assert_true(json_equal(got, want));
@@ -399,7 +402,7 @@ static void put(struct sbuf *b, const Perfetto__Protos__TracePacket *p) {
   uint8_t *buf = xmalloc(n ? n : 1);
   perfetto__protos__trace_packet__pack(p, buf);
   sbuf_addc(b, 0x0a);
-  for (size_t v = n; ; v >>= 7) {
+  for (size_t v = n;; v >>= 7) {
     sbuf_addc(b, (char)(v < 0x80 ? v : (v & 0x7f) | 0x80));
     if (v < 0x80)
       break;
@@ -443,7 +446,8 @@ static void build_interning(struct sbuf *b) {
   id.debug_annotation_names = ans;
   id.debug_annotation_string_values = svs;
 
-  Perfetto__Protos__DebugAnnotation da = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+  Perfetto__Protos__DebugAnnotation da =
+      PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
   da.name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID;
   da.name_iid = 1;
   da.value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID;

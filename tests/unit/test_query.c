@@ -2,8 +2,11 @@
  * slice, the raw limit falling back to the finest LOD level, the LOD row
  * before the first bucket, LOD runs of one event name (stored and merged
  * per pixel), counters with the sample before the window;
- * plus search, range summary, the SQL guard and the small parsers. */
+ * plus search, range summary, the SQL guard and the small parsers; windows
+ * at the ends of int64 (no undefined behaviour: build with --enable-asan);
+ * a device profile whose engine time is kept in the pool's memo. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,7 +31,40 @@
 #define SHORT_N 100
 static char store_path[64];
 static struct store_pool *pool;
-static int64_t track_a, track_b, track_c;
+static int64_t track_a, track_b, track_c, track_e, profile_d;
+
+/* Device profile D over [0, 10000) with one "Tensor" engine track E of two
+ * lanes: lane 0 [0, 1000) and [3000, 4000), lane 1 [500, 2000): active
+ * 3000 ns (the union), 3 instructions. */
+static void add_device(struct store_writer *w) {
+  profile_d = store_writer_exec(
+      w,
+      "INSERT INTO DeviceProfileList (device_profile_name, instance_id, "
+      "process_id, nc_id, ntff_file, first_ts, last_ts) "
+      "VALUES (?,?,?,?,?,?,?)",
+      "ttiitii", "dp", "i-1", (int64_t)7, (int64_t)0, "x.ntff", (int64_t)0,
+      (int64_t)10000);
+  assert_true(profile_d > 0);
+  struct store_track e = {.kind = "slices",
+                          .domain = "device",
+                          .source = "engine",
+                          .instance_id = "i-1",
+                          .nc_idx = 0,
+                          .pcore_idx = 0,
+                          .worker_gid = -1,
+                          .stream_id = -1,
+                          .device_idx = -1,
+                          .hbm_idx = -1,
+                          .label = "Tensor",
+                          .device_profile_id = profile_d};
+  track_e = store_writer_track(w, &e);
+  int64_t op = store_writer_intern(w, "MATMUL");
+  store_writer_slice(w, track_e, 0, 0, 1, 1000, op, 0, NULL, 0);
+  store_writer_slice(w, track_e, 0, 3000, 2, 1000, op, 0, NULL, 0);
+  store_writer_slice(w, track_e, 1, 500, 3, 1500, op, 0, NULL, 0);
+  struct store_track_stats se = {2, 1500, 3, 0, 4000, -1};
+  store_writer_track_stats(w, track_e, &se);
+}
 
 /* Track C, one lane, LOD from level 2 (1024 ns buckets): 20 "busy" of
  * 900 ns every 1000 ns from 0 (gaps of 100 ns: one run), a 2100 ns gap,
@@ -109,6 +145,7 @@ static int setup(void **state) {
   struct store_track_stats sb = {0, 0, 100, 0, 99000, 2};
   store_writer_track_stats(w, track_b, &sb);
   add_runs(w, &a);
+  add_device(w);
   assert_int_equal(store_writer_finish(w, &cause), 0);
   assert_int_equal(store_pool_open(store_path, 2, &pool, &cause), 0);
   return 0;
@@ -398,6 +435,111 @@ static void test_counter_lod(void **state) {
   json_decref(j);
 }
 
+/* GET /counters?start=-1 at a LOD level: the first bucket is -1 (b0 << shift
+ * was undefined for it); every sample is counted once. */
+static void test_counter_negative_start(void **state) {
+  json_t *j = window(track_b, -1, 1000000, 1000, 1);
+  json_t *s = series0(j);
+  assert_int_equal(json_integer_value(json_object_get(s, "level")), 2);
+  assert_int_equal(sum(s, "count"), 100);
+  /* samples every 1000 ns in 1024 ns buckets: buckets 0..96 */
+  assert_int_equal(rows(s), 97);
+  json_decref(j);
+}
+
+/* Windows at the ends of int64, on every track at both ends of px: each
+ * is answered (or refused as too wide) without undefined behaviour. */
+static void test_extreme_windows(void **state) {
+  const int64_t edges[] = {
+      INT64_MIN, INT64_MIN + 1,    -(INT64_C(1) << 62), -1,       0,
+      1,         INT64_C(1) << 62, INT64_MAX - 1,       INT64_MAX};
+  const int64_t tracks[] = {track_a, track_b, track_c};
+  const int pxs[] = {1, QUERY_MAX_PX};
+  size_t n = sizeof edges / sizeof *edges, answered = 0, refused = 0;
+  sqlite3 *db = store_pool_get(pool);
+  for (size_t t = 0; t < 3; t++)
+    for (size_t i = 0; i < n; i++)
+      for (size_t k = i + 1; k < n; k++)
+        for (size_t x = 0; x < 2; x++) {
+          struct query_window w = {&tracks[t], 1,      edges[i],
+                                   edges[k],   pxs[x], NULL};
+          struct query_err e;
+          struct sbuf b = {0};
+          int rc = tracks[t] == track_b ? query_counters(db, &w, &b, &e)
+                                        : query_slices(db, &w, &b, &e);
+          if (rc == 0) {
+            json_t *j = json_loads(b.s, 0, NULL);
+            assert_non_null(j);
+            json_decref(j);
+            answered++;
+          } else {
+            assert_int_equal(rc, -EINVAL);
+            assert_int_equal(e.status, 400);
+            refused++;
+          }
+          sbuf_free(&b);
+        }
+  store_pool_put(pool, db);
+  /* too wide (over 2^63-1 ns): from INT64_MIN to 0 and up (5 ends), from
+   * INT64_MIN + 1 to 1 and up (4), from -2^62 to 2^62 and up (3), from -1
+   * to INT64_MAX (1) */
+  assert_int_equal(refused, 3 * 2 * 13);
+  assert_int_equal(answered, 3 * 2 * (n * (n - 1) / 2 - 13));
+}
+
+/* The engines' active time: computed once, kept in the memo of the pool
+ * (not of the process), gone with the pool. */
+static void test_engine_memo(void **state) {
+  char key[48];
+  struct query_err e;
+  json_t *first, *second;
+  snprintf(key, sizeof key, "engines/%lld", (long long)profile_d);
+  sqlite3 *db = store_pool_get(pool);
+  assert_null(store_pool_memo_get(db, key));
+  assert_int_equal(query_device_profile(db, profile_d, &first, &e), 0);
+  const char *kept = store_pool_memo_get(db, key);
+  assert_non_null(kept);
+  assert_int_equal(query_device_profile(db, profile_d, &second, &e), 0);
+  assert_ptr_equal(store_pool_memo_get(db, key), kept);
+  store_pool_put(pool, db);
+  assert_true(json_equal(first, second));
+  json_t *tensor = json_object_get(
+      json_object_get(json_object_get(first, "summary"), "engines"), "tensor");
+  assert_string_equal(json_string_value(json_object_get(tensor, "active_ns")),
+                      "3000");
+  assert_int_equal(
+      json_integer_value(json_object_get(tensor, "instruction_count")), 3);
+  assert_true(fabs(json_real_value(json_object_get(tensor, "active_percent")) -
+                   30.0) < 1e-9);
+  json_decref(first);
+  json_decref(second);
+
+  /* a new pool on the same store starts with an empty memo */
+  struct store_pool *again;
+  char *cause = NULL;
+  assert_int_equal(store_pool_open(store_path, 1, &again, &cause), 0);
+  db = store_pool_get(again);
+  assert_null(store_pool_memo_get(db, key));
+  store_pool_memo_put(db, key, "{}");
+  assert_string_equal(store_pool_memo_get(db, key), "{}");
+  store_pool_memo_put(db, key, "{\"later\":1}"); /* the first one stays */
+  assert_string_equal(store_pool_memo_get(db, key), "{}");
+  store_pool_put(again, db);
+  store_pool_close(again);
+  /* a connection of no pool has no memo */
+  sqlite3 *plain;
+  assert_int_equal(
+      sqlite3_open_v2(store_path, &plain, SQLITE_OPEN_READONLY, NULL),
+      SQLITE_OK);
+  store_pool_memo_put(plain, key, "{}");
+  assert_null(store_pool_memo_get(plain, key));
+  assert_int_equal(query_device_profile(plain, profile_d, &first, &e), 0);
+  json_decref(first);
+  for (sqlite3_stmt *st; (st = sqlite3_next_stmt(plain, NULL));)
+    sqlite3_finalize(st); /* the statements query_stmt() cached */
+  assert_int_equal(sqlite3_close(plain), SQLITE_OK);
+}
+
 static void test_level(void **state) {
   /* the bucket nearest a pixel: between half a pixel and two */
   assert_int_equal(query_level(1), -1);
@@ -535,6 +677,9 @@ int main(void) {
       cmocka_unit_test(test_query_runs),
       cmocka_unit_test(test_counter_raw),
       cmocka_unit_test(test_counter_lod),
+      cmocka_unit_test(test_counter_negative_start),
+      cmocka_unit_test(test_extreme_windows),
+      cmocka_unit_test(test_engine_memo),
       cmocka_unit_test(test_level),
       cmocka_unit_test(test_args),
       cmocka_unit_test(test_key),
