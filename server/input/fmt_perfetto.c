@@ -1,9 +1,10 @@
 /* fmt_perfetto.c -- see fmt_perfetto.h.
  *
- * Reading order: the map, the packet arena, sequences and interning,
+ * Reading order: the packet arena, sequences and interning,
  * clocks, tracks, the packet, the stream.
  */
 #include "fmt_perfetto_priv.h"
+#include "arena.h"
 #include "jtok.h"
 
 #include <errno.h>
@@ -15,45 +16,15 @@
 
 /* ------------------------------------------------------------ arena */
 
-/* Where protobuf-c unpacks one packet: a bump buffer, reset per packet,
- * with the rare large request malloc'd on the side until the reset. */
-#define FMT_PERFETTO_ARENA (256u << 10)
-
-struct fmt_perfetto_arena {
-  uint8_t *buf;
-  size_t used;
-  void **big;
-  size_t nbig;
-};
-
+/* protobuf-c unpacks one packet into the reader's arena (reset per
+ * packet): no malloc per field. */
 static void *fmt_perfetto_arena_alloc(void *data, size_t n) {
-  struct fmt_perfetto_arena *a = data;
-  size_t need = (n + 15) & ~(size_t)15;
-  if (need >= n && need <= FMT_PERFETTO_ARENA - a->used) {
-    void *p = a->buf + a->used;
-    a->used += need;
-    return p;
-  }
-  void *p = malloc(n ? n : 1);
-  if (!p)
-    return NULL;
-  a->big = xrealloc(a->big, sizeof *a->big * (a->nbig + 1));
-  a->big[a->nbig++] = p;
-  return p;
+  return arena_alloc(data, n);
 }
 
 static void fmt_perfetto_arena_free(void *data, void *p) {
   (void)data;
   (void)p;
-}
-
-static void fmt_perfetto_arena_reset(struct fmt_perfetto_arena *a) {
-  for (size_t i = 0; i < a->nbig; i++)
-    free(a->big[i]);
-  free(a->big);
-  a->big = NULL;
-  a->nbig = 0;
-  a->used = 0;
 }
 
 /* ------------------------------------------------------------ sequences */
@@ -452,7 +423,7 @@ static int fmt_perfetto_varint(struct jtok_src *s, uint64_t *v) {
 /* Reads the frames of the stream.  Returns 0 at its end, a callback's
  * value, or -EPIPE/-EBADMSG with *cause set. */
 static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jtok_src *s,
-                               struct fmt_perfetto_arena *a, char **cause) {
+                               struct arena *a, char **cause) {
   ProtobufCAllocator alloc = {fmt_perfetto_arena_alloc, fmt_perfetto_arena_free,
                               a};
   for (;;) {
@@ -505,7 +476,7 @@ static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jtok_src *s,
                               len);
     else
       fmt_perfetto_packet(r, p);
-    fmt_perfetto_arena_reset(a);
+    arena_reset(a);
     if (r->rc)
       return r->rc;
   }
@@ -525,7 +496,7 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
                            .st = st,
                            .trace_clock = FMT_PERFETTO_BOOTTIME,
                            .max_ts = INT64_MIN};
-  struct fmt_perfetto_arena a = {.buf = xmalloc(FMT_PERFETTO_ARENA)};
+  struct arena a = {0};
   char *why = NULL;
   rc = fmt_perfetto_stream(&r, &s, &a, &why);
   if (rc >= 0 && s.err) /* gzip ended early between two frames */
@@ -549,7 +520,7 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
   sbuf_free(&r.cat);
   sbuf_free(&r.name);
   sbuf_free(&r.scratch);
-  free(a.buf);
+  arena_free(&a);
   jtok_close(&s);
   return rc;
 }
