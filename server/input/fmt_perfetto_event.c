@@ -285,44 +285,38 @@ static void fmt_perfetto_event_sample(struct fmt_perfetto *r,
     r->rc = r->cb->counter(r->cb->ud, &s);
 }
 
+/* Extra counter value i of an event, on the i-th of its n counter tracks
+ * u (from the event or the sequence's defaults). */
+static void fmt_perfetto_event_extra_one(struct fmt_perfetto *r,
+                                         const struct fmt_perfetto_event_ctx *c,
+                                         const uint64_t *u, size_t n, size_t i,
+                                         double v) {
+  struct fmt_perfetto_trk *t = i < n ? fmt_perfetto_state_track(r, u[i]) : NULL;
+  if (t)
+    fmt_perfetto_event_sample(r, c->q, t, NULL, c->ts, v, false);
+  else
+    fmt_perfetto_state_warn(r, "extra counter value %zu has no counter track",
+                            i);
+}
+
 /* The extra counter values of an event (and the legacy thread time and
  * instruction count). */
 static void fmt_perfetto_event_extra(struct fmt_perfetto *r,
                                      const struct fmt_perfetto_event_ctx *c,
                                      const Perfetto__Protos__TrackEvent *e) {
   struct fmt_perfetto_seq *q = c->q;
-  const uint64_t *u =
-      e->n_extra_counter_track_uuids ? e->extra_counter_track_uuids : q->extra;
-  size_t nu = e->n_extra_counter_track_uuids ? e->n_extra_counter_track_uuids
-                                             : q->nextra;
-  for (size_t i = 0; i < e->n_extra_counter_values; i++) {
-    struct fmt_perfetto_trk *t =
-        i < nu ? fmt_perfetto_state_track(r, u[i]) : NULL;
-    if (t)
-      fmt_perfetto_event_sample(r, q, t, NULL, c->ts,
-                                (double)e->extra_counter_values[i], false);
-    else
-      fmt_perfetto_state_warn(r, "extra counter value %zu has no counter track",
-                              i);
-  }
-  u = e->n_extra_double_counter_track_uuids
-          ? e->extra_double_counter_track_uuids
-          : q->extra_double;
-  nu = e->n_extra_double_counter_track_uuids
-           ? e->n_extra_double_counter_track_uuids
-           : q->nextra_double;
-  for (size_t i = 0; i < e->n_extra_double_counter_values; i++) {
-    struct fmt_perfetto_trk *t =
-        i < nu ? fmt_perfetto_state_track(r, u[i]) : NULL;
-    if (t)
-      fmt_perfetto_event_sample(r, q, t, NULL, c->ts,
-                                e->extra_double_counter_values[i], false);
-    else
-      fmt_perfetto_state_warn(r,
-                              "extra double counter value %zu has no counter "
-                              "track",
-                              i);
-  }
+  bool own = e->n_extra_counter_track_uuids > 0;
+  for (size_t i = 0; i < e->n_extra_counter_values; i++)
+    fmt_perfetto_event_extra_one(
+        r, c, own ? e->extra_counter_track_uuids : q->extra,
+        own ? e->n_extra_counter_track_uuids : q->nextra, i,
+        (double)e->extra_counter_values[i]);
+  own = e->n_extra_double_counter_track_uuids > 0;
+  for (size_t i = 0; i < e->n_extra_double_counter_values; i++)
+    fmt_perfetto_event_extra_one(
+        r, c, own ? e->extra_double_counter_track_uuids : q->extra_double,
+        own ? e->n_extra_double_counter_track_uuids : q->nextra_double, i,
+        e->extra_double_counter_values[i]);
   if (e->thread_time_case) {
     bool abs =
         e->thread_time_case ==
