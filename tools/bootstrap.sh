@@ -24,7 +24,7 @@ esac
 packages="build-essential autoconf automake libtool pkg-config
   libmicrohttpd-dev libjansson-dev libsqlite3-dev sqlite3 libprotobuf-c-dev
   protobuf-c-compiler libwebsockets-dev zlib1g-dev libcmocka-dev python3 curl"
-[ "$mode" = test ] && packages="$packages chromium clang nodejs npm"
+[ "$mode" = test ] && packages="$packages chromium clang nodejs npm protobuf-compiler"
 missing=""
 for p in $packages; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

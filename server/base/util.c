@@ -115,6 +115,18 @@ static size_t utf8_seq(const unsigned char *p, size_t n) {
   return len;
 }
 
+void sbuf_add_utf8(struct sbuf *b, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    size_t len = utf8_seq(p + i, n - i);
+    if (len)
+      sbuf_add(b, s + i, len);
+    else
+      sbuf_adds(b, "\xEF\xBF\xBD");
+    i += len ? len : 1;
+  }
+}
+
 void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   sbuf_grow(b, n + 2);

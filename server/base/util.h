@@ -33,6 +33,8 @@ void sbuf_printf(struct sbuf *b, const char *fmt, ...)
 /* Appends s as a JSON string literal (quotes and escapes included);
  * invalid UTF-8 bytes become U+FFFD. */
 void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n);
+/* Appends the n bytes at s with invalid UTF-8 bytes replaced by U+FFFD. */
+void sbuf_add_utf8(struct sbuf *b, const char *s, size_t n);
 /* Append a decimal integer (no printf). */
 void sbuf_add_i64(struct sbuf *b, int64_t v);
 void sbuf_add_u64(struct sbuf *b, uint64_t v);

@@ -1348,6 +1348,8 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
     for (int i = 0; i < d->n_json; i++)
       if (!ingest_json_done(&g, d->json[i]))
         ingest_read_file(&g, d->json[i], ingest_standalone_json);
+    for (int i = 0; i < d->n_perfetto; i++)
+      ingest_read_file(&g, d->perfetto[i], ingest_perfetto_read);
   }
   int64_t t1 = util_now_ns();
   size_t done = ingest_finish_tracks(&g, 0);

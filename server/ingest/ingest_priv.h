@@ -219,6 +219,10 @@ void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
 /* Frees a track's binding state (NULL allowed). */
 void ingest_chrome_sweep_free(struct ingest_chrome_sweep *w);
 
+/* ingest_perfetto.c: reads one Perfetto trace of --dir as a standalone
+ * trace (grouped by its file name). */
+void ingest_perfetto_read(struct ing *g, const char *rel);
+
 /* ingest_device.c: reads one NTFF (and its NEFF header) as a device
  * profile of the current process (g->instance, g->pid). */
 void ingest_device_read(struct ing *g, const struct discover_device *dev,

@@ -296,6 +296,13 @@ static bool discover_is_json(const char *base) {
   return discover_ends(base, ".json") || discover_ends(base, ".json.gz");
 }
 
+static bool discover_is_perfetto(const char *base) {
+  return discover_ends(base, ".pftrace") ||
+         discover_ends(base, ".pftrace.gz") ||
+         discover_ends(base, ".perfetto-trace") ||
+         discover_ends(base, ".perfetto-trace.gz");
+}
+
 /* Pairs each model-mode device with a NEFF of the same hash: one in the
  * same folder first, else anywhere in the tree. */
 static void discover_pair(struct discover_result *r) {
@@ -400,6 +407,8 @@ int discover_run(const char *dir, struct discover_result **out, char **cause) {
     } else if (p && strcmp(base, "host_mem.pb") == 0) {
       free(p->host_mem);
       p->host_mem = xstrdup(f->rel);
+    } else if (discover_is_perfetto(base)) {
+      discover_push(&r->perfetto, &r->n_perfetto, f->rel);
     } else if (discover_is_json(base)) {
       if (p)
         discover_push(&p->json, &p->n_json, f->rel);
@@ -468,6 +477,7 @@ void discover_free(struct discover_result *r) {
   }
   free(r->procs);
   discover_free_strv(r->json, r->n_json);
+  discover_free_strv(r->perfetto, r->n_perfetto);
   discover_free_strv(r->messages, r->n_messages);
   discover_free_strv(r->neffs, r->n_neffs);
   free(r);

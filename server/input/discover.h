@@ -9,7 +9,8 @@
  * JSON files (*.json, *.json.gz: Chrome traces, vendor exports, runtime
  * event dumps -- the readers tell them apart by content) inside a process
  * folder belong to it; elsewhere they stand alone.  Discovery only looks at
- * names and sizes; it opens no file.
+ * names and sizes; it opens no file.  Perfetto traces (*.pftrace,
+ * *.perfetto-trace, and their .gz) always stand alone.
  *
  * Ownership: discover_run() returns a result the caller frees with
  * discover_free(); every string in it belongs to the result.
@@ -48,6 +49,8 @@ struct discover_result {
   int n_procs;
   char **json;            /* *.json / *.json.gz outside process folders */
   int n_json;
+  char **perfetto;        /* Perfetto traces, wherever they are */
+  int n_perfetto;
   char **messages;        /* e.g. "No metadata found for system profile: X" */
   int n_messages;
   char **neffs;           /* every NEFF found (relative paths) */

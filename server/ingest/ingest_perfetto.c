@@ -1,0 +1,179 @@
+/* ingest_perfetto.c -- Perfetto traces (*.pftrace, *.perfetto-trace, and
+ * their .gz) into the store, as standalone traces grouped by file name,
+ * with the sources of Chrome traces (framework slices, chrome_counter
+ * counters): a track per (pid, tid), a track per other Perfetto track
+ * (process, async, global) under a synthetic thread named after it, a
+ * counter track per counter.  Two Perfetto tracks of one (pid, tid) share
+ * a track (no pid/tid reuse).  Flows come bound to their slices by the
+ * decoder.  See ingest_priv.h. */
+#include "filter.h"
+#include "fmt_perfetto.h"
+#include "ingest_priv.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Synthetic thread ids of Perfetto tracks that are not threads: above
+ * those of the Chrome reader (INGEST_SYNTHETIC_PID + a small index). */
+#define INGEST_PERFETTO_TID (INGEST_SYNTHETIC_PID * 2)
+
+struct ingest_perfetto {
+  struct ing *g;
+  const char *rel;
+  const char *instance;
+  int64_t *pids; /* pids already in the process table */
+  size_t npids;
+  /* the itrack of the last (Perfetto track, tid): events come in runs */
+  const struct fmt_perfetto_track *last_src;
+  int64_t last_tid;
+  struct itrack *last;
+};
+
+/* A pid of the trace: its own, or 0 for tracks of no process. */
+static int64_t ingest_perfetto_pid(struct ingest_perfetto *p, int64_t pid,
+                                   const char *name) {
+  if (pid < 0)
+    pid = 0;
+  size_t i = 0;
+  while (i < p->npids && p->pids[i] != pid)
+    i++;
+  if (i == p->npids || name) {
+    ingest_process(p->g, p->instance, pid, name, NULL);
+    if (i == p->npids) {
+      p->pids = xrealloc(p->pids, sizeof *p->pids * (p->npids + 1));
+      p->pids[p->npids++] = pid;
+    }
+  }
+  return pid;
+}
+
+static int ingest_perfetto_track(void *ud, const struct fmt_perfetto_track *t) {
+  struct ingest_perfetto *p = ud;
+  if (t->is_process && t->process_name)
+    ingest_perfetto_pid(p, t->pid, t->process_name);
+  if (t->is_thread && t->thread_name && t->tid >= 0)
+    ingest_thread(p->g, p->instance, ingest_perfetto_pid(p, t->pid, NULL),
+                  t->tid, t->thread_name);
+  p->last = NULL; /* names may have changed */
+  return 0;
+}
+
+/* The slice track of a Perfetto track (tid: the event's, after legacy
+ * overrides). */
+static struct itrack *ingest_perfetto_slices(struct ingest_perfetto *p,
+                                             const struct fmt_perfetto_track *t,
+                                             int64_t pid, int64_t tid) {
+  if (p->last && p->last_src == t && p->last_tid == tid)
+    return p->last;
+  struct store_track d =
+      ingest_desc("slices", "system", "framework", p->instance);
+  d.pid = ingest_perfetto_pid(p, pid, NULL);
+  d.has_pid = 1;
+  d.has_tid = 1;
+  const char *label = NULL; /* a thread's name is in the thread table */
+  if (tid >= 0 && (t->is_thread || tid != t->tid)) {
+    d.tid = tid;
+  } else {
+    /* a process, async or global track: a thread of its own, named */
+    d.tid = INGEST_PERFETTO_TID + (int64_t)(t->uuid % (1ull << 40));
+    label = t->name ? t->name : t->is_process ? t->process_name : NULL;
+  }
+  d.label = label;
+  struct itrack *it = ingest_track(p->g, &d);
+  if (it->count == 0 && label)
+    ingest_thread(p->g, p->instance, d.pid, d.tid, label);
+  p->last_src = t;
+  p->last_tid = tid;
+  p->last = it;
+  return it;
+}
+
+static int ingest_perfetto_slice(void *ud, const struct fmt_perfetto_slice *s) {
+  struct ingest_perfetto *p = ud;
+  struct ing *g = p->g;
+  g->file_pos = s->offset;
+  if (!filter_keep_event(g->o->filter, s->name))
+    return 0;
+  struct itrack *t = ingest_perfetto_slices(p, s->track, s->pid, s->tid);
+  struct lanes_item it = {.ts = s->ts_ns,
+                          .dur = s->dur_ns,
+                          .id = INGEST_SYNTHETIC_ID + g->next_id++,
+                          .name = store_writer_intern(g->w, s->name)};
+  /* cat and the flags first, then the debug annotations (always a JSON
+   * object from the decoder) spliced in beside them */
+  ingest_args_begin(g);
+  ingest_args_str(g, "cat", s->cat);
+  static const char *const flag[] = {"instant", "incomplete"};
+  const int on[] = {s->instant, s->incomplete};
+  for (int k = 0; k < 2; k++)
+    if (on[k])
+      ingest_args_i64(g, flag[k], 1);
+  size_t n = s->args_json ? strlen(s->args_json) : 0;
+  if (n > 2) {
+    if (g->args.len > 1)
+      sbuf_addc(&g->args, ',');
+    sbuf_add(&g->args, s->args_json + 1, n - 2);
+  }
+  ingest_args_take(g, &it);
+  /* the store's flow ids are int64 */
+  it.n_flows = (int)s->n_flow_ids;
+  it.flows = s->n_flow_ids ? xmalloc(sizeof *it.flows * s->n_flow_ids) : NULL;
+  for (int i = 0; i < it.n_flows; i++)
+    it.flows[i] = s->flow_ids[i] & INT64_MAX;
+  ingest_slice(g, t, &it);
+  return 0;
+}
+
+static int ingest_perfetto_counter(void *ud,
+                                   const struct fmt_perfetto_counter *c) {
+  struct ingest_perfetto *p = ud;
+  struct store_track d =
+      ingest_desc("counter", "system", "chrome_counter", p->instance);
+  d.pid = ingest_perfetto_pid(p, c->track->pid, NULL);
+  d.has_pid = 1;
+  if (c->track->tid >= 0) {
+    d.tid = c->track->tid;
+    d.has_tid = 1;
+  }
+  char *label =
+      c->unit ? xasprintf("%s (%s)", c->name, c->unit) : xstrdup(c->name);
+  d.label = label;
+  p->g->file_pos = c->offset;
+  ingest_counter(p->g, ingest_track(p->g, &d), 0, c->ts_ns, c->value);
+  free(label);
+  return 0;
+}
+
+static void ingest_perfetto_warning(void *ud, uint64_t offset,
+                                    const char *msg) {
+  struct ingest_perfetto *p = ud;
+  ingest_warn(p->g, "Corrupt Data", p->rel, offset, "%s", msg);
+}
+
+void ingest_perfetto_read(struct ing *g, const char *rel) {
+  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  const char *base = strrchr(rel, '/');
+  struct ingest_perfetto p = {
+      .g = g, .rel = rel, .instance = base ? base + 1 : rel};
+  struct fmt_perfetto_cb cb = {&p, ingest_perfetto_track, ingest_perfetto_slice,
+                               ingest_perfetto_counter,
+                               ingest_perfetto_warning};
+  struct fmt_perfetto_stats st = {0};
+  char *cause = NULL;
+  int rc = fmt_perfetto_read(path, &cb, &st, &cause);
+  /* warnings were recorded one by one; packets without state are one */
+  g->st->skipped += st.skipped + st.no_state;
+  if (st.no_state)
+    ingest_warn(g, "Missing Data", rel, 0,
+                "%" PRIu64 " packets need incremental state their sequence "
+                "never had: skipped",
+                st.no_state);
+  if (rc < 0) {
+    g->st->skipped++;
+    ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
+  }
+  free(cause);
+  free(p.pids);
+  free(path);
+}

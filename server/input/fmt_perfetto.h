@@ -1,0 +1,136 @@
+/* fmt_perfetto.h -- streaming decoder for Perfetto protobuf traces
+ * (*.pftrace, *.perfetto-trace, and their .gz).
+ *
+ * A trace is `repeated TracePacket packet = 1`: the decoder reads one
+ * packet frame at a time from the (decompressed) stream and unpacks it with
+ * protobuf-c against the subset of Perfetto's public protos in
+ * proto/perfetto_*.proto.  It keeps, per packet sequence
+ * (trusted_packet_sequence_id), the incremental state: interned event
+ * names, categories, debug annotation names and string values, packet
+ * defaults, incremental counter values and clocks; and per track the
+ * slices still open.  It reports normalized records through callbacks:
+ * tracks, whole slices (begin/end pairs matched per track, legacy X events,
+ * instants), counter samples and nothing of SQLite.
+ *
+ * Timestamps are converted to the trace clock (BOOTTIME unless a
+ * ClockSnapshot names another primary_trace_clock) through the latest
+ * ClockSnapshot holding both clocks; builtin clocks 1..63 and
+ * sequence-scoped clocks 64..127, incremental clocks and unit multipliers
+ * are supported.  A clock without such a snapshot is used as it is (and
+ * said once through the warning callback).
+ *
+ * Memory: one packet at a time, plus the state above, bounded by
+ * FMT_PERFETTO_MAX_* (beyond a bound the decoder warns and drops the new
+ * state: interned strings fall back to "iid:<n>").
+ *
+ * Ownership: every pointer inside a record passed to a callback is borrowed
+ * and valid only during that callback; copy what you keep.
+ */
+#ifndef NEX_FMT_PERFETTO_H
+#define NEX_FMT_PERFETTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest packet accepted: a longer frame is treated as corruption. */
+#define FMT_PERFETTO_MAX_PACKET (64u << 20)
+/* Bytes of interned strings kept over all sequences. */
+#define FMT_PERFETTO_MAX_INTERNED (64u << 20)
+/* Tracks (descriptors and implied ones), sequences, open slices per
+ * track, clocks. */
+#define FMT_PERFETTO_MAX_TRACKS (1u << 20)
+#define FMT_PERFETTO_MAX_SEQUENCES (1u << 16)
+#define FMT_PERFETTO_MAX_DEPTH 4096
+#define FMT_PERFETTO_MAX_CLOCKS 4096
+
+/* The implicit trace-global track of events with no track: uuid 0. */
+#define FMT_PERFETTO_DEFAULT_TRACK 0u
+
+/* A track, from a TrackDescriptor or implied by events (the default track
+ * uuid 0, legacy async ids, legacy thread descriptors).  pid/tid are the
+ * track's own or inherited from its parents (-1 when none): a thread track
+ * has both, a process track and its children a pid. */
+struct fmt_perfetto_track {
+  uint64_t uuid;
+  uint64_t parent_uuid; /* 0: none */
+  const char *name;     /* name or static_name; NULL when absent */
+  int64_t pid, tid;
+  const char *process_name; /* of the process descriptor, or NULL */
+  const char *thread_name;  /* of the thread descriptor, or NULL */
+  int is_process, is_thread, is_counter;
+  /* counter tracks */
+  const char *counter_name; /* builtin name ("thread_time",
+                               "thread_instruction_count") or NULL */
+  const char *unit;         /* "ns", "count", "bytes" or NULL */
+  int64_t unit_multiplier;  /* >= 1 */
+  int incremental;
+};
+
+/* A whole slice or instant.  Args of a begin/end pair are merged (objects
+ * merged key by key, arrays appended, the end's scalars win). */
+struct fmt_perfetto_slice {
+  const struct fmt_perfetto_track *track; /* never NULL */
+  const char *name;                       /* never NULL ("" when absent) */
+  const char *cat; /* categories joined by ","; NULL when none */
+  int64_t ts_ns;
+  int64_t dur_ns;           /* >= 0 */
+  int instant;              /* TYPE_INSTANT, legacy i/I/R/n/T/p */
+  int incomplete;           /* begun, never ended: dur up to the last
+                               timestamp of the trace */
+  int64_t pid, tid;         /* legacy pid/tid overrides, else the track's */
+  const char *args_json;    /* debug annotations as a JSON object, or NULL */
+  const uint64_t *flow_ids; /* flows through this slice (flow_ids,
+                               terminating_flow_ids, legacy bind_id and
+                               v1 s/t/f flow events bound to it); an id
+                               reused after its flow was terminated gets a
+                               new value */
+  size_t n_flow_ids;
+  uint32_t sequence; /* trusted_packet_sequence_id of its begin */
+  uint64_t offset;   /* byte offset of its (begin) packet frame */
+};
+
+/* One counter sample (TYPE_COUNTER, extra counter values, legacy thread
+ * time and instruction count), already multiplied by the unit multiplier
+ * and summed for incremental counters. */
+struct fmt_perfetto_counter {
+  const struct fmt_perfetto_track *track; /* the counter track (for legacy
+                                             thread counters: the thread's) */
+  const char *name; /* track name, builtin name, or for an unnamed
+                       counter "counter <uuid>"; never NULL */
+  const char *unit; /* NULL when unknown */
+  int64_t ts_ns;
+  double value;
+  uint64_t offset;
+};
+
+struct fmt_perfetto_cb {
+  void *ud;
+  /* Each returns 0 to go on, non-zero to stop reading (the read then
+   * returns that value).  NULL callbacks are allowed. */
+  int (*track)(void *ud, const struct fmt_perfetto_track *t);
+  int (*slice)(void *ud, const struct fmt_perfetto_slice *s);
+  int (*counter)(void *ud, const struct fmt_perfetto_counter *c);
+  /* Something that could not be used: skipped, counted, reading goes on. */
+  void (*warning)(void *ud, uint64_t offset, const char *msg);
+};
+
+struct fmt_perfetto_stats {
+  uint64_t bytes;    /* bytes of the trace read (after gunzip) */
+  uint64_t packets;  /* packet frames read */
+  uint64_t events;   /* track events used */
+  uint64_t unknown;  /* packets of kinds not read (ftrace, ...) */
+  uint64_t skipped;  /* packets or events given to warning */
+  uint64_t no_state; /* packets skipped because their sequence had
+                        no valid incremental state */
+};
+
+/* Reads the trace at `path` (gzip detected by magic bytes) and calls `cb`
+ * for every record.  Returns 0 when the file was read to its end (even
+ * with skipped packets), a negative errno-style code when it could not be
+ * opened, is empty, or its framing is corrupt (*cause then says why and
+ * names the byte offset; free it; the records before were delivered), or
+ * the non-zero value a callback returned.  `st` may be NULL. */
+int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
+                      struct fmt_perfetto_stats *st, char **cause);
+
+#endif

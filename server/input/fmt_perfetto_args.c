@@ -1,0 +1,304 @@
+/* fmt_perfetto_args.c -- debug annotations of Perfetto track events as
+ * JSON (see fmt_perfetto_priv.h).
+ *
+ * Every value type is written: bool, uint, int, double (a non-finite one
+ * as a string), string, interned string, pointer (a "0x..." string),
+ * NestedValue dicts and arrays, dict_entries and array_values, legacy JSON
+ * (kept as JSON when it parses, else as a string) and proto values (a
+ * string naming the type and size: their schema is not in the trace).
+ */
+#include "fmt_perfetto_priv.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fmt_perfetto_args_str(struct sbuf *b, const char *s) {
+  sbuf_add_json_str(b, s, strlen(s));
+}
+
+static void fmt_perfetto_args_double(struct sbuf *b, double v) {
+  if (isfinite(v))
+    sbuf_printf(b, "%.17g", v);
+  else
+    fmt_perfetto_args_str(b, isnan(v) ? "NaN"
+                             : v > 0  ? "Infinity"
+                                      : "-Infinity");
+}
+
+static void fmt_perfetto_args_nested(
+    struct sbuf *b, const Perfetto__Protos__DebugAnnotation__NestedValue *v) {
+  if (v->nested_type ==
+      PERFETTO__PROTOS__DEBUG_ANNOTATION__NESTED_VALUE__NESTED_TYPE__DICT) {
+    size_t n =
+        v->n_dict_keys < v->n_dict_values ? v->n_dict_keys : v->n_dict_values;
+    sbuf_addc(b, '{');
+    for (size_t i = 0; i < n; i++) {
+      if (i)
+        sbuf_addc(b, ',');
+      fmt_perfetto_args_str(b, v->dict_keys[i]);
+      sbuf_addc(b, ':');
+      fmt_perfetto_args_nested(b, v->dict_values[i]);
+    }
+    sbuf_addc(b, '}');
+  } else if (
+      v->nested_type ==
+      PERFETTO__PROTOS__DEBUG_ANNOTATION__NESTED_VALUE__NESTED_TYPE__ARRAY) {
+    sbuf_addc(b, '[');
+    for (size_t i = 0; i < v->n_array_values; i++) {
+      if (i)
+        sbuf_addc(b, ',');
+      fmt_perfetto_args_nested(b, v->array_values[i]);
+    }
+    sbuf_addc(b, ']');
+  } else if (v->has_int_value) {
+    sbuf_add_i64(b, v->int_value);
+  } else if (v->has_double_value) {
+    fmt_perfetto_args_double(b, v->double_value);
+  } else if (v->has_bool_value) {
+    sbuf_adds(b, v->bool_value ? "true" : "false");
+  } else if (v->string_value) {
+    fmt_perfetto_args_str(b, v->string_value);
+  } else {
+    sbuf_adds(b, "null");
+  }
+}
+
+/* Whether text is one JSON value (legacy_json_value is spliced in only
+ * then). */
+static bool fmt_perfetto_args_is_json(const char *text) {
+  json_error_t err;
+  json_t *j = json_loads(text, JSON_DECODE_ANY, &err);
+  json_decref(j);
+  return j != NULL;
+}
+
+static void fmt_perfetto_args_name(struct sbuf *b,
+                                   const struct fmt_perfetto_seq *q,
+                                   const Perfetto__Protos__DebugAnnotation *a) {
+  const char *name = NULL;
+  char iid[40];
+  if (a->name_field_case == PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME)
+    name = a->name;
+  else if (a->name_field_case ==
+           PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID) {
+    name = fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_NAME, a->name_iid);
+    if (!name) {
+      snprintf(iid, sizeof iid, "iid:%" PRIu64, a->name_iid);
+      name = iid;
+    }
+  }
+  fmt_perfetto_args_str(b, name ? name : "");
+}
+
+static void
+fmt_perfetto_args_value(struct sbuf *b, const struct fmt_perfetto_seq *q,
+                        const Perfetto__Protos__DebugAnnotation *a) {
+  switch (a->value_case) {
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
+    sbuf_adds(b, a->bool_value ? "true" : "false");
+    return;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
+    sbuf_add_u64(b, a->uint_value);
+    return;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
+    sbuf_add_i64(b, a->int_value);
+    return;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
+    fmt_perfetto_args_double(b, a->double_value);
+    return;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
+    fmt_perfetto_args_str(b, a->string_value);
+    return;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
+    const char *s = fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_STRING,
+                                                a->string_value_iid);
+    if (s)
+      fmt_perfetto_args_str(b, s);
+    else
+      sbuf_printf(b, "\"iid:%" PRIu64 "\"", a->string_value_iid);
+    return;
+  }
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
+    sbuf_printf(b, "\"0x%" PRIx64 "\"", a->pointer_value);
+    return;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_NESTED_VALUE:
+    fmt_perfetto_args_nested(b, a->nested_value);
+    return;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE:
+    if (fmt_perfetto_args_is_json(a->legacy_json_value))
+      sbuf_adds(b, a->legacy_json_value);
+    else
+      fmt_perfetto_args_str(b, a->legacy_json_value);
+    return;
+  default:
+    break;
+  }
+  if (a->n_dict_entries) {
+    sbuf_addc(b, '{');
+    for (size_t i = 0; i < a->n_dict_entries; i++) {
+      if (i)
+        sbuf_addc(b, ',');
+      fmt_perfetto_args_name(b, q, a->dict_entries[i]);
+      sbuf_addc(b, ':');
+      fmt_perfetto_args_value(b, q, a->dict_entries[i]);
+    }
+    sbuf_addc(b, '}');
+  } else if (a->n_array_values) {
+    sbuf_addc(b, '[');
+    for (size_t i = 0; i < a->n_array_values; i++) {
+      if (i)
+        sbuf_addc(b, ',');
+      fmt_perfetto_args_value(b, q, a->array_values[i]);
+    }
+    sbuf_addc(b, ']');
+  } else if (a->has_proto_value) {
+    char *t = xasprintf(
+        "<proto %s, %zu bytes>",
+        a->proto_type_descriptor_case ==
+                PERFETTO__PROTOS__DEBUG_ANNOTATION__PROTO_TYPE_DESCRIPTOR_PROTO_TYPE_NAME
+            ? a->proto_type_name
+            : "message",
+        a->proto_value.len);
+    fmt_perfetto_args_str(b, t);
+    free(t);
+  } else {
+    sbuf_adds(b, "null");
+  }
+}
+
+void fmt_perfetto_args(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
+                       const Perfetto__Protos__TrackEvent *e) {
+  sbuf_reset(&r->args);
+  for (size_t i = 0; i < e->n_debug_annotations; i++) {
+    if (i)
+      sbuf_addc(&r->args, ',');
+    fmt_perfetto_args_name(&r->args, q, e->debug_annotations[i]);
+    sbuf_addc(&r->args, ':');
+    fmt_perfetto_args_value(&r->args, q, e->debug_annotations[i]);
+  }
+}
+
+/* Merges src into dst: objects key by key, arrays appended, else src. */
+static void fmt_perfetto_args_deep(json_t *dst, json_t *src) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(src, key, v) {
+    json_t *d = json_object_get(dst, key);
+    if (json_is_object(d) && json_is_object(v))
+      fmt_perfetto_args_deep(d, v);
+    else if (json_is_array(d) && json_is_array(v))
+      json_array_extend(d, v);
+    else
+      json_object_set(dst, key, v);
+  }
+}
+
+char *fmt_perfetto_args_merge(const char *begin, const char *end) {
+  if (!begin || !end)
+    return begin ? xstrdup(begin) : end ? xstrdup(end) : NULL;
+  json_error_t err;
+  json_t *a = json_loads(begin, 0, &err), *b = json_loads(end, 0, &err);
+  char *out = NULL;
+  if (json_is_object(a) && json_is_object(b)) {
+    fmt_perfetto_args_deep(a, b);
+    char *d = json_dumps(a, JSON_COMPACT);
+    out = d ? xstrdup(d) : NULL;
+    free(d);
+  }
+  if (!out) /* numbers jansson cannot hold: both texts side by side */
+    out = xasprintf("%.*s,%s", (int)(strlen(begin) - 1), begin, end + 1);
+  json_decref(a);
+  json_decref(b);
+  return out;
+}
+
+/* ------------------------------------------------------------ depth */
+
+/* Calls fn on each length-delimited field of data[0, len) whose number
+ * has its bit set in `fields`; stops (returns false) when fn does.
+ * Malformed bytes end the walk with true: protobuf-c judges them. */
+static bool fmt_perfetto_args_walk(const uint8_t *p, size_t len,
+                                   uint32_t fields, int depth,
+                                   bool (*fn)(const uint8_t *, size_t, int)) {
+  const uint8_t *end = p + len;
+  while (p < end) {
+    uint64_t key = 0, v = 0;
+    int sh = 0;
+    do {
+      if (p >= end || sh > 63)
+        return true;
+      key |= (uint64_t)(*p & 0x7f) << sh;
+      sh += 7;
+    } while (*p++ & 0x80);
+    switch (key & 7) {
+    case 0:
+      while (p < end && (*p & 0x80))
+        p++;
+      p++;
+      break;
+    case 1:
+      p += 8;
+      break;
+    case 5:
+      p += 4;
+      break;
+    case 2:
+      sh = 0;
+      do {
+        if (p >= end || sh > 63)
+          return true;
+        v |= (uint64_t)(*p & 0x7f) << sh;
+        sh += 7;
+      } while (*p++ & 0x80);
+      if (v > (uint64_t)(end - p))
+        return true;
+      if ((key >> 3) < 32 && (fields >> (key >> 3) & 1) &&
+          !fn(p, (size_t)v, depth + 1))
+        return false;
+      p += v;
+      break;
+    default:
+      return true;
+    }
+  }
+  return true;
+}
+
+static bool fmt_perfetto_args_nested_ok(const uint8_t *p, size_t len,
+                                        int depth) {
+  /* NestedValue: dict_values = 3, array_values = 4 */
+  return depth <= FMT_PERFETTO_ARGS_DEPTH &&
+         fmt_perfetto_args_walk(p, len, 1u << 3 | 1u << 4, depth,
+                                fmt_perfetto_args_nested_ok);
+}
+
+static bool fmt_perfetto_args_annotation_ok(const uint8_t *p, size_t len,
+                                            int depth) {
+  /* DebugAnnotation: dict_entries = 11, array_values = 12 */
+  return depth <= FMT_PERFETTO_ARGS_DEPTH &&
+         fmt_perfetto_args_walk(p, len, 1u << 8, depth,
+                                fmt_perfetto_args_nested_ok) &&
+         fmt_perfetto_args_walk(p, len, 1u << 11 | 1u << 12, depth,
+                                fmt_perfetto_args_annotation_ok);
+}
+
+static bool fmt_perfetto_args_event_ok(const uint8_t *p, size_t len,
+                                       int depth) {
+  /* TrackEvent: debug_annotations = 4 */
+  return fmt_perfetto_args_walk(p, len, 1u << 4, depth,
+                                fmt_perfetto_args_annotation_ok);
+}
+
+bool fmt_perfetto_args_depth_ok(const uint8_t *data, size_t len) {
+  /* each level takes at least a key and a length byte: a small packet
+   * cannot nest too deep (most packets of a trace are small) */
+  if (len < 2 * (FMT_PERFETTO_ARGS_DEPTH + 2))
+    return true;
+  /* TracePacket: track_event = 11 */
+  return fmt_perfetto_args_walk(data, len, 1u << 11, 0,
+                                fmt_perfetto_args_event_ok);
+}

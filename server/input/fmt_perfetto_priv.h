@@ -1,0 +1,166 @@
+/* fmt_perfetto_priv.h -- what the four files of the Perfetto decoder
+ * share, each calling only those below it: fmt_perfetto.c (the stream,
+ * packets, sequences, clocks, descriptors), fmt_perfetto_event.c (track
+ * events: slices, flows, counters), fmt_perfetto_args.c (debug annotations
+ * as JSON) and fmt_perfetto_state.c (maps, text, warnings, interned
+ * strings, tracks).  Not a public interface: only those files include
+ * it.
+ *
+ * Ownership: the reader owns every map, sequence and track; strings in
+ * them are malloc'd and freed with their owner.
+ */
+#ifndef NEX_FMT_PERFETTO_PRIV_H
+#define NEX_FMT_PERFETTO_PRIV_H
+
+#include "fmt_perfetto.h"
+#include "util.h"
+
+#include "perfetto_trace.pb-c.h"
+
+#include <stdbool.h>
+
+/* A hash map from uint64 keys to non-NULL pointers. */
+struct fmt_perfetto_map {
+  uint64_t *keys;
+  void **vals;
+  size_t cap, n;
+};
+
+/* The value of key k, or NULL. */
+void *fmt_perfetto_state_map_get(const struct fmt_perfetto_map *m, uint64_t k);
+/* The slot of key k, created (holding NULL) when absent: the caller
+ * stores a non-NULL value in it. */
+void **fmt_perfetto_state_map_slot(struct fmt_perfetto_map *m, uint64_t k);
+/* Frees every value with fr (may be NULL) and empties the map. */
+void fmt_perfetto_state_map_clear(struct fmt_perfetto_map *m,
+                                  void (*fr)(void *));
+
+/* Interned string kinds (a key of a sequence's index is iid * 4 + kind). */
+enum {
+  FMT_PERFETTO_CATEGORY,
+  FMT_PERFETTO_EVENT_NAME,
+  FMT_PERFETTO_ARG_NAME,
+  FMT_PERFETTO_ARG_STRING
+};
+
+/* A slice not yet reported: begun (end < 0 means unknown: a begin event)
+ * or complete but possibly enclosing later events of its track. */
+struct fmt_perfetto_open {
+  char *name, *cat, *args;
+  int64_t ts, end, pid, tid;
+  uint64_t *flows;
+  size_t nflows;
+  uint32_t seq;
+  uint64_t offset;
+};
+
+struct fmt_perfetto_trk {
+  struct fmt_perfetto_track pub; /* its strings are the three below */
+  char *name, *process_name, *thread_name;
+  uint64_t resolved; /* the reader's tgen when pid/tid were
+                        inherited */
+  int64_t own_pid, own_tid;
+  struct fmt_perfetto_open *stack;
+  size_t depth, cap;
+  uint64_t *pending; /* legacy 'f' flow ids waiting for the next slice */
+  size_t npending;
+};
+
+/* A clock: builtin (seq 0) or sequence-scoped (64..127). */
+struct fmt_perfetto_clock {
+  uint32_t seq, id;
+  int has_snap, incremental;
+  int64_t snap, trace; /* at the latest snapshot: this clock (ns), the
+                          trace clock */
+  int64_t mult;        /* ns per unit */
+  int64_t last;        /* incremental: the last value, in units */
+  int warned;
+};
+
+/* The incremental state of a packet sequence. */
+struct fmt_perfetto_seq {
+  uint32_t id;
+  bool valid;
+  struct fmt_perfetto_map interned; /* iid * 4 + kind -> char * */
+  struct fmt_perfetto_map counters; /* counter uuid -> double * */
+  /* TracePacketDefaults (kept across clears, as Perfetto does) */
+  bool has_clock, has_track;
+  uint32_t clock_id;
+  uint64_t track_uuid;
+  uint64_t *extra, *extra_double;
+  size_t nextra, nextra_double;
+  /* legacy ThreadDescriptor packets */
+  bool has_thread;
+  uint64_t thread_uuid;
+  int64_t ref_us; /* reference_timestamp_us, advanced by deltas */
+  int64_t thread_time_ns;
+  int64_t instructions;
+  int64_t last_ts; /* timestamp of its latest packet */
+};
+
+struct fmt_perfetto {
+  const struct fmt_perfetto_cb *cb;
+  struct fmt_perfetto_stats *st;
+  struct fmt_perfetto_map seqs;    /* id -> struct fmt_perfetto_seq * */
+  struct fmt_perfetto_map tracks;  /* uuid -> struct fmt_perfetto_trk * */
+  struct fmt_perfetto_map flowgen; /* terminated flow id -> generation */
+  uint64_t tgen;                   /* bumped by every descriptor */
+  struct fmt_perfetto_clock *clocks;
+  size_t nclocks;
+  uint32_t trace_clock;
+  size_t interned_bytes;
+  bool warned_interned, warned_tracks, warned_flowgen;
+  int64_t max_ts;
+  uint64_t offset; /* of the packet being read */
+  int rc;          /* non-zero: a callback asked to stop */
+  struct sbuf args, cat, name, scratch;
+  uint64_t *flows;
+  size_t nflows, capflows;
+};
+
+/* Text of a trace as valid UTF-8: s itself when it is ASCII, else a
+ * repaired copy in b (invalid bytes become U+FFFD).  _dup: a malloc'd
+ * copy. */
+const char *fmt_perfetto_state_clean(struct sbuf *b, const char *s, size_t n);
+char *fmt_perfetto_state_dup(const char *s, size_t n);
+
+/* Reports a warning at the current packet and counts it as skipped. */
+void fmt_perfetto_state_warn(struct fmt_perfetto *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The interned string (kind, iid) of a sequence, or NULL. */
+const char *fmt_perfetto_state_interned(const struct fmt_perfetto_seq *q,
+                                        int kind, uint64_t iid);
+
+/* The track of a uuid, created blank (and reported) when unknown; NULL
+ * when the track limit is reached.  fmt_perfetto_state_track_resolve fills the
+ * inherited pid/tid of its public record. */
+struct fmt_perfetto_trk *fmt_perfetto_state_track(struct fmt_perfetto *r,
+                                                  uint64_t uuid);
+void fmt_perfetto_state_track_resolve(struct fmt_perfetto *r,
+                                      struct fmt_perfetto_trk *t);
+/* Reports a track through the callback (after resolving it). */
+void fmt_perfetto_state_track_report(struct fmt_perfetto *r,
+                                     struct fmt_perfetto_trk *t);
+
+/* fmt_perfetto_event.c: one TrackEvent of sequence q at ts; the end of the
+ * trace (reports the slices still open); a track's state freed. */
+void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
+                        const Perfetto__Protos__TrackEvent *e, int64_t ts);
+void fmt_perfetto_event_finish(struct fmt_perfetto *r);
+void fmt_perfetto_event_free(struct fmt_perfetto_trk *t);
+
+/* fmt_perfetto_args.c: appends the debug annotations of an event to
+ * r->args as the members of a JSON object (no braces; "" when none). */
+void fmt_perfetto_args(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
+                       const Perfetto__Protos__TrackEvent *e);
+/* Merges the args of an end event into those of its begin (both JSON
+ * object texts, either NULL): objects key by key, arrays appended, the
+ * end's scalars win.  Returns a malloc'd text or NULL when both are. */
+char *fmt_perfetto_args_merge(const char *begin, const char *end);
+/* Whether the debug annotations of the TracePacket bytes nest at most
+ * FMT_PERFETTO_ARGS_DEPTH deep (protobuf-c unpacks them recursively). */
+#define FMT_PERFETTO_ARGS_DEPTH 64
+bool fmt_perfetto_args_depth_ok(const uint8_t *data, size_t len);
+
+#endif
