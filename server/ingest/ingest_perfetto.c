@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Synthetic thread ids of Perfetto tracks that are not threads: above
- * those of the Chrome reader (INGEST_SYNTHETIC_PID + a small index). */
-#define INGEST_PERFETTO_TID (INGEST_SYNTHETIC_PID * 2)
+/* Synthetic thread ids of Perfetto tracks that are not threads (always
+ * named after the track). */
+#define INGEST_PERFETTO_TID (1LL << 41)
 
 struct ingest_perfetto {
   struct ing *g;
@@ -39,7 +39,13 @@ static int64_t ingest_perfetto_pid(struct ingest_perfetto *p, int64_t pid,
   while (i < p->npids && p->pids[i] != pid)
     i++;
   if (i == p->npids || name) {
-    ingest_process(p->g, p->instance, pid, name, NULL);
+    /* a standalone trace: no "framework" layer, named when it says so */
+    store_writer_exec(p->g->w,
+                      "INSERT INTO process (instance_id, pid, name, named, "
+                      "chrome) VALUES (?,?,?,?,1) ON CONFLICT DO UPDATE SET "
+                      "name = coalesce(excluded.name, name), chrome = 1, "
+                      "named = max(named, excluded.named)",
+                      "titi", p->instance, pid, name, (int64_t)(name != NULL));
     if (i == p->npids) {
       p->pids = xrealloc(p->pids, sizeof *p->pids * (p->npids + 1));
       p->pids[p->npids++] = pid;
@@ -48,13 +54,23 @@ static int64_t ingest_perfetto_pid(struct ingest_perfetto *p, int64_t pid,
   return pid;
 }
 
+/* The thread row of a thread or of a non-thread track: named by it. */
+static void ingest_perfetto_thread(struct ingest_perfetto *p, int64_t pid,
+                                   int64_t tid, const char *name) {
+  store_writer_exec(p->g->w,
+                    "INSERT INTO thread (instance_id, pid, tid, name, named) "
+                    "VALUES (?,?,?,?,1) ON CONFLICT DO UPDATE SET named = 1, "
+                    "name = excluded.name",
+                    "tiit", p->instance, pid, tid, name);
+}
+
 static int ingest_perfetto_track(void *ud, const struct fmt_perfetto_track *t) {
   struct ingest_perfetto *p = ud;
   if (t->is_process && t->process_name)
     ingest_perfetto_pid(p, t->pid, t->process_name);
   if (t->is_thread && t->thread_name && t->tid >= 0)
-    ingest_thread(p->g, p->instance, ingest_perfetto_pid(p, t->pid, NULL),
-                  t->tid, t->thread_name);
+    ingest_perfetto_thread(p, ingest_perfetto_pid(p, t->pid, NULL), t->tid,
+                           t->thread_name);
   p->last = NULL; /* names may have changed */
   return 0;
 }
@@ -82,7 +98,7 @@ static struct itrack *ingest_perfetto_slices(struct ingest_perfetto *p,
   d.label = label;
   struct itrack *it = ingest_track(p->g, &d);
   if (it->count == 0 && label)
-    ingest_thread(p->g, p->instance, d.pid, d.tid, label);
+    ingest_perfetto_thread(p, d.pid, d.tid, label);
   p->last_src = t;
   p->last_tid = tid;
   p->last = it;

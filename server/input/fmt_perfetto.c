@@ -396,16 +396,16 @@ static void fmt_perfetto_packet(struct fmt_perfetto *r,
 
 /* Makes n bytes available at s->p.  Returns 1, or 0 if the stream ends
  * first. */
-static int fmt_perfetto_need(struct jtok_src *s, uint64_t n) {
+static int fmt_perfetto_need(struct jsrc *s, uint64_t n) {
   while ((uint64_t)(s->end - s->p) < n)
-    if (!jtok_fill(s))
+    if (!jsrc_fill(s))
       return 0;
   return 1;
 }
 
 /* Reads a varint at s->p (refilling).  Returns its length, 0 at a clean
  * end of the stream (no byte), -1 if cut or longer than 10 bytes. */
-static int fmt_perfetto_varint(struct jtok_src *s, uint64_t *v) {
+static int fmt_perfetto_varint(struct jsrc *s, uint64_t *v) {
   uint64_t x = 0;
   for (int i = 0; i < 10; i++) {
     if (!fmt_perfetto_need(s, (uint64_t)i + 1))
@@ -422,12 +422,12 @@ static int fmt_perfetto_varint(struct jtok_src *s, uint64_t *v) {
 
 /* Reads the frames of the stream.  Returns 0 at its end, a callback's
  * value, or -EPIPE/-EBADMSG with *cause set. */
-static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jtok_src *s,
+static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jsrc *s,
                                struct arena *a, char **cause) {
   ProtobufCAllocator alloc = {fmt_perfetto_arena_alloc, fmt_perfetto_arena_free,
                               a};
   for (;;) {
-    uint64_t at = jtok_off(s, s->p), key, len = 0;
+    uint64_t at = jsrc_off(s, s->p), key, len = 0;
     r->offset = at;
     int n = fmt_perfetto_varint(s, &key);
     if (n == 0)
@@ -488,8 +488,8 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
   if (!st)
     st = &dummy;
   memset(st, 0, sizeof *st);
-  struct jtok_src s;
-  int rc = jtok_open(&s, path, 0, cause);
+  struct jsrc s;
+  int rc = jsrc_open(&s, path, 0, cause);
   if (rc < 0)
     return rc;
   struct fmt_perfetto r = {.cb = cb,
@@ -500,10 +500,10 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
   char *why = NULL;
   rc = fmt_perfetto_stream(&r, &s, &a, &why);
   if (rc >= 0 && s.err) /* gzip ended early between two frames */
-    why = xasprintf("offset %" PRIu64 ": %s", jtok_off(&s, s.p), s.err);
+    why = xasprintf("offset %" PRIu64 ": %s", jsrc_off(&s, s.p), s.err);
   if (why && rc == 0)
     rc = -EPIPE;
-  st->bytes = jtok_off(&s, s.p);
+  st->bytes = jsrc_off(&s, s.p);
   if (rc <= 0) /* the slices still open are reported, even after an error */
     fmt_perfetto_event_finish(&r);
   if (rc == 0 && r.rc)
@@ -521,6 +521,6 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
   sbuf_free(&r.name);
   sbuf_free(&r.scratch);
   arena_free(&a);
-  jtok_close(&s);
+  jsrc_close(&s);
   return rc;
 }
