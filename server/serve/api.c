@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 
 #define API_JSON "application/json"
+/* How long a request waits for a pooled connection before a 503 busy. */
+#define API_POOL_WAIT_MS 3000
 
 struct api_ctx {
   struct app *app;
@@ -37,9 +39,15 @@ struct api_ctx {
 static void api_json(struct api_response *rs, int status, json_t *j) {
   rs->status = status;
   rs->content_type = API_JSON;
-  rs->body = json_dumps(j, JSON_COMPACT);
-  rs->len = rs->body ? strlen(rs->body) : 0;
+  rs->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
+  if (!rs->body) { /* never an empty 200 */
+    rs->status = 500;
+    rs->body = xstrdup("{\"error\":\"internal\",\"detail\":\"the answer "
+                       "could not be written (out of memory)\"}");
+    log_warn("an answer could not be written as JSON");
+  }
+  rs->len = strlen(rs->body);
 }
 
 void api_error(struct api_response *rs, int status, const char *code,
@@ -91,10 +99,10 @@ static json_t *api_progress(const struct ingest_progress *p) {
       (json_int_t)p->bytes_total, "file", query_json_text(p->file));
 }
 
-/* A store connection for this request; false (with a 503 answer) while no
- * store is published. */
-static bool api_db(struct api_ctx *c) {
-  if (c->db)
+/* The published store for this request; false (with a 503 answer) while
+ * none is published. */
+static bool api_pool(struct api_ctx *c) {
+  if (c->pool)
     return true;
   c->pool = app_acquire_pool(c->app);
   if (!c->pool) {
@@ -111,8 +119,27 @@ static bool api_db(struct api_ctx *c) {
                        "progress", api_progress(&p)));
     return false;
   }
-  c->db = store_pool_get(c->pool);
   return true;
+}
+
+/* A pooled connection of c->pool, waited for at most API_POOL_WAIT_MS;
+ * false (with a 503 busy answer) when none came free. */
+static bool api_take(struct api_ctx *c) {
+  c->db = store_pool_get_wait(c->pool, API_POOL_WAIT_MS);
+  if (c->db)
+    return true;
+  api_errorf(c->rs, 503, "busy",
+             "all %d store connections stayed busy for %d ms (long queries "
+             "of other clients); retry in a moment",
+             store_pool_size(c->pool), API_POOL_WAIT_MS);
+  c->rs->retry_after = 1;
+  return false;
+}
+
+/* A store connection for this request; false (with a 503 answer) while no
+ * store is published or all connections stay busy. */
+static bool api_db(struct api_ctx *c) {
+  return c->db || (api_pool(c) && api_take(c));
 }
 
 /* Endpoints that need the app's pool itself, not one connection, are not
@@ -256,7 +283,10 @@ static void api_profile(struct api_ctx *c) {
   if (c->pool) {
     struct query_err e;
     json_t *more;
-    c->db = store_pool_get(c->pool);
+    if (!api_take(c)) {
+      json_decref(o);
+      return;
+    }
     if (query_profile(c->db, &more, &e) < 0) {
       json_decref(o);
       api_query_error(c->rs, &e);
@@ -439,6 +469,21 @@ static void api_range_summary(struct api_ctx *c) {
     api_json(c->rs, 200, out);
 }
 
+/* databaseExplorerQuery: the answer is JSON text already. */
+static void api_sql(struct api_ctx *c, const char *sql) {
+  struct sbuf b = {0};
+  struct query_err e;
+  if (query_sql(store_pool_path(c->pool), sql, &b, &e) < 0) {
+    sbuf_free(&b);
+    api_query_error(c->rs, &e);
+    return;
+  }
+  c->rs->status = 200;
+  c->rs->content_type = API_JSON;
+  c->rs->body = b.s;
+  c->rs->len = b.len;
+}
+
 /* POST /db/{name}/_search */
 static void api_db_search(struct api_ctx *c) {
   json_error_t jerr;
@@ -467,13 +512,13 @@ static void api_db_search(struct api_ctx *c) {
     if (!sql)
       api_errorf(c->rs, 400, "bad_parameter",
                  "field 'query' is required: one SELECT statement");
-    else if (api_db(c))
-      rc = query_sql(store_pool_path(c->pool), sql, &out, &e);
+    else if (api_pool(c)) /* its own connection, no pooled one */
+      api_sql(c, sql);
   } else if (strcmp(type, "tableSchema") == 0) {
     if (api_db(c))
       rc = query_table_schema(c->db, &out, &e);
   } else if (strcmp(type, "listDbFiles") == 0) {
-    if (api_db(c)) {
+    if (api_pool(c)) {
       struct stat st;
       const char *path = store_pool_path(c->pool);
       out = json_pack("{s:[{s:s, s:o, s:I}]}", "files", "name", "system",
@@ -493,10 +538,10 @@ static void api_db_search(struct api_ctx *c) {
     api_json(c->rs, 200, out);
 }
 
-/* An export streams with its own connection: released when it closes. */
+/* An export streams from its own connection (a pool of one, never one of
+ * the app's: a slow client must not hold those), closed with the stream. */
 struct api_export {
-  struct app *app;
-  struct store_pool *pool;
+  struct store_pool *own;
   sqlite3 *db;
   struct export *x;
 };
@@ -513,8 +558,8 @@ static int api_export_next(void *ctx, struct sbuf *out) {
 static void api_export_close(void *ctx) {
   struct api_export *s = ctx;
   export_close(s->x);
-  store_pool_put(s->pool, s->db);
-  app_release_pool(s->app, s->pool);
+  store_pool_put(s->own, s->db);
+  store_pool_close(s->own);
   free(s);
 }
 
@@ -523,6 +568,8 @@ static void api_export(struct api_ctx *c) {
   const char *format = c->rq->arg(c->rq->arg_ctx, "format");
   struct export *x;
   struct query_err e;
+  struct store_pool *own;
+  char *cause = NULL;
   if (!api_own_pool(c))
     return;
   if (!format) {
@@ -531,19 +578,26 @@ static void api_export(struct api_ctx *c) {
                "summary-json or csv");
     return;
   }
-  if (!api_window(c, false, false, &w) || !api_db(c))
+  if (!api_window(c, false, false, &w) || !api_pool(c))
     return;
-  if (export_open(c->db, format, w.start, w.end, &x, &e) < 0) {
+  if (store_pool_open(store_pool_path(c->pool), 1, &own, &cause) < 0) {
+    log_warn("export: %s", cause);
+    api_errorf(c->rs, 500, "store_error", "cannot open the store: %.300s",
+               cause);
+    free(cause);
+    return;
+  }
+  sqlite3 *db = store_pool_get(own);
+  if (export_open(db, format, w.start, w.end, &x, &e) < 0) {
+    store_pool_put(own, db);
+    store_pool_close(own);
     api_query_error(c->rs, &e);
     return;
   }
   struct api_export *s = xcalloc(1, sizeof *s);
-  s->app = c->app;
-  s->pool = c->pool;
-  s->db = c->db;
+  s->own = own;
+  s->db = db;
   s->x = x;
-  c->pool = NULL; /* the stream owns them now */
-  c->db = NULL;
   c->rs->status = 200;
   c->rs->content_type = export_content_type(x);
   c->rs->filename = xstrdup(export_filename(x));

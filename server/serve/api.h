@@ -43,6 +43,7 @@ struct api_response {
   struct api_stream stream; /* next != NULL: the body is streamed */
   const char *allow;        /* 405: the Allow header value */
   char *filename;           /* attachment name, or NULL (malloc'd) */
+  int retry_after;          /* > 0: the Retry-After header, in seconds */
 };
 
 /* Handles one API request.  Never fails: errors are answers with a status

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,6 +131,11 @@ static enum MHD_Result http_api(struct http *h, struct MHD_Connection *conn,
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
   if (rs.allow)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs.allow);
+  if (rs.retry_after > 0) {
+    char ra[16];
+    snprintf(ra, sizeof ra, "%d", rs.retry_after);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+  }
   if (rs.filename) {
     char *cd = xasprintf("attachment; filename=\"%s\"", rs.filename);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
@@ -237,6 +243,44 @@ static enum MHD_Result http_static(struct http *h, struct MHD_Connection *conn,
 
 /* ---- requests ---- */
 
+/* Whether a POST may run: no cross-site browser request (Sec-Fetch-Site
+ * other than same-origin or none, or an Origin that is not http(s)://<Host>)
+ * and a JSON body (Content-Type application/json: a form or text/plain POST
+ * is what any web page can send without asking).  Otherwise queues the
+ * 403 or 415 and sets *answered. */
+static bool http_post_ok(struct http *h, struct MHD_Connection *conn,
+                         const char *host, enum MHD_Result *answered) {
+  const char *site =
+      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-Fetch-Site");
+  const char *origin =
+      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+  const char *type =
+      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+  const char *o = origin;
+  if (o && strncasecmp(o, "http://", 7) == 0)
+    o += 7;
+  else if (o && strncasecmp(o, "https://", 8) == 0)
+    o += 8;
+  if ((site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0) ||
+      (origin && (o == origin || strcasecmp(o, host) != 0 ||
+                  !hostcheck_allowed(o, h->bind)))) {
+    *answered = http_error(conn, 403, "cross_site",
+                           "POST requests from another site are refused: "
+                           "Origin must be this server's (the page's own "
+                           "requests) and Sec-Fetch-Site same-origin");
+    return false;
+  }
+  size_t n = strlen("application/json");
+  if (!type || strncasecmp(type, "application/json", n) != 0 ||
+      (type[n] && type[n] != ';' && type[n] != ' ')) {
+    *answered = http_error(conn, 415, "unsupported_media_type",
+                           "POST bodies must be sent with Content-Type: "
+                           "application/json");
+    return false;
+  }
+  return true;
+}
+
 static enum MHD_Result http_count_header(void *cls, enum MHD_ValueKind kind,
                                          const char *key, const char *value) {
   size_t *n = cls;
@@ -282,6 +326,10 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
   if (rq->too_big)
     return http_error(conn, 413, "body_too_large",
                       "request bodies are limited to 1 MiB");
+  enum MHD_Result answered;
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0 &&
+      !http_post_ok(h, conn, host, &answered))
+    return answered;
   if (strncmp(url, "/api/", 5) == 0)
     return http_api(h, conn, url, method, rq);
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
