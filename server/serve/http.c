@@ -327,8 +327,7 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
     return http_error(conn, 413, "body_too_large",
                       "request bodies are limited to 1 MiB");
   enum MHD_Result answered;
-  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0 &&
-      !http_post_ok(h, conn, host, &answered))
+  if (strcmp(method, "POST") == 0 && !http_post_ok(h, conn, host, &answered))
     return answered;
   if (strncmp(url, "/api/", 5) == 0)
     return http_api(h, conn, url, method, rq);
