@@ -135,8 +135,9 @@ void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
       sbuf_add(b, esc, 2);
       i++;
     } else if (c < 0x20) {
-      char esc[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4],
-                     "0123456789abcdef"[c & 15]};
+      char esc[7] = "\\u00";
+      esc[4] = "0123456789abcdef"[c >> 4];
+      esc[5] = "0123456789abcdef"[c & 15];
       sbuf_add(b, esc, 6); /* no printf: a text of them must not crawl */
       i++;
     } else {

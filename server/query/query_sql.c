@@ -28,9 +28,9 @@
 struct query_guard {
   int64_t deadline_ns;
   bool timed_out;
-  char denied[96];  /* what the authorizer refused */
-  bool stepping;    /* the one statement passed and runs */
-  int ncol;         /* columns of the statement */
+  char denied[96]; /* what the authorizer refused */
+  bool stepping;   /* the one statement passed and runs */
+  int ncol;        /* columns of the statement */
 };
 
 static const char *query_sql_action_name(int action) {
@@ -147,8 +147,8 @@ static int query_sql_fail(sqlite3 *db, const char *sql,
     return query_fail(e, -EINVAL, 400, "sql_too_big",
                       "a value is larger than %d bytes, the most one value "
                       "may hold when a row has %d columns (%d MiB of answer)",
-                      sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1),
-                      g->ncol, (int)(QUERY_SQL_MAX_BYTES >> 20));
+                      sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1), g->ncol,
+                      (int)(QUERY_SQL_MAX_BYTES >> 20));
   return query_fail(e, -EINVAL, 400, "sql_error", "%s", sqlite3_errmsg(db));
 }
 
@@ -254,8 +254,10 @@ static int query_sql_rows(sqlite3 *db, sqlite3_stmt *s, const char *sql,
   while (!reason[0] && (step = sqlite3_step(s)) == SQLITE_ROW) {
     size_t row = b->len;
     if (nrows == QUERY_SQL_MAX_ROWS) {
-      snprintf(reason, sizeof reason, "more than %d rows: the first %d are "
-               "shown", QUERY_SQL_MAX_ROWS, QUERY_SQL_MAX_ROWS);
+      snprintf(reason, sizeof reason,
+               "more than %d rows: the first %d are "
+               "shown",
+               QUERY_SQL_MAX_ROWS, QUERY_SQL_MAX_ROWS);
       break;
     }
     sbuf_adds(b, nrows ? ",[" : "[");
@@ -267,11 +269,13 @@ static int query_sql_rows(sqlite3 *db, sqlite3_stmt *s, const char *sql,
       if (fits)
         query_sql_value(b, s, i);
       if (!fits || b->len - start > QUERY_SQL_MAX_BYTES)
-        snprintf(reason, sizeof reason, "the answer would be larger than %d "
+        snprintf(reason, sizeof reason,
+                 "the answer would be larger than %d "
                  "MiB of JSON: the first %d rows are shown",
                  (int)(QUERY_SQL_MAX_BYTES >> 20), nrows);
       else if (util_now_ns() > g->deadline_ns)
-        snprintf(reason, sizeof reason, "the query and its answer took "
+        snprintf(reason, sizeof reason,
+                 "the query and its answer took "
                  "longer than %d ms: the first %d rows are shown",
                  QUERY_SQL_TIMEOUT_MS, nrows);
     }

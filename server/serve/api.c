@@ -79,6 +79,21 @@ static void api_query_error(struct api_response *rs,
   api_error(rs, e->status, e->code, e->detail);
 }
 
+/* Answers the JSON text a query wrote into b (rc 0: b's text becomes the
+ * body) or its error (rc < 0: b is freed). */
+static void api_text(struct api_ctx *c, int rc, struct sbuf *b,
+                     const struct query_err *e) {
+  if (rc < 0) {
+    sbuf_free(b);
+    api_query_error(c->rs, e);
+    return;
+  }
+  c->rs->status = 200;
+  c->rs->content_type = API_JSON;
+  c->rs->body = b->s;
+  c->rs->len = b->len;
+}
+
 void api_response_free(struct api_response *rs) {
   free(rs->body);
   free(rs->filename);
@@ -329,17 +344,10 @@ static void api_window_query(struct api_ctx *c, bool counters) {
       !api_db(c))
     return;
   w.names = store_pool_names(c->pool, c->db);
-  int rc = counters ? query_counters(c->db, &w, &b, &e)
-                    : query_slices(c->db, &w, &b, &e);
-  if (rc < 0) {
-    sbuf_free(&b);
-    api_query_error(c->rs, &e);
-    return;
-  }
-  c->rs->status = 200;
-  c->rs->content_type = API_JSON;
-  c->rs->body = b.s;
-  c->rs->len = b.len;
+  api_text(c,
+           counters ? query_counters(c->db, &w, &b, &e)
+                    : query_slices(c->db, &w, &b, &e),
+           &b, &e);
 }
 
 static void api_event(struct api_ctx *c, const char *key, bool drill) {
@@ -473,15 +481,7 @@ static void api_range_summary(struct api_ctx *c) {
 static void api_sql(struct api_ctx *c, const char *sql) {
   struct sbuf b = {0};
   struct query_err e;
-  if (query_sql(store_pool_path(c->pool), sql, &b, &e) < 0) {
-    sbuf_free(&b);
-    api_query_error(c->rs, &e);
-    return;
-  }
-  c->rs->status = 200;
-  c->rs->content_type = API_JSON;
-  c->rs->body = b.s;
-  c->rs->len = b.len;
+  api_text(c, query_sql(store_pool_path(c->pool), sql, &b, &e), &b, &e);
 }
 
 /* POST /db/{name}/_search */

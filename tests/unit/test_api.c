@@ -378,8 +378,8 @@ static void test_busy(void **state) {
 
   const char *body = "{\"type\":\"databaseExplorerQuery\",\"query\":"
                      "\"SELECT count(*) FROM slice\"}";
-  struct api_request sq = {"POST", "/api/v1/db/system/_search", arg, &q,
-                           body, strlen(body)};
+  struct api_request sq = {
+      "POST", "/api/v1/db/system/_search", arg, &q, body, strlen(body)};
   api_handle(ready, &sq, &rs);
   assert_int_equal(rs.status, 200);
   assert_string_equal(rs.body, "{\"columns\":[\"count(*)\"],\"rows\":[[3]],"

@@ -657,9 +657,8 @@ static int sql_run(const char *sql, json_t **out, struct query_err *e) {
 static void test_sql_guard(void **state) {
   struct query_err e;
   json_t *out;
-  assert_int_equal(sql_run("SELECT count(*) FROM slice WHERE track=1", &out,
-                           &e),
-                   0);
+  assert_int_equal(
+      sql_run("SELECT count(*) FROM slice WHERE track=1", &out, &e), 0);
   assert_int_equal(json_integer_value(json_array_get(
                        json_array_get(json_object_get(out, "rows"), 0), 0)),
                    SHORT_N + 1);
@@ -701,9 +700,8 @@ static void test_sql_names(void **state) {
                    0);
   json_t *rows = json_object_get(out, "rows");
   assert_int_equal(json_array_size(rows), 8);
-  assert_string_equal(json_string_value(json_array_get(json_array_get(rows, 7),
-                                                       0)),
-                      "args");
+  assert_string_equal(
+      json_string_value(json_array_get(json_array_get(rows, 7), 0)), "args");
   json_decref(out);
 }
 
@@ -720,9 +718,9 @@ static void test_sql_budget(void **state) {
                       "the answer would be larger than 64 MiB of JSON: the "
                       "first 11 rows are shown");
   json_decref(out);
-  assert_int_equal(sql_run("SELECT zeroblob(5000000), 1, 2, 3, 4, 5, 6, 7",
-                           &out, &e),
-                   -EINVAL);
+  assert_int_equal(
+      sql_run("SELECT zeroblob(5000000), 1, 2, 3, 4, 5, 6, 7", &out, &e),
+      -EINVAL);
   assert_string_equal(e.code, "sql_too_big");
   assert_string_equal(e.detail, "a value is larger than 4194304 bytes, the "
                                 "most one value may hold when a row has 8 "
