@@ -570,7 +570,7 @@ def check_sql_limits(srv):
     p = srv.port
     budget = 64 * 1024 * 1024
     # blobs double as hex: 6 MB of JSON per row of 3 MB, 11 rows in 64 MiB
-    # (counted raw, 22 fitted, 128 MiB sent); escaped text: test_query.c
+    # (counted raw, all 20 went out: 120 MB); escaped text: test_query.c
     a = sql(p, dbq("SELECT zeroblob(3000000) FROM slice LIMIT 20"),
             timeout=60)
     d = json.loads(a.body) if a.status == 200 else {}
