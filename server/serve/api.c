@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #define API_JSON "application/json"
@@ -607,6 +608,42 @@ static void api_export(struct api_ctx *c) {
 /* ------------------------------------------------------------------ */
 /* routing */
 
+/* Whether a POST may run: no cross-site browser request (Sec-Fetch-Site
+ * other than same-origin or none, or an Origin that is not
+ * http(s)://<Host>; http.c has checked Host) and a JSON body (a form or
+ * text/plain POST is what any web page can send without asking).  False
+ * with a 403 or 415 answer. */
+static bool api_post_ok(struct api_ctx *c) {
+  const struct api_request *rq = c->rq;
+  if (!rq->header)
+    return true;
+  const char *site = rq->header(rq->arg_ctx, "Sec-Fetch-Site");
+  const char *origin = rq->header(rq->arg_ctx, "Origin");
+  const char *host = rq->header(rq->arg_ctx, "Host");
+  const char *type = rq->header(rq->arg_ctx, "Content-Type");
+  const char *o = origin;
+  size_t n = strlen(API_JSON);
+  if (o && strncasecmp(o, "http://", 7) == 0)
+    o += 7;
+  else if (o && strncasecmp(o, "https://", 8) == 0)
+    o += 8;
+  if ((site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0) ||
+      (origin && (o == origin || !host || strcasecmp(o, host) != 0))) {
+    api_errorf(c->rs, 403, "cross_site",
+               "POST requests from another site are refused: Origin must be "
+               "this server's (the page's own requests) and Sec-Fetch-Site "
+               "same-origin");
+    return false;
+  }
+  if (!type || strncasecmp(type, API_JSON, n) != 0 ||
+      (type[n] && type[n] != ';' && type[n] != ' ')) {
+    api_errorf(c->rs, 415, "unsupported_media_type",
+               "POST bodies must be sent with Content-Type: application/json");
+    return false;
+  }
+  return true;
+}
+
 static bool api_method(struct api_ctx *c, const char *allow) {
   const char *m = c->rq->method;
   bool ok = strcmp(allow, "POST") == 0
@@ -617,7 +654,7 @@ static bool api_method(struct api_ctx *c, const char *allow) {
                c->rq->path, allow);
     c->rs->allow = strcmp(allow, "POST") == 0 ? "POST" : "GET, HEAD";
   }
-  return ok;
+  return ok && (strcmp(m, "POST") != 0 || api_post_ok(c));
 }
 
 /* Routes c's request to its handler. */

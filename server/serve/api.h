@@ -24,6 +24,9 @@ struct api_request {
   void *arg_ctx;
   const char *body; /* POST body (NUL-terminated), or NULL */
   size_t body_len;
+  /* A request header (same ctx as arg), or NULL when absent; the callback
+   * is NULL for callers that are not HTTP (no header checks then). */
+  const char *(*header)(void *ctx, const char *name);
 };
 
 /* A streamed body: next() appends the next piece and returns 1 if more

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,6 +83,10 @@ static const char *http_arg(void *ctx, const char *key) {
   return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
 }
 
+static const char *http_header(void *ctx, const char *name) {
+  return MHD_lookup_connection_value(ctx, MHD_HEADER_KIND, name);
+}
+
 static ssize_t http_stream_read(void *cls, uint64_t pos, char *buf,
                                 size_t max) {
   struct http_stream *s = cls;
@@ -113,8 +116,8 @@ static void http_stream_free(void *cls) {
 static enum MHD_Result http_api(struct http *h, struct MHD_Connection *conn,
                                 const char *url, const char *method,
                                 struct http_req *rq) {
-  struct api_request q = {method, url,        http_arg,
-                          conn,   rq->body.s, rq->body.len};
+  struct api_request q = {method, url,          http_arg,   conn,
+                          rq->body.s, rq->body.len, http_header};
   struct api_response rs;
   struct MHD_Response *r;
   api_handle(h->app, &q, &rs);
@@ -243,44 +246,6 @@ static enum MHD_Result http_static(struct http *h, struct MHD_Connection *conn,
 
 /* ---- requests ---- */
 
-/* Whether a POST may run: no cross-site browser request (Sec-Fetch-Site
- * other than same-origin or none, or an Origin that is not http(s)://<Host>)
- * and a JSON body (Content-Type application/json: a form or text/plain POST
- * is what any web page can send without asking).  Otherwise queues the
- * 403 or 415 and sets *answered. */
-static bool http_post_ok(struct http *h, struct MHD_Connection *conn,
-                         const char *host, enum MHD_Result *answered) {
-  const char *site =
-      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-Fetch-Site");
-  const char *origin =
-      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
-  const char *type =
-      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
-  const char *o = origin;
-  if (o && strncasecmp(o, "http://", 7) == 0)
-    o += 7;
-  else if (o && strncasecmp(o, "https://", 8) == 0)
-    o += 8;
-  if ((site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0) ||
-      (origin && (o == origin || strcasecmp(o, host) != 0 ||
-                  !hostcheck_allowed(o, h->bind)))) {
-    *answered = http_error(conn, 403, "cross_site",
-                           "POST requests from another site are refused: "
-                           "Origin must be this server's (the page's own "
-                           "requests) and Sec-Fetch-Site same-origin");
-    return false;
-  }
-  size_t n = strlen("application/json");
-  if (!type || strncasecmp(type, "application/json", n) != 0 ||
-      (type[n] && type[n] != ';' && type[n] != ' ')) {
-    *answered = http_error(conn, 415, "unsupported_media_type",
-                           "POST bodies must be sent with Content-Type: "
-                           "application/json");
-    return false;
-  }
-  return true;
-}
-
 static enum MHD_Result http_count_header(void *cls, enum MHD_ValueKind kind,
                                          const char *key, const char *value) {
   size_t *n = cls;
@@ -326,9 +291,6 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
   if (rq->too_big)
     return http_error(conn, 413, "body_too_large",
                       "request bodies are limited to 1 MiB");
-  enum MHD_Result answered;
-  if (strcmp(method, "POST") == 0 && !http_post_ok(h, conn, host, &answered))
-    return answered;
   if (strncmp(url, "/api/", 5) == 0)
     return http_api(h, conn, url, method, rq);
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
