@@ -143,11 +143,13 @@ static int query_sql_fail(sqlite3 *db, const char *sql,
     return query_fail(e, -EINVAL, 400, "sql_timeout",
                       "the query ran longer than %d ms and was stopped",
                       QUERY_SQL_TIMEOUT_MS);
-  if (sqlite3_errcode(db) == SQLITE_TOOBIG)
+  if (sqlite3_errcode(db) == SQLITE_TOOBIG) /* answered as truncated */
     return query_fail(e, -EINVAL, 400, "sql_too_big",
                       "a value is larger than %d bytes, the most one value "
-                      "may hold when a row has %d columns (%d MiB of answer)",
+                      "may hold when a row has %d column%s (%d MiB of "
+                      "answer)",
                       sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1), g->ncol,
+                      g->ncol == 1 ? "" : "s",
                       (int)(QUERY_SQL_MAX_BYTES >> 20));
   return query_fail(e, -EINVAL, 400, "sql_error", "%s", sqlite3_errmsg(db));
 }
@@ -288,7 +290,7 @@ static int query_sql_rows(sqlite3 *db, sqlite3_stmt *s, const char *sql,
   }
   if (!reason[0] && step != SQLITE_DONE) {
     int rc = query_sql_fail(db, sql, g, e);
-    if (nrows == 0) {
+    if (nrows == 0 && sqlite3_errcode(db) != SQLITE_TOOBIG) {
       b->len = start;
       return rc;
     }
