@@ -223,9 +223,12 @@ static void query_sql_value(struct sbuf *b, sqlite3_stmt *s, int i) {
 
 /* The least JSON bytes column i of the current row takes. */
 static size_t query_sql_value_min(sqlite3_stmt *s, int i) {
-  size_t n = (size_t)sqlite3_column_bytes(s, i);
-  int type = sqlite3_column_type(s, i);
-  return type == SQLITE_BLOB ? 2 * n + 5 : type == SQLITE_TEXT ? n + 2 : 1;
+  int type = sqlite3_column_type(s, i); /* before _bytes() converts */
+  if (type == SQLITE_BLOB)
+    return 2 * (size_t)sqlite3_column_bytes(s, i) + 5;
+  if (type == SQLITE_TEXT)
+    return (size_t)sqlite3_column_bytes(s, i) + 2;
+  return 1;
 }
 
 /* Writes the rows of s as the JSON array "rows" and the closing fields.
@@ -257,9 +260,8 @@ static int query_sql_rows(sqlite3 *db, sqlite3_stmt *s, const char *sql,
     size_t row = b->len;
     if (nrows == QUERY_SQL_MAX_ROWS) {
       snprintf(reason, sizeof reason,
-               "more than %d rows: the first %d are "
-               "shown",
-               QUERY_SQL_MAX_ROWS, QUERY_SQL_MAX_ROWS);
+               "more than %d rows: the first %d are shown", QUERY_SQL_MAX_ROWS,
+               QUERY_SQL_MAX_ROWS);
       break;
     }
     sbuf_adds(b, nrows ? ",[" : "[");
@@ -272,13 +274,13 @@ static int query_sql_rows(sqlite3 *db, sqlite3_stmt *s, const char *sql,
         query_sql_value(b, s, i);
       if (!fits || b->len - start > QUERY_SQL_MAX_BYTES)
         snprintf(reason, sizeof reason,
-                 "the answer would be larger than %d "
-                 "MiB of JSON: the first %d rows are shown",
+                 "the answer would be larger than %d MiB of JSON: the first "
+                 "%d rows are shown",
                  (int)(QUERY_SQL_MAX_BYTES >> 20), nrows);
       else if (util_now_ns() > g->deadline_ns)
         snprintf(reason, sizeof reason,
-                 "the query and its answer took "
-                 "longer than %d ms: the first %d rows are shown",
+                 "the query and its answer took longer than %d ms: the "
+                 "first %d rows are shown",
                  QUERY_SQL_TIMEOUT_MS, nrows);
     }
     if (reason[0]) {
