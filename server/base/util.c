@@ -147,7 +147,10 @@ void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
       sbuf_add(b, esc, 2);
       i++;
     } else if (c < 0x20) {
-      sbuf_printf(b, "\\u%04x", c);
+      char esc[7] = "\\u00";
+      esc[4] = "0123456789abcdef"[c >> 4];
+      esc[5] = "0123456789abcdef"[c & 15];
+      sbuf_add(b, esc, 6); /* no printf: a text of them must not crawl */
       i++;
     } else {
       size_t len = utf8_seq(p + i, n - i);

@@ -1,24 +1,36 @@
 /* query_sql.c -- POST /db/{name}/_search: the guarded SQL endpoint and
  * the table schema (see query.h).
+ *
+ * The answer is written as JSON text straight into the caller's buffer,
+ * value by value, so its limits are counted on what is sent: the budget
+ * (QUERY_SQL_MAX_BYTES of JSON) and the deadline (QUERY_SQL_TIMEOUT_MS of
+ * wall clock, inside SQLite through the progress handler and outside it
+ * between values) are checked after every value.  Whichever is reached
+ * first ends the rows with "truncated": true and a "reason"; the memory
+ * held is the budget plus one value.
  */
 #include "query_priv.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-/* Bounds on what one answer of the SQL endpoint may hold, besides
- * QUERY_SQL_MAX_ROWS: any one value (SQLITE_LIMIT_LENGTH), and all the text
- * and blob bytes of the rows (then "truncated"). */
+/* The most any one value may hold (SQLITE_LIMIT_LENGTH), lowered for wide
+ * rows so that one row of values never holds more than half the budget
+ * (blobs double as hex): SQLite makes every value of a row before the
+ * first is read, so 40 columns of 16 MB would be 640 MB. */
 #define QUERY_SQL_MAX_VALUE (16 * 1024 * 1024)
-#define QUERY_SQL_MAX_BYTES ((size_t)64 * 1024 * 1024)
 
 struct query_guard {
   int64_t deadline_ns;
   bool timed_out;
   char denied[96]; /* what the authorizer refused */
+  bool stepping;   /* the one statement passed and runs */
+  int ncol;        /* columns of the statement */
 };
 
 static const char *query_sql_action_name(int action) {
@@ -44,12 +56,21 @@ static const char *query_sql_action_name(int action) {
   }
 }
 
-/* Only reads, SELECTs and harmless functions pass. */
+/* Only reads, SELECTs, harmless functions and the table-valued pragma
+ * functions pass.  pragma_table_info(...) and its kind (SQLite has them only
+ * for pragmas that return rows and change nothing) prepare their PRAGMA
+ * while the statement runs: the only statements prepared then. */
 static int query_sql_authorize(void *ud, int action, const char *a1,
                                const char *a2, const char *dbname,
                                const char *trigger) {
   struct query_guard *g = ud;
   if (action == SQLITE_SELECT || action == SQLITE_READ)
+    return SQLITE_OK;
+  /* a pragma function's table is made as if its schema row were written;
+   * a real write is no read-only statement, refused after the prepare */
+  if (action == SQLITE_UPDATE && a1 && strcmp(a1, "sqlite_master") == 0)
+    return SQLITE_OK;
+  if (action == SQLITE_PRAGMA && g->stepping)
     return SQLITE_OK;
   if (action == SQLITE_FUNCTION && a2 &&
       strcasecmp(a2, "load_extension") != 0 &&
@@ -74,18 +95,62 @@ static int query_sql_progress(void *ud) {
   return 0;
 }
 
+/* The first word of sql (after blanks and comments), upper-cased into buf;
+ * "" when there is none. */
+static const char *query_sql_verb(const char *sql, char *buf, size_t n) {
+  const char *p = sql;
+  size_t k = 0;
+  for (;;) {
+    while (isspace((unsigned char)*p))
+      p++;
+    if (p[0] == '-' && p[1] == '-')
+      p += strcspn(p, "\n");
+    else if (p[0] == '/' && p[1] == '*') {
+      const char *end = strstr(p + 2, "*/");
+      p = end ? end + 2 : p + strlen(p);
+    } else
+      break;
+  }
+  while (k + 1 < n && isalpha((unsigned char)p[k])) {
+    buf[k] = (char)toupper((unsigned char)p[k]);
+    k++;
+  }
+  buf[k] = '\0';
+  return buf;
+}
+
+/* The 403 of a refused statement: named by its first word, unless that is
+ * a SELECT or WITH, whose refused part the authorizer named. */
+static int query_sql_refuse(const char *sql, const struct query_guard *g,
+                            struct query_err *e) {
+  char verb[16];
+  const char *what = query_sql_verb(sql, verb, sizeof verb);
+  if (!*what || strcmp(what, "SELECT") == 0 || strcmp(what, "WITH") == 0 ||
+      strcmp(what, "VALUES") == 0)
+    what = g->denied[0] ? g->denied : "writing";
+  return query_fail(e, -EPERM, 403, "refused",
+                    "%s is not allowed: the SQL endpoint runs one read-only "
+                    "SELECT",
+                    what);
+}
+
 /* The error of a failed prepare or step on the SQL endpoint. */
-static int query_sql_fail(sqlite3 *db, const struct query_guard *g,
-                          struct query_err *e) {
+static int query_sql_fail(sqlite3 *db, const char *sql,
+                          const struct query_guard *g, struct query_err *e) {
   if (g->denied[0])
-    return query_fail(e, -EPERM, 403, "refused",
-                      "%s is not allowed: the SQL endpoint runs one read-only "
-                      "SELECT",
-                      g->denied);
+    return query_sql_refuse(sql, g, e);
   if (g->timed_out)
     return query_fail(e, -EINVAL, 400, "sql_timeout",
                       "the query ran longer than %d ms and was stopped",
                       QUERY_SQL_TIMEOUT_MS);
+  if (sqlite3_errcode(db) == SQLITE_TOOBIG) /* answered as truncated */
+    return query_fail(e, -EINVAL, 400, "sql_too_big",
+                      "a value is larger than %d bytes, the most one value "
+                      "may hold when a row has %d column%s (%d MiB of "
+                      "answer)",
+                      sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1), g->ncol,
+                      g->ncol == 1 ? "" : "s",
+                      (int)(QUERY_SQL_MAX_BYTES >> 20));
   return query_fail(e, -EINVAL, 400, "sql_error", "%s", sqlite3_errmsg(db));
 }
 
@@ -108,13 +173,150 @@ static int query_sql_single(sqlite3 *db, const char *tail,
   return 0;
 }
 
-int query_sql(const char *path, const char *sql, json_t **out,
+/* Appends column i of s's current row as a JSON value: integers beyond
+ * 2^53 as strings, non-finite reals as null, blobs as "x'<hex>'". */
+static void query_sql_value(struct sbuf *b, sqlite3_stmt *s, int i) {
+  static const char hex[] = "0123456789abcdef";
+  switch (sqlite3_column_type(s, i)) {
+  case SQLITE_INTEGER: {
+    int64_t v = sqlite3_column_int64(s, i);
+    bool safe = v <= 9007199254740992LL && v >= -9007199254740992LL;
+    if (!safe)
+      sbuf_addc(b, '"');
+    sbuf_add_i64(b, v);
+    if (!safe)
+      sbuf_addc(b, '"');
+    break;
+  }
+  case SQLITE_FLOAT: {
+    double d = sqlite3_column_double(s, i);
+    if (isfinite(d))
+      sbuf_printf(b, "%.17g", d);
+    else
+      sbuf_adds(b, "null");
+    break;
+  }
+  case SQLITE_TEXT:
+    sbuf_add_json_str(b, (const char *)sqlite3_column_text(s, i),
+                      (size_t)sqlite3_column_bytes(s, i));
+    break;
+  case SQLITE_BLOB: {
+    const unsigned char *p = sqlite3_column_blob(s, i);
+    size_t n = (size_t)sqlite3_column_bytes(s, i);
+    char chunk[4096];
+    sbuf_adds(b, "\"x'");
+    for (size_t k = 0; k < n;) {
+      size_t m = 0;
+      for (; k < n && m < sizeof chunk; k++) {
+        chunk[m++] = hex[p[k] >> 4];
+        chunk[m++] = hex[p[k] & 15];
+      }
+      sbuf_add(b, chunk, m);
+    }
+    sbuf_adds(b, "'\"");
+    break;
+  }
+  default:
+    sbuf_adds(b, "null");
+  }
+}
+
+/* The least JSON bytes column i of the current row takes. */
+static size_t query_sql_value_min(sqlite3_stmt *s, int i) {
+  int type = sqlite3_column_type(s, i); /* before _bytes() converts */
+  if (type == SQLITE_BLOB)
+    return 2 * (size_t)sqlite3_column_bytes(s, i) + 5;
+  if (type == SQLITE_TEXT)
+    return (size_t)sqlite3_column_bytes(s, i) + 2;
+  return 1;
+}
+
+/* Writes the rows of s as the JSON array "rows" and the closing fields.
+ * Returns 0, or a negative code with e filled when the statement failed
+ * before the first row (a failure after it ends the rows, marked
+ * truncated). */
+static int query_sql_rows(sqlite3 *db, sqlite3_stmt *s, const char *sql,
+                          struct query_guard *g, struct sbuf *b,
+                          struct query_err *e) {
+  int ncol = sqlite3_column_count(s), step = SQLITE_DONE, nrows = 0;
+  size_t start = b->len;
+  char reason[sizeof e->detail + 48];
+  reason[0] = '\0';
+  g->ncol = ncol;
+  g->stepping = true;
+  size_t per_value = QUERY_SQL_MAX_BYTES / 2 / (size_t)(ncol ? ncol : 1);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH,
+                per_value < QUERY_SQL_MAX_VALUE ? (int)per_value
+                                                : QUERY_SQL_MAX_VALUE);
+  sbuf_adds(b, "{\"columns\":[");
+  for (int i = 0; i < ncol; i++) {
+    const char *name = sqlite3_column_name(s, i);
+    if (i)
+      sbuf_addc(b, ',');
+    sbuf_add_json_str(b, name ? name : "", name ? strlen(name) : 0);
+  }
+  sbuf_adds(b, "],\"rows\":[");
+  while (!reason[0] && (step = sqlite3_step(s)) == SQLITE_ROW) {
+    size_t row = b->len;
+    if (nrows == QUERY_SQL_MAX_ROWS) {
+      snprintf(reason, sizeof reason,
+               "more than %d rows: the first %d are shown", QUERY_SQL_MAX_ROWS,
+               QUERY_SQL_MAX_ROWS);
+      break;
+    }
+    sbuf_adds(b, nrows ? ",[" : "[");
+    for (int i = 0; i < ncol && !reason[0]; i++) {
+      if (i)
+        sbuf_addc(b, ',');
+      bool fits =
+          b->len - start + query_sql_value_min(s, i) <= QUERY_SQL_MAX_BYTES;
+      if (fits)
+        query_sql_value(b, s, i);
+      if (!fits || b->len - start > QUERY_SQL_MAX_BYTES)
+        snprintf(reason, sizeof reason,
+                 "the answer would be larger than %d MiB of JSON: the first "
+                 "%d rows are shown",
+                 (int)(QUERY_SQL_MAX_BYTES >> 20), nrows);
+      else if (util_now_ns() > g->deadline_ns)
+        snprintf(reason, sizeof reason,
+                 "the query and its answer took longer than %d ms: the "
+                 "first %d rows are shown",
+                 QUERY_SQL_TIMEOUT_MS, nrows);
+    }
+    if (reason[0]) {
+      b->len = row; /* whole rows only */
+      break;
+    }
+    sbuf_addc(b, ']');
+    nrows++;
+  }
+  if (!reason[0] && step != SQLITE_DONE) {
+    int rc = query_sql_fail(db, sql, g, e);
+    if (nrows == 0 && sqlite3_errcode(db) != SQLITE_TOOBIG) {
+      b->len = start;
+      return rc;
+    }
+    snprintf(reason, sizeof reason, "%s: the first %d rows are shown",
+             e->detail, nrows);
+  }
+  sbuf_adds(b, "],\"truncated\":");
+  sbuf_adds(b, reason[0] ? "true" : "false");
+  if (reason[0]) {
+    sbuf_adds(b, ",\"reason\":");
+    sbuf_add_json_str(b, reason, strlen(reason));
+  }
+  sbuf_addc(b, '}');
+  return 0;
+}
+
+int query_sql(const char *path, const char *sql, struct sbuf *out,
               struct query_err *e) {
   sqlite3 *db = NULL;
   sqlite3_stmt *s = NULL;
   const char *tail = NULL;
   struct query_guard g = {0};
   int rc;
+  g.deadline_ns = util_now_ns() + (int64_t)QUERY_SQL_TIMEOUT_MS * 1000000;
   if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
     rc = query_fail(e, -EIO, 500, "store_error", "cannot open the store: %s",
@@ -129,56 +331,24 @@ int query_sql(const char *path, const char *sql, json_t **out,
   sqlite3_busy_timeout(db, 2000);
   sqlite3_exec(db, "PRAGMA mmap_size=2147418112", NULL, NULL, NULL);
   sqlite3_set_authorizer(db, query_sql_authorize, &g);
-  g.deadline_ns = util_now_ns() + (int64_t)QUERY_SQL_TIMEOUT_MS * 1000000;
   sqlite3_progress_handler(db, 1000, query_sql_progress, &g);
   rc = sqlite3_prepare_v2(db, sql, -1, &s, &tail);
   if (rc != SQLITE_OK) {
-    rc = query_sql_fail(db, &g, e);
+    rc = query_sql_fail(db, sql, &g, e);
   } else if (!s) {
     rc = query_fail(e, -EINVAL, 400, "bad_parameter",
                     "field 'query' holds no SQL statement");
   } else if (!sqlite3_stmt_readonly(s)) {
-    rc = query_fail(e, -EPERM, 403, "refused",
-                    "only read-only SELECT statements are allowed");
+    rc = query_sql_refuse(sql, &g, e);
   } else {
     rc = query_sql_single(db, tail, e);
   }
-  if (rc == 0) {
-    int ncol = sqlite3_column_count(s), step;
-    json_t *cols = json_array(), *rows = json_array();
-    bool truncated = false;
-    size_t bytes = 0;
-    for (int i = 0; i < ncol; i++)
-      json_array_append_new(cols, query_json_text(sqlite3_column_name(s, i)));
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-      if (json_array_size(rows) == QUERY_SQL_MAX_ROWS ||
-          bytes > QUERY_SQL_MAX_BYTES) {
-        truncated = true;
-        break;
-      }
-      json_t *row = json_array();
-      for (int i = 0; i < ncol; i++) {
-        int type = sqlite3_column_type(s, i);
-        json_array_append_new(row, query_util_col_any(s, i));
-        if (type == SQLITE_TEXT || type == SQLITE_BLOB)
-          bytes += (size_t)sqlite3_column_bytes(s, i);
-      }
-      json_array_append_new(rows, row);
-    }
-    if (step != SQLITE_ROW && step != SQLITE_DONE) {
-      rc = query_sql_fail(db, &g, e);
-      json_decref(cols);
-      json_decref(rows);
-    } else {
-      *out = json_pack("{s:o, s:o, s:b}", "columns", cols, "rows", rows,
-                       "truncated", truncated);
-    }
-  }
+  if (rc == 0)
+    rc = query_sql_rows(db, s, sql, &g, out, e);
   sqlite3_finalize(s);
   sqlite3_close(db);
   return rc;
 }
-
 int query_table_schema(sqlite3 *db, json_t **out, struct query_err *e) {
   sqlite3_stmt *s = query_stmt(
       db,

@@ -18,9 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #define API_JSON "application/json"
+/* How long a request waits for a pooled connection before a 503 busy. */
+#define API_POOL_WAIT_MS 3000
 
 struct api_ctx {
   struct app *app;
@@ -37,9 +40,15 @@ struct api_ctx {
 static void api_json(struct api_response *rs, int status, json_t *j) {
   rs->status = status;
   rs->content_type = API_JSON;
-  rs->body = json_dumps(j, JSON_COMPACT);
-  rs->len = rs->body ? strlen(rs->body) : 0;
+  rs->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
+  if (!rs->body) { /* never an empty 200 */
+    rs->status = 500;
+    rs->body = xstrdup("{\"error\":\"internal\",\"detail\":\"the answer "
+                       "could not be written (out of memory)\"}");
+    log_warn("an answer could not be written as JSON");
+  }
+  rs->len = strlen(rs->body);
 }
 
 void api_error(struct api_response *rs, int status, const char *code,
@@ -71,6 +80,21 @@ static void api_query_error(struct api_response *rs,
   api_error(rs, e->status, e->code, e->detail);
 }
 
+/* Answers the JSON text a query wrote into b (rc 0: b's text becomes the
+ * body) or its error (rc < 0: b is freed). */
+static void api_text(struct api_ctx *c, int rc, struct sbuf *b,
+                     const struct query_err *e) {
+  if (rc < 0) {
+    sbuf_free(b);
+    api_query_error(c->rs, e);
+    return;
+  }
+  c->rs->status = 200;
+  c->rs->content_type = API_JSON;
+  c->rs->body = b->s;
+  c->rs->len = b->len;
+}
+
 void api_response_free(struct api_response *rs) {
   free(rs->body);
   free(rs->filename);
@@ -91,10 +115,10 @@ static json_t *api_progress(const struct ingest_progress *p) {
       (json_int_t)p->bytes_total, "file", query_json_text(p->file));
 }
 
-/* A store connection for this request; false (with a 503 answer) while no
- * store is published. */
-static bool api_db(struct api_ctx *c) {
-  if (c->db)
+/* The published store for this request; false (with a 503 answer) while
+ * none is published. */
+static bool api_pool(struct api_ctx *c) {
+  if (c->pool)
     return true;
   c->pool = app_acquire_pool(c->app);
   if (!c->pool) {
@@ -111,8 +135,27 @@ static bool api_db(struct api_ctx *c) {
                        "progress", api_progress(&p)));
     return false;
   }
-  c->db = store_pool_get(c->pool);
   return true;
+}
+
+/* A pooled connection of c->pool, waited for at most API_POOL_WAIT_MS;
+ * false (with a 503 busy answer) when none came free. */
+static bool api_take(struct api_ctx *c) {
+  c->db = store_pool_get_wait(c->pool, API_POOL_WAIT_MS);
+  if (c->db)
+    return true;
+  api_errorf(c->rs, 503, "busy",
+             "all %d store connections stayed busy for %d ms (long queries "
+             "of other clients); retry in a moment",
+             store_pool_size(c->pool), API_POOL_WAIT_MS);
+  c->rs->retry_after = 1;
+  return false;
+}
+
+/* A store connection for this request; false (with a 503 answer) while no
+ * store is published or all connections stay busy. */
+static bool api_db(struct api_ctx *c) {
+  return c->db || (api_pool(c) && api_take(c));
 }
 
 /* Endpoints that need the app's pool itself, not one connection, are not
@@ -256,7 +299,10 @@ static void api_profile(struct api_ctx *c) {
   if (c->pool) {
     struct query_err e;
     json_t *more;
-    c->db = store_pool_get(c->pool);
+    if (!api_take(c)) {
+      json_decref(o);
+      return;
+    }
     if (query_profile(c->db, &more, &e) < 0) {
       json_decref(o);
       api_query_error(c->rs, &e);
@@ -299,17 +345,10 @@ static void api_window_query(struct api_ctx *c, bool counters) {
       !api_db(c))
     return;
   w.names = store_pool_names(c->pool, c->db);
-  int rc = counters ? query_counters(c->db, &w, &b, &e)
-                    : query_slices(c->db, &w, &b, &e);
-  if (rc < 0) {
-    sbuf_free(&b);
-    api_query_error(c->rs, &e);
-    return;
-  }
-  c->rs->status = 200;
-  c->rs->content_type = API_JSON;
-  c->rs->body = b.s;
-  c->rs->len = b.len;
+  api_text(c,
+           counters ? query_counters(c->db, &w, &b, &e)
+                    : query_slices(c->db, &w, &b, &e),
+           &b, &e);
 }
 
 static void api_event(struct api_ctx *c, const char *key, bool drill) {
@@ -447,6 +486,13 @@ static void api_range_summary(struct api_ctx *c) {
     api_json(c->rs, 200, out);
 }
 
+/* databaseExplorerQuery: the answer is JSON text already. */
+static void api_sql(struct api_ctx *c, const char *sql) {
+  struct sbuf b = {0};
+  struct query_err e;
+  api_text(c, query_sql(store_pool_path(c->pool), sql, &b, &e), &b, &e);
+}
+
 /* POST /db/{name}/_search */
 static void api_db_search(struct api_ctx *c) {
   json_error_t jerr;
@@ -475,13 +521,13 @@ static void api_db_search(struct api_ctx *c) {
     if (!sql)
       api_errorf(c->rs, 400, "bad_parameter",
                  "field 'query' is required: one SELECT statement");
-    else if (api_db(c))
-      rc = query_sql(store_pool_path(c->pool), sql, &out, &e);
+    else if (api_pool(c)) /* its own connection, no pooled one */
+      api_sql(c, sql);
   } else if (strcmp(type, "tableSchema") == 0) {
     if (api_db(c))
       rc = query_table_schema(c->db, &out, &e);
   } else if (strcmp(type, "listDbFiles") == 0) {
-    if (api_db(c)) {
+    if (api_pool(c)) {
       struct stat st;
       const char *path = store_pool_path(c->pool);
       out = json_pack("{s:[{s:s, s:o, s:I}]}", "files", "name", "system",
@@ -501,10 +547,10 @@ static void api_db_search(struct api_ctx *c) {
     api_json(c->rs, 200, out);
 }
 
-/* An export streams with its own connection: released when it closes. */
+/* An export streams from its own connection (a pool of one, never one of
+ * the app's: a slow client must not hold those), closed with the stream. */
 struct api_export {
-  struct app *app;
-  struct store_pool *pool;
+  struct store_pool *own;
   sqlite3 *db;
   struct export *x;
 };
@@ -521,8 +567,8 @@ static int api_export_next(void *ctx, struct sbuf *out) {
 static void api_export_close(void *ctx) {
   struct api_export *s = ctx;
   export_close(s->x);
-  store_pool_put(s->pool, s->db);
-  app_release_pool(s->app, s->pool);
+  store_pool_put(s->own, s->db);
+  store_pool_close(s->own);
   free(s);
 }
 
@@ -531,6 +577,8 @@ static void api_export(struct api_ctx *c) {
   const char *format = c->rq->arg(c->rq->arg_ctx, "format");
   struct export *x;
   struct query_err e;
+  struct store_pool *own;
+  char *cause = NULL;
   if (!api_own_pool(c))
     return;
   if (!format) {
@@ -539,19 +587,26 @@ static void api_export(struct api_ctx *c) {
                "summary-json or csv");
     return;
   }
-  if (!api_window(c, false, false, &w) || !api_db(c))
+  if (!api_window(c, false, false, &w) || !api_pool(c))
     return;
-  if (export_open(c->db, format, w.start, w.end, &x, &e) < 0) {
+  if (store_pool_open(store_pool_path(c->pool), 1, &own, &cause) < 0) {
+    log_warn("export: %s", cause);
+    api_errorf(c->rs, 500, "store_error", "cannot open the store: %.300s",
+               cause);
+    free(cause);
+    return;
+  }
+  sqlite3 *db = store_pool_get(own);
+  if (export_open(db, format, w.start, w.end, &x, &e) < 0) {
+    store_pool_put(own, db);
+    store_pool_close(own);
     api_query_error(c->rs, &e);
     return;
   }
   struct api_export *s = xcalloc(1, sizeof *s);
-  s->app = c->app;
-  s->pool = c->pool;
-  s->db = c->db;
+  s->own = own;
+  s->db = db;
   s->x = x;
-  c->pool = NULL; /* the stream owns them now */
-  c->db = NULL;
   c->rs->status = 200;
   c->rs->content_type = export_content_type(x);
   c->rs->filename = xstrdup(export_filename(x));
@@ -560,6 +615,42 @@ static void api_export(struct api_ctx *c) {
 
 /* ------------------------------------------------------------------ */
 /* routing */
+
+/* Whether a POST may run: no cross-site browser request (Sec-Fetch-Site
+ * other than same-origin or none, or an Origin that is not
+ * http(s)://<Host>; http.c has checked Host) and a JSON body (a form or
+ * text/plain POST is what any web page can send without asking).  False
+ * with a 403 or 415 answer. */
+static bool api_post_ok(struct api_ctx *c) {
+  const struct api_request *rq = c->rq;
+  if (!rq->header)
+    return true;
+  const char *site = rq->header(rq->arg_ctx, "Sec-Fetch-Site");
+  const char *origin = rq->header(rq->arg_ctx, "Origin");
+  const char *host = rq->header(rq->arg_ctx, "Host");
+  const char *type = rq->header(rq->arg_ctx, "Content-Type");
+  const char *o = origin;
+  size_t n = strlen(API_JSON);
+  if (o && strncasecmp(o, "http://", 7) == 0)
+    o += 7;
+  else if (o && strncasecmp(o, "https://", 8) == 0)
+    o += 8;
+  if ((site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0) ||
+      (origin && (o == origin || !host || strcasecmp(o, host) != 0))) {
+    api_errorf(c->rs, 403, "cross_site",
+               "POST requests from another site are refused: Origin must be "
+               "this server's (the page's own requests) and Sec-Fetch-Site "
+               "same-origin");
+    return false;
+  }
+  if (!type || strncasecmp(type, API_JSON, n) != 0 ||
+      (type[n] && type[n] != ';' && type[n] != ' ')) {
+    api_errorf(c->rs, 415, "unsupported_media_type",
+               "POST bodies must be sent with Content-Type: application/json");
+    return false;
+  }
+  return true;
+}
 
 static bool api_method(struct api_ctx *c, const char *allow) {
   const char *m = c->rq->method;
@@ -571,7 +662,7 @@ static bool api_method(struct api_ctx *c, const char *allow) {
                c->rq->path, allow);
     c->rs->allow = strcmp(allow, "POST") == 0 ? "POST" : "GET, HEAD";
   }
-  return ok;
+  return ok && (strcmp(m, "POST") != 0 || api_post_ok(c));
 }
 
 /* Routes c's request to its handler. */

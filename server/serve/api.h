@@ -26,6 +26,9 @@ struct api_request {
   void *arg_ctx;
   const char *body; /* POST body (NUL-terminated), or NULL */
   size_t body_len;
+  /* A request header (same ctx as arg), or NULL when absent; the callback
+   * is NULL for callers that are not HTTP (no header checks then). */
+  const char *(*header)(void *ctx, const char *name);
 };
 
 /* A streamed body: next() appends the next piece and returns 1 if more
@@ -45,6 +48,7 @@ struct api_response {
   struct api_stream stream; /* next != NULL: the body is streamed */
   const char *allow;        /* 405: the Allow header value */
   char *filename;           /* attachment name, or NULL (malloc'd) */
+  int retry_after;          /* > 0: the Retry-After header, in seconds */
 };
 
 /* Handles one API request.  Never fails: errors are answers with a status

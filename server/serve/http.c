@@ -95,6 +95,10 @@ static const char *http_arg(void *ctx, const char *key) {
   return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
 }
 
+static const char *http_header(void *ctx, const char *name) {
+  return MHD_lookup_connection_value(ctx, MHD_HEADER_KIND, name);
+}
+
 static ssize_t http_stream_read(void *cls, uint64_t pos, char *buf,
                                 size_t max) {
   struct http_stream *s = cls;
@@ -124,8 +128,8 @@ static void http_stream_free(void *cls) {
 static enum MHD_Result http_api(struct http *h, struct MHD_Connection *conn,
                                 const char *url, const char *method,
                                 struct http_req *rq) {
-  struct api_request q = {method, url,        http_arg,
-                          conn,   rq->body.s, rq->body.len};
+  struct api_request q = {method, url,          http_arg,   conn,
+                          rq->body.s, rq->body.len, http_header};
   struct api_response rs;
   struct MHD_Response *r;
   api_handle(h->app, &q, &rs);
@@ -150,6 +154,11 @@ static enum MHD_Result http_api(struct http *h, struct MHD_Connection *conn,
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
   if (rs.allow)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs.allow);
+  if (rs.retry_after > 0) {
+    char ra[16];
+    snprintf(ra, sizeof ra, "%d", rs.retry_after);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+  }
   if (rs.filename) {
     char *cd = xasprintf("attachment; filename=\"%s\"", rs.filename);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);

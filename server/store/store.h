@@ -28,10 +28,15 @@ int store_pool_open(const char *path, int n, struct store_pool **out,
                     char **cause);
 /* Takes a connection, waiting while all are in use.  Never NULL. */
 sqlite3 *store_pool_get(struct store_pool *p);
+/* Takes a connection, waiting at most wait_ms while all are in use (< 0:
+ * without end).  Returns it, or NULL when none was given back in time. */
+sqlite3 *store_pool_get_wait(struct store_pool *p, int wait_ms);
 /* Gives a connection back (statements reset by the caller). */
 void store_pool_put(struct store_pool *p, sqlite3 *db);
 /* Path of the store file (borrowed). */
 const char *store_pool_path(const struct store_pool *p);
+/* The number of connections of p. */
+int store_pool_size(const struct store_pool *p);
 /* Closes every connection; all must have been put back.  NULL allowed. */
 void store_pool_close(struct store_pool *p);
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct store_names {
   char *text;    /* every string, NUL-terminated */
@@ -133,7 +134,18 @@ int store_pool_open(const char *path, int n, struct store_pool **out,
   return 0;
 }
 
-sqlite3 *store_pool_get(struct store_pool *p) {
+sqlite3 *store_pool_get_wait(struct store_pool *p, int wait_ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  if (wait_ms >= 0) {
+    until.tv_sec += wait_ms / 1000;
+    until.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
+    }
+  }
+  bool late = false;
   pthread_mutex_lock(&p->mu);
   for (;;) {
     for (int i = 0; i < p->n; i++)
@@ -142,8 +154,19 @@ sqlite3 *store_pool_get(struct store_pool *p) {
         pthread_mutex_unlock(&p->mu);
         return p->db[i];
       }
-    pthread_cond_wait(&p->cv, &p->mu);
+    if (late)
+      break;
+    if (wait_ms < 0)
+      pthread_cond_wait(&p->cv, &p->mu);
+    else
+      late = pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT;
   }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+sqlite3 *store_pool_get(struct store_pool *p) {
+  return store_pool_get_wait(p, -1);
 }
 
 void store_pool_put(struct store_pool *p, sqlite3 *db) {
@@ -151,11 +174,13 @@ void store_pool_put(struct store_pool *p, sqlite3 *db) {
   for (int i = 0; i < p->n; i++)
     if (p->db[i] == db)
       p->busy[i] = false;
-  pthread_cond_signal(&p->cv);
+  pthread_cond_broadcast(&p->cv); /* a timed waiter may have left */
   pthread_mutex_unlock(&p->mu);
 }
 
 const char *store_pool_path(const struct store_pool *p) { return p->path; }
+
+int store_pool_size(const struct store_pool *p) { return p->n; }
 
 static void store_names_free(struct store_names *n) {
   if (!n)

@@ -539,7 +539,12 @@ def check_sql(srv, tmp):
                   if a and json_error(a) else "?", took, lag * 1000),
               "%r %r" % (a, h))
     a = sql(p, dbq("SELECT randomblob(1000000000)"))
-    check(json_error(a), "a 1 GB value is refused, not built", a)
+    check(a.status == 200 and json.loads(a.body) == {
+        "columns": ["randomblob(1000000000)"], "rows": [], "truncated": True,
+        "reason": "a value is larger than 16777216 bytes, the most one value "
+        "may hold when a row has 1 column (64 MiB of answer): the first 0 "
+        "rows are shown"}, "a 1 GB value is not built: no rows, truncated "
+          "with a reason", a)
     t0 = time.time()
     a = sql(p, dbq("SELECT printf('%.*c', 10000000, 'x') FROM slice"),
             timeout=60)
@@ -554,6 +559,174 @@ def check_sql(srv, tmp):
     check(json_ok(a) and len(json.loads(a.body)["rows"]) == 3,
           "a plain SELECT still works after all that")
     srv.alive("the SQL batch")
+
+
+def rss_kb(srv):
+    """The server's peak resident memory so far (VmHWM), in KiB."""
+    with open("/proc/%d/status" % srv.proc.pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def check_sql_limits(srv):
+    """The answer's budget counts the JSON sent, the deadline covers the
+    query and its answer, memory stays bounded."""
+    p = srv.port
+    budget = 64 * 1024 * 1024
+    # blobs double as hex: 6 MB of JSON per row of 3 MB, 11 rows in 64 MiB
+    # (counted raw, all 20 went out: 120 MB); escaped text: test_query.c
+    a = sql(p, dbq("SELECT zeroblob(3000000) FROM slice LIMIT 20"),
+            timeout=60)
+    d = json.loads(a.body) if a.status == 200 else {}
+    check(a.status == 200 and len(d.get("rows", [])) == 11 and
+          d.get("truncated") is True and len(a.body) <= budget and
+          d.get("reason") == "the answer would be larger than 64 MiB of "
+          "JSON: the first 11 rows are shown",
+          "rows of 3 MB blobs stop at 64 MiB of JSON (11 rows, %.1f MB), "
+          "truncated with a reason" % (len(a.body) / 1e6),
+          "%s %r" % (a.status, {k: v for k, v in d.items() if k != "rows"}))
+    # a wide row: one value may hold only its share of the budget
+    a = sql(p, dbq("SELECT " + ", ".join(["zeroblob(16000000)"] * 8)),
+            timeout=60)
+    check(a.status == 200 and json.loads(a.body) == {
+        "columns": ["zeroblob(16000000)"] * 8, "rows": [], "truncated": True,
+        "reason": "a value is larger than 4194304 bytes, the most one value "
+        "may hold when a row has 8 columns (64 MiB of answer): the first 0 "
+        "rows are shown"}, "8 columns of 16 MB blobs stop before they are "
+          "made, truncated with a reason", a)
+    # 1,999 numeric columns: stopped by the budget or the deadline
+    a = sql(p, dbq("SELECT " + ", ".join("a.ts * %d + 0.5" % i
+                                         for i in range(1999)) +
+                   " FROM slice a, slice b LIMIT 10000"), timeout=60)
+    d = json.loads(a.body) if a.status == 200 else {}
+    check(a.status == 200 and d.get("truncated") is True and
+          len(a.body) <= budget and
+          d.get("reason", "").endswith("rows are shown") and
+          len(d["rows"]) < 10000 and
+          all(len(r) == 1999 for r in d["rows"]),
+          "1,999 numeric columns x 10,000 rows stop at the budget or the "
+          "deadline (%d whole rows, %.1f MB)" % (len(d.get("rows", [])),
+                                                len(a.body) / 1e6),
+          "%s %r" % (a.status, d.get("reason")))
+    # rows found before the deadline are answered, marked truncated
+    a = sql(p, dbq("SELECT 1 UNION ALL SELECT count(*) FROM slice a, slice "
+                   "b, slice c, slice d"), timeout=60)
+    d = json.loads(a.body) if a.status == 200 else {}
+    check(a.status == 200 and d.get("rows") == [[1]] and
+          d.get("truncated") is True and d.get("reason") ==
+          "the query ran longer than 5000 ms and was stopped: the first 1 "
+          "rows are shown",
+          "a query stopped by the deadline after its first row answers that "
+          "row, truncated with a reason", a)
+    kb = rss_kb(srv)
+    check(0 < kb < 400 * 1024, "the server's peak RSS stayed under 400 MB "
+          "through the SQL limits (%d MB)" % (kb // 1024), kb)
+    # refusals name the statement; pragma functions are reads
+    a = sql(p, dbq("DROP TABLE slice"))
+    check(a.status == 403 and json.loads(a.body)["detail"] ==
+          "DROP is not allowed: the SQL endpoint runs one read-only SELECT",
+          "DROP is refused as DROP", a)
+    a = sql(p, dbq("SELECT name FROM pragma_table_info('slice') ORDER BY "
+                   "cid"))
+    check(a.status == 200 and json.loads(a.body)["rows"] == [
+        ["track"], ["lane"], ["ts"], ["id"], ["dur"], ["name"], ["grp"],
+        ["args"]], "pragma_table_info('slice') lists the 8 columns", a)
+    srv.alive("the SQL limits")
+
+
+def check_post_origin(srv):
+    """Only the server's own pages (and tools that send no Origin) may
+    POST, and only JSON: a cross-site form or text/plain POST is what any
+    web page can send."""
+    p = srv.port
+    own = "http://localhost:%d" % p
+    body = json.dumps(dbq("SELECT 1"))
+    cases = [
+        ({"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
+        ({}, 415, "unsupported_media_type"),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, 415,
+         "unsupported_media_type"),
+        ({"Content-Type": "application/jsonx"}, 415,
+         "unsupported_media_type"),
+        ({"Content-Type": "text/plain", "Origin": "http://evil.com"}, 403,
+         "cross_site"),
+        ({"Content-Type": "application/json", "Origin": "http://evil.com"},
+         403, "cross_site"),
+        ({"Content-Type": "application/json", "Origin": "null"}, 403,
+         "cross_site"),
+        ({"Content-Type": "application/json",
+          "Origin": "http://localhost:%d" % (p + 1)}, 403, "cross_site"),
+        ({"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"},
+         403, "cross_site"),
+        ({"Content-Type": "application/json", "Sec-Fetch-Site": "same-site",
+          "Origin": own}, 403, "cross_site"),
+        ({"Content-Type": "application/json"}, 200, None),
+        ({"Content-Type": "application/json; charset=utf-8", "Origin": own,
+          "Sec-Fetch-Site": "same-origin"}, 200, None),
+        ({"Content-Type": "application/json", "Sec-Fetch-Site": "none"}, 200,
+         None)]
+    bad = []
+    for headers, status, code in cases:
+        a = get(p, "/api/v1/db/system/_search", method="POST", body=body,
+                headers=headers)
+        d = json.loads(a.body) if a.body[:1] == b"{" else {}
+        if a.status != status or (code and (d.get("error") != code or
+                                            not d.get("detail"))) or (
+                not code and d.get("rows") != [[1]]):
+            bad.append("%r -> %r" % (headers, a))
+    check(not bad, "POSTs: %d cross-site or non-JSON ones refused (403 "
+          "cross_site, 415), same-origin and Origin-less JSON ones served" %
+          len(cases), "\n".join(bad))
+
+
+def check_busy(tmp):
+    """Exports to clients that do not read hold no pooled connection: with
+    a profile whose export outgrows the socket buffers, 4 of them (the
+    pool's size) once left /search waiting for ever."""
+    tmp = os.path.join(tmp, "big")  # its own server.err
+    os.mkdir(tmp)
+    prof = os.path.join(tmp, "profile")
+    r = subprocess.run([SYNTH, "--out", prof, "--seed", "9", "--instances",
+                        "1", "--processes", "1", "--cores", "2", "--steps",
+                        "1000"], capture_output=True)
+    srv = Server(tmp, prof, os.path.join(tmp, "store.db"), None,
+                 ["--no-watch"])
+    try:
+        if not check(r.returncode == 0 and srv.wait_ready() == "ready",
+                     "a second server with a bigger profile becomes ready"):
+            return
+        p = srv.port
+        socks, heads = [], 0
+        try:
+            for _ in range(4):
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.settimeout(10)
+                s.connect(("127.0.0.1", p))
+                s.sendall(b"GET /api/v1/export?format=perfetto HTTP/1.1\r\n"
+                          b"Host: localhost\r\n\r\n")
+                socks.append(s)
+            for s in socks:  # every export has started: its head is here
+                try:
+                    heads += s.recv(64).startswith(b"HTTP/1.1 200")
+                except OSError:
+                    pass
+            a = get(p, "/api/v1/search?" + q([("q", "a")]), timeout=15)
+            b = sql(p, dbq("SELECT count(*) FROM slice"), timeout=15)
+        finally:
+            for s in socks:
+                s.close()
+        check(heads == 4 and json_ok(a) and json_ok(b), "/search and the "
+              "SQL endpoint answer while 4 exports wait for clients that do "
+              "not read", "%d heads, %r %r" % (heads, a, b))
+        srv.alive("the stalled exports")
+    finally:
+        check(srv.stop(20) == 0, "the second server stops cleanly")
+        err = open(srv.err_path, errors="replace").read()
+        check("Sanitizer" not in err and "runtime error" not in err,
+              "no sanitizer report from the second server", err[-2000:])
 
 
 # ------------------------------------------------------------------ Host
@@ -892,6 +1065,9 @@ def run(tmp):
     check_methods(srv)
     check_paths(srv)
     check_sql(srv, tmp)
+    check_sql_limits(srv)
+    check_post_origin(srv)
+    check_busy(tmp)
     check_hosts(srv)
     check_sizes(srv)
     check_junk(srv)

@@ -357,12 +357,64 @@ static void test_handle_db(void **state) {
   app_release_pool(ready, p);
 }
 
+/* With every pooled connection held elsewhere, a store-backed endpoint
+ * answers 503 busy with Retry-After after a bounded wait (it waited for
+ * ever), while the SQL endpoint and exports, which read from connections
+ * of their own, still answer. */
+static void test_busy(void **state) {
+  struct store_pool *p = app_acquire_pool(ready);
+  sqlite3 *held[2] = {store_pool_get(p), store_pool_get(p)};
+  struct query_args q = {.n = 0};
+  struct api_request rq = {"GET", "/api/v1/summary", arg, &q, NULL, 0};
+  struct api_response rs;
+  api_handle(ready, &rq, &rs);
+  assert_int_equal(rs.status, 503);
+  assert_int_equal(rs.retry_after, 1);
+  assert_string_equal(rs.body,
+                      "{\"error\":\"busy\",\"detail\":\"all 2 store "
+                      "connections stayed busy for 3000 ms (long queries of "
+                      "other clients); retry in a moment\"}");
+  api_response_free(&rs);
+
+  const char *body = "{\"type\":\"databaseExplorerQuery\",\"query\":"
+                     "\"SELECT count(*) FROM slice\"}";
+  struct api_request sq = {
+      "POST", "/api/v1/db/system/_search", arg, &q, body, strlen(body)};
+  api_handle(ready, &sq, &rs);
+  assert_int_equal(rs.status, 200);
+  assert_string_equal(rs.body, "{\"columns\":[\"count(*)\"],\"rows\":[[3]],"
+                               "\"truncated\":false}");
+  api_response_free(&rs);
+
+  q.key[0] = "format";
+  q.value[0] = "csv";
+  q.n = 1;
+  struct api_request eq = {"GET", "/api/v1/export", arg, &q, NULL, 0};
+  struct sbuf out = {0};
+  int more = 1, names = 0;
+  api_handle(ready, &eq, &rs);
+  assert_int_equal(rs.status, 200);
+  assert_non_null(rs.stream.next);
+  while (more > 0)
+    more = rs.stream.next(rs.stream.ctx, &out);
+  assert_int_equal(more, 0);
+  for (const char *t = out.s; (t = strstr(t, "nrt_execute")) != NULL; t++)
+    names++;
+  assert_int_equal(names, 3);
+  sbuf_free(&out);
+  api_response_free(&rs);
+  store_pool_put(p, held[0]);
+  store_pool_put(p, held[1]);
+  app_release_pool(ready, p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_health),         cmocka_unit_test(test_loading),
       cmocka_unit_test(test_not_found),      cmocka_unit_test(test_methods),
       cmocka_unit_test(test_bad_parameters), cmocka_unit_test(test_windows),
       cmocka_unit_test(test_event),          cmocka_unit_test(test_handle_db),
+      cmocka_unit_test(test_busy),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -639,27 +639,102 @@ static void test_range_summary(void **state) {
   store_pool_put(pool, db);
 }
 
+/* Runs sql on the SQL endpoint: 0 with *out the parsed answer, or the
+ * negative code with e filled. */
+static int sql_run(const char *sql, json_t **out, struct query_err *e) {
+  struct sbuf b = {0};
+  int rc = query_sql(store_path, sql, &b, e);
+  if (rc == 0) {
+    *out = json_loadb(b.s, b.len, 0, NULL);
+    assert_non_null(*out);
+  } else {
+    assert_int_equal(b.len, 0);
+  }
+  sbuf_free(&b);
+  return rc;
+}
+
 static void test_sql_guard(void **state) {
   struct query_err e;
   json_t *out;
-  assert_int_equal(query_sql(store_path,
-                             "SELECT count(*) FROM slice WHERE track=1", &out,
-                             &e),
-                   0);
+  assert_int_equal(
+      sql_run("SELECT count(*) FROM slice WHERE track=1", &out, &e), 0);
   assert_int_equal(json_integer_value(json_array_get(
                        json_array_get(json_object_get(out, "rows"), 0), 0)),
                    SHORT_N + 1);
+  assert_true(json_is_false(json_object_get(out, "truncated")));
+  assert_null(json_object_get(out, "reason"));
   json_decref(out);
-  assert_int_equal(query_sql(store_path, "DELETE FROM slice", &out, &e),
-                   -EPERM);
+  assert_int_equal(sql_run("DELETE FROM slice", &out, &e), -EPERM);
   assert_int_equal(e.status, 403);
-  assert_int_equal(
-      query_sql(store_path, "ATTACH DATABASE ':memory:' AS x", &out, &e),
-      -EPERM);
-  assert_int_equal(
-      query_sql(store_path, "SELECT 1; DROP TABLE slice", &out, &e), -EINVAL);
-  assert_int_equal(query_sql(store_path, "  -- nothing\n", &out, &e), -EINVAL);
+  assert_string_equal(e.detail, "DELETE is not allowed: the SQL endpoint "
+                                "runs one read-only SELECT");
+  assert_int_equal(sql_run("ATTACH DATABASE ':memory:' AS x", &out, &e),
+                   -EPERM);
+  assert_int_equal(sql_run("SELECT 1; DROP TABLE slice", &out, &e), -EINVAL);
+  assert_int_equal(sql_run("  -- nothing\n", &out, &e), -EINVAL);
   assert_non_null(strstr(e.detail, "'query'"));
+}
+
+/* A refusal names the statement refused, not the step SQLite checked
+ * first; the table-valued pragma functions are reads. */
+static void test_sql_names(void **state) {
+  struct query_err e;
+  json_t *out;
+  assert_int_equal(sql_run("/* x */ DROP TABLE slice", &out, &e), -EPERM);
+  assert_string_equal(e.detail, "DROP is not allowed: the SQL endpoint runs "
+                                "one read-only SELECT");
+  assert_int_equal(sql_run("create index i on slice(dur)", &out, &e), -EPERM);
+  assert_string_equal(e.detail, "CREATE is not allowed: the SQL endpoint "
+                                "runs one read-only SELECT");
+  assert_int_equal(sql_run("WITH x AS (SELECT 1) DELETE FROM slice", &out, &e),
+                   -EPERM);
+  assert_string_equal(e.detail, "DELETE is not allowed: the SQL endpoint "
+                                "runs one read-only SELECT");
+  assert_int_equal(sql_run("PRAGMA table_info(slice)", &out, &e), -EPERM);
+  assert_string_equal(e.detail, "PRAGMA is not allowed: the SQL endpoint "
+                                "runs one read-only SELECT");
+  assert_int_equal(sql_run("SELECT name FROM pragma_table_info('slice') "
+                           "ORDER BY cid",
+                           &out, &e),
+                   0);
+  json_t *rows = json_object_get(out, "rows");
+  assert_int_equal(json_array_size(rows), 8);
+  assert_string_equal(
+      json_string_value(json_array_get(json_array_get(rows, 7), 0)), "args");
+  json_decref(out);
+}
+
+/* The budget counts the JSON sent, value by value: 6 MB of hex per row
+ * fits 11 times in 64 MiB; a row never holds more than half of it. */
+static void test_sql_budget(void **state) {
+  struct query_err e;
+  json_t *out;
+  assert_int_equal(
+      sql_run("SELECT zeroblob(3000000) FROM slice LIMIT 20", &out, &e), 0);
+  assert_int_equal(json_array_size(json_object_get(out, "rows")), 11);
+  assert_true(json_is_true(json_object_get(out, "truncated")));
+  assert_string_equal(json_string_value(json_object_get(out, "reason")),
+                      "the answer would be larger than 64 MiB of JSON: the "
+                      "first 11 rows are shown");
+  json_decref(out);
+  assert_int_equal(
+      sql_run("SELECT zeroblob(5000000), 1, 2, 3, 4, 5, 6, 7", &out, &e), 0);
+  assert_int_equal(json_array_size(json_object_get(out, "rows")), 0);
+  assert_true(json_is_true(json_object_get(out, "truncated")));
+  assert_string_equal(json_string_value(json_object_get(out, "reason")),
+                      "a value is larger than 4194304 bytes, the most one "
+                      "value may hold when a row has 8 columns (64 MiB of "
+                      "answer): the first 0 rows are shown");
+  json_decref(out);
+  /* control characters grow 6 times when escaped */
+  assert_int_equal(
+      sql_run("SELECT printf('%.*c', 4000000, char(1)) FROM slice LIMIT 5",
+              &out, &e),
+      0);
+  assert_int_equal(json_array_size(json_object_get(out, "rows")), 2);
+  assert_true(json_is_true(json_object_get(out, "truncated")));
+  json_decref(out);
 }
 
 int main(void) {
@@ -684,6 +759,8 @@ int main(void) {
       cmocka_unit_test(test_args),
       cmocka_unit_test(test_key),
       cmocka_unit_test(test_search),
+      cmocka_unit_test(test_sql_names),
+      cmocka_unit_test(test_sql_budget),
       cmocka_unit_test(test_range_summary),
       cmocka_unit_test(test_sql_guard),
   };
