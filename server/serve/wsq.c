@@ -235,7 +235,10 @@ static void wsq_run_window(struct wsq_worker *wk, struct wsq_job *j,
 }
 
 static void wsq_run_api(struct wsq_worker *wk, struct wsq_job *j, sqlite3 *db) {
-  struct api_request rq = {"GET", j->req.path, wsq_msg_arg, &j->req, NULL, 0};
+  struct api_request rq = {.method = "GET",
+                           .path = j->req.path,
+                           .arg = wsq_msg_arg,
+                           .arg_ctx = &j->req};
   struct api_response rs;
   api_handle_db(wk->q->app, db, &rq, &rs);
   if (atomic_load(&j->cancel)) {
