@@ -5,14 +5,13 @@
 #include "fmt_chrome.h"
 #include "ingest_priv.h"
 #include "log.h"
+#include "spill.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct ingest_chrome {
   struct ing *g;
@@ -105,9 +104,7 @@ struct ingest_chrome_spool {
 };
 
 struct ingest_chrome_state {
-  int fd;                       /* the spill file, -1 before it is needed */
-  bool fd_failed;               /* none or full: the rest stays in memory */
-  uint64_t size;                /* bytes in the spill file */
+  struct spill *spill;          /* beside the store */
   size_t mem;                   /* bytes of the blocks and runs in memory */
   unsigned char *rends, *rhist; /* blocks read back (one of each kind) */
   uint64_t *base;               /* per Chrome file: pos / 4 of its offset 0 */
@@ -165,79 +162,6 @@ void ingest_chrome_sweep_free(struct ingest_chrome_sweep *w) {
   free(w);
 }
 
-/* The spill file: unlinked, in the store's directory. */
-static int ingest_chrome_spill_open(struct ing *g) {
-  struct ingest_chrome_state *s = g->chrome;
-  if (s->fd_failed)
-    return -1;
-  if (s->fd >= 0)
-    return s->fd;
-  const char *slash = strrchr(g->o->db_path, '/');
-  char *dir =
-      slash ? xstrndup(g->o->db_path, slash == g->o->db_path
-                                          ? 1
-                                          : (size_t)(slash - g->o->db_path))
-            : xstrdup(".");
-  s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (s->fd < 0) {
-    char *tmpl = xasprintf("%s/.nex-spill-XXXXXX", dir);
-    s->fd = mkostemp(tmpl, O_CLOEXEC);
-    if (s->fd >= 0)
-      unlink(tmpl);
-    free(tmpl);
-  }
-  if (s->fd < 0) {
-    s->fd_failed = true;
-    log_warn("no spill file in %s (%s): flow binding data stays in memory", dir,
-             strerror(errno));
-  }
-  free(dir);
-  return s->fd;
-}
-
-/* Appends len bytes to the spill file and sets *off to where they are.
- * Returns 0, or -1 when there is no spill file (or no more room in it:
- * what it holds stays readable, nothing more goes there). */
-static int ingest_chrome_spill_write(struct ing *g, const void *p, size_t len,
-                                     uint64_t *off) {
-  struct ingest_chrome_state *s = g->chrome;
-  int fd = ingest_chrome_spill_open(g);
-  if (fd < 0)
-    return -1;
-  for (size_t done = 0; done < len;) {
-    ssize_t n =
-        pwrite(fd, (const char *)p + done, len - done, (off_t)(s->size + done));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      log_warn("cannot write the flow spill file (%s): flow binding data "
-               "stays in memory",
-               n < 0 ? strerror(errno) : "no space");
-      s->fd_failed = true;
-      return -1;
-    }
-    done += (size_t)n;
-  }
-  *off = s->size;
-  s->size += len;
-  return 0;
-}
-
-/* Reads len bytes at off of the spill file.  Returns 0 or -1. */
-static int ingest_chrome_spill_read(struct ing *g, void *p, size_t len,
-                                    uint64_t off) {
-  for (size_t done = 0; done < len;) {
-    ssize_t n =
-        pread(g->chrome->fd, (char *)p + done, len - done, (off_t)(off + done));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return -1;
-    done += (size_t)n;
-  }
-  return 0;
-}
-
 /* Moves a spool's blocks in memory to the spill file until the memory
  * used is at most goal.  Returns 0, or -1 when there is no spill file. */
 static int ingest_chrome_spool_spill(struct ing *g,
@@ -246,7 +170,7 @@ static int ingest_chrome_spool_spill(struct ing *g,
   struct ingest_chrome_state *s = g->chrome;
   for (; sp->spilled < sp->nb && s->mem > goal; sp->spilled++) {
     struct ingest_chrome_block *b = &sp->b[sp->spilled];
-    if (ingest_chrome_spill_write(g, b->mem, b->len, &b->off))
+    if (spill_write(g->chrome->spill, b->mem, b->len, &b->off))
       return -1;
     s->mem -= b->cap;
     free(b->mem);
@@ -289,7 +213,7 @@ static void ingest_chrome_spool_add(struct ing *g,
   }
   memcpy(b->mem + b->len, rec, n);
   b->len += n;
-  if (s->mem > INGEST_CHROME_BUDGET && !s->fd_failed)
+  if (s->mem > INGEST_CHROME_BUDGET && spill_usable(s->spill))
     ingest_chrome_spill(g);
 }
 
@@ -306,7 +230,7 @@ static int ingest_chrome_spool_each(
     if (!p) {
       if (!*buf)
         *buf = xmalloc(INGEST_CHROME_CHUNK);
-      if (ingest_chrome_spill_read(g, *buf, b->len, b->off))
+      if (spill_read(g->chrome->spill, *buf, b->len, b->off))
         return -1;
       p = *buf;
     }
@@ -572,7 +496,7 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
   g->chrome_files[g->nchrome_files] = rel;
   if (!g->chrome) {
     g->chrome = xcalloc(1, sizeof *g->chrome);
-    g->chrome->fd = -1;
+    g->chrome->spill = spill_new(g->o->db_path, "flow binding data");
   }
   struct ingest_chrome_state *cs = g->chrome;
   cs->base = xrealloc(cs->base, sizeof *cs->base * (g->nchrome_files + 1));
@@ -812,7 +736,7 @@ static void ingest_chrome_sweep_batch(struct ing *g, struct itrack *t,
   struct ingest_chrome_run *r = &s->runs[s->nruns++];
   *r = (struct ingest_chrome_run){.n = n};
   if (s->mem + n * sizeof *out > INGEST_CHROME_BUDGET &&
-      ingest_chrome_spill_write(g, out, n * sizeof *out, &r->off) == 0)
+      spill_write(g->chrome->spill, out, n * sizeof *out, &r->off) == 0)
     return;
   r->mem = xmalloc(n * sizeof *out);
   memcpy(r->mem, out, n * sizeof *out);
@@ -874,7 +798,7 @@ ingest_chrome_run_peek(struct ing *g, struct ingest_chrome_run *r) {
   if (r->done == r->n)
     return NULL;
   size_t n = r->n - r->done < r->nbuf ? r->n - r->done : r->nbuf;
-  if (ingest_chrome_spill_read(g, r->buf, n * sizeof *r->buf,
+  if (spill_read(g->chrome->spill, r->buf, n * sizeof *r->buf,
                                r->off + r->done * sizeof *r->buf))
     fatal("cannot read the flow spill file: %s", strerror(errno));
   r->done += n;
@@ -969,8 +893,7 @@ void ingest_chrome_bind_flows(struct ing *g) {
     t->bind->rebind = 1;
   }
   ingest_chrome_merge(g);
-  if (s->fd >= 0)
-    close(s->fd);
+  spill_free(s->spill);
   free(s->rends);
   free(s->rhist);
   free(s->base);
