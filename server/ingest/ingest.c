@@ -222,9 +222,9 @@ struct itrack *ingest_track(struct ing *g, const struct store_track *d) {
   t->kind = strcmp(d->kind, "counter") == 0 ? TRACK_COUNTER : TRACK_SLICES;
   t->level = -2;
   if (t->kind == TRACK_SLICES)
-    t->lanes = lanes_new(INGEST_WINDOW);
+    t->lanes = lanes_new(g->lanes);
   else
-    t->cbuf = xcalloc(INGEST_WINDOW, sizeof *t->cbuf);
+    t->cbuf = xcalloc(INGEST_LOD_MIN, sizeof *t->cbuf);
   ingest_track_put(g, t);
   return t;
 }
@@ -307,19 +307,21 @@ static void ingest_place(struct ing *g, struct itrack *t, struct lanes_item *it,
   lanes_item_clear(it);
 }
 
-static void ingest_decide_level(struct ing *g, struct itrack *t) {
+/* Picks the finest LOD level of a slice track from the slices it holds
+ * when it is first drained (none under INGEST_LOD_MIN slices). */
+static void ingest_decide_level(struct itrack *t) {
   int64_t lo, hi;
-  int n = lanes_buffered(t->lanes, &lo, &hi);
-  if (n < INGEST_WINDOW) {
+  int64_t n = lanes_pending(t->lanes, &lo, &hi);
+  if (n < INGEST_LOD_MIN) {
     t->level = -1;
     return;
   }
   t->level = lod_pick_level(hi - lo, n);
   t->lod = lod_new(t->id, t->level);
-  (void)g;
 }
 
-/* Adds a slice (taking ownership of it->args and it->flows). */
+/* Adds a slice (taking ownership of it->args and it->flows): it waits in
+ * the track's sorter until the track is drained. */
 void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it) {
   if (it->dur < 0)
     it->dur = 0;
@@ -331,15 +333,7 @@ void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it) {
     t->max_dur = it->dur;
   t->count++;
   g->st->events++;
-  if (t->level == -2) {
-    int64_t lo, hi;
-    if (lanes_buffered(t->lanes, &lo, &hi) == INGEST_WINDOW)
-      ingest_decide_level(g, t);
-  }
-  struct lanes_item out;
-  int64_t lane;
-  if (lanes_push(t->lanes, it, &out, &lane))
-    ingest_place(g, t, &out, lane);
+  lanes_push(t->lanes, it);
   if ((g->st->events & 0xffff) == 0)
     ingest_progress(g, false);
 }
@@ -364,7 +358,7 @@ static void ingest_counter_decide(struct ing *g, struct itrack *t) {
       hi = t->cbuf[i].ts > hi ? t->cbuf[i].ts : hi;
       n++;
     }
-  if (t->ncbuf < INGEST_WINDOW) {
+  if (t->ncbuf < INGEST_LOD_MIN) {
     t->level = -1;
   } else {
     t->level = lod_pick_level(n ? hi - lo : 0, n);
@@ -389,7 +383,7 @@ void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
     g->st->events++;
   if (t->level == -2) {
     t->cbuf[t->ncbuf++] = (struct csample){ts, series, v};
-    if (t->ncbuf == INGEST_WINDOW)
+    if (t->ncbuf == INGEST_LOD_MIN)
       ingest_counter_decide(g, t);
     return;
   }
@@ -398,14 +392,26 @@ void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
 
 /* ------------------------------------------------------------ finish */
 
-/* Places every slice waiting in a slice track's reorder window. */
+/* Places the slices waiting in a slice track's sorter, in start order
+ * with their nesting depth (lanes.h). */
 static void ingest_track_drain(struct ing *g, struct itrack *t) {
   if (t->level == -2)
-    ingest_decide_level(g, t);
+    ingest_decide_level(t);
+  int64_t lo, hi, n = lanes_pending(t->lanes, &lo, &hi), placed = 0;
   struct lanes_item it;
   int64_t lane;
-  while (lanes_pop(t->lanes, &it, &lane))
+  int rc;
+  while ((rc = lanes_pop(t->lanes, &it, &lane)) > 0) {
     ingest_place(g, t, &it, lane);
+    placed++;
+  }
+  if (rc < 0) {
+    g->st->skipped += (uint64_t)(n - placed);
+    ingest_warn(g, "Missing Data", NULL, 0,
+                "%" PRId64 " slices of track %" PRId64
+                " lost: cannot read the spill file (%s)",
+                n - placed, t->id, strerror(-rc));
+  }
 }
 
 static void ingest_track_finish(struct ing *g, struct itrack *t) {
@@ -1163,16 +1169,24 @@ static void ingest_derived(struct ing *g) {
                     "");
 }
 
-/* Places the slices waiting in the reorder windows of the process's own
- * tracks created since index `from` (the process was read to the end):
- * their memory is not held until the whole profile is read.  Tracks of the
- * instance (transfers) go on with the next process of the instance; a
- * late slice of a drained track would still get a lane (lanes.c keeps
- * late slices). */
+/* Places the slices waiting in the sorters of the process's own tracks
+ * created since index `from` (the process was read to the end, so these
+ * tracks are complete): their memory and runs are not held until the
+ * whole profile is read.  Tracks of the instance (transfers) go on with
+ * the next process of the instance and are drained at the end; a late
+ * slice of a drained track would still get a lane (lanes.h). */
 static void ingest_drain_tracks(struct ing *g, size_t from) {
   for (size_t i = from; i < g->tn; i++) {
     struct itrack *t = g->order[i];
     if (t->kind == TRACK_SLICES && t->desc.has_pid && t->desc.pid == g->pid)
+      ingest_track_drain(g, t);
+  }
+}
+
+void ingest_drain_device(struct ing *g, size_t from, int64_t dp_id) {
+  for (size_t i = from; i < g->tn; i++) {
+    struct itrack *t = g->order[i];
+    if (t->kind == TRACK_SLICES && t->desc.device_profile_id == dp_id)
       ingest_track_drain(g, t);
   }
 }
@@ -1293,6 +1307,7 @@ static void ingest_info(struct ing *g, const char *key, const char *value) {
 static void ingest_free(struct ing *g) {
   for (size_t i = 0; i < g->tn; i++)
     ingest_track_free(g->order[i]);
+  lanes_pool_free(g->lanes);
   free(g->tracks);
   free(g->order);
   free(g->stats);
@@ -1338,6 +1353,8 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
     return rc;
   }
   struct ing g = {.o = o, .w = w, .d = d, .st = st, .t0 = t0};
+  g.lanes = lanes_pool_new(o->db_path,
+                           o->sort_budget ? o->sort_budget : INGEST_SORT_BUDGET);
   for (int i = 0; i < d->n_messages; i++)
     ingest_warn(&g, "Missing Data", NULL, 0, "%s", d->messages[i]);
   char *base = ingest_profile_base(o->dir);

@@ -35,10 +35,10 @@ struct ingest_chrome {
  * starting at or after ts.  A sweep meets a track's slices in (ts, lane)
  * order with its endpoints in ts order.  So that nothing is read back from
  * the store, each Chrome track keeps a compact history of its slices in
- * the order ingest_place gave them: (ts, lane) order, except for slices
- * that came later than the reorder window allows; such a late slice
- * rebinds the settled endpoints it changes (lanes never put it below a
- * slice that starts after it).  A track whose history cannot be used is
+ * the order ingest_place gave them: (ts, lane) order (lanes.h), except
+ * for slices that reached the track after it was drained; such a late
+ * slice rebinds the settled endpoints it changes (lanes never put it below
+ * a slice that starts after it).  A track whose history cannot be used is
  * swept from the store.
  *
  * Memory stays bounded whatever the trace: a track's history and its

@@ -206,6 +206,7 @@ void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
         (int64_t)h->tensor_engine_num_rows, (int64_t)h->tensor_engine_num_cols,
         h->neuroncore_clock_freq, h->hbm_ddr_bandwidth);
   memset(&g->dev, 0, sizeof g->dev);
+  g->dev.first_track = g->tn;
   g->dev.pcore = d->pcore;
   g->dev.nc = d->nc;
 }
@@ -219,6 +220,7 @@ void ingest_device_end(struct ing *g) {
                     "hbm_bytes=? WHERE id=?",
                     "IIiirri", any ? t->first : -1, any ? t->last : -1,
                     t->instructions, t->dmas, t->flops, t->hbm, g->dp_id);
+  ingest_drain_device(g, t->first_track, g->dp_id);
   int64_t cpu = t->exec_id ? ingest_sync_cpu(g, t->nc, t->exec_id) : 0;
   if (cpu) {
     g->hints = xrealloc(g->hints, (g->nhints + 1) * sizeof *g->hints);

@@ -28,7 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define INGEST_WINDOW 256 /* reorder window per track */
+#define INGEST_LOD_MIN 256 /* fewer slices or samples: no LOD rows */
+#define INGEST_SORT_BUDGET (64u << 20) /* slices held for their sort */
 #define INGEST_STDERR_WARNINGS                                                 \
   100 /* warning lines printed before summing up                               \
        */
@@ -80,6 +81,7 @@ struct ingest_device_totals {
   int64_t instructions, dmas, first, last;
   double flops, hbm;
   int64_t exec_id, exec_index;
+  size_t first_track; /* tracks created since then may be its own */
 };
 
 /* Where a device profile's first execution ran on the system clock: the
@@ -97,6 +99,7 @@ struct ing {
   struct itrack **tracks;
   size_t tcap, tn;
   struct itrack **order; /* creation order */
+  struct lanes_pool *lanes; /* the sorters' memory budget and spill file */
   /* name statistics */
   struct istat *stats;
   size_t scap, sn;
@@ -149,6 +152,9 @@ struct store_track ingest_desc(const char *kind, const char *domain,
 struct itrack *ingest_track(struct ing *g, const struct store_track *d);
 /* Adds a slice to a track (takes ownership of it->args and it->flows). */
 void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it);
+/* Places the slices waiting in the sorters of the device profile dp_id's
+ * tracks created since index `from` (it was read to the end). */
+void ingest_drain_device(struct ing *g, size_t from, int64_t dp_id);
 /* Adds a counter sample; series 0 first for each sample. */
 void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
                     double v);
