@@ -33,8 +33,9 @@
 #include <unistd.h>
 
 /* The store layout this build writes (schema.sql plus the meaning of its
- * rows, e.g. LOD runs): a store of another version is built again. */
-#define INGEST_SCHEMA_VERSION "3"
+ * rows, e.g. LOD runs, lanes by nesting depth): a store of another version
+ * is built again. */
+#define INGEST_SCHEMA_VERSION "4"
 
 /* ------------------------------------------------------------ warnings */
 
