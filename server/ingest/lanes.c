@@ -179,7 +179,8 @@ static void lanes_sort(struct lanes *l) {
     a[i] = (uint32_t)i;
   for (size_t w = 1; w < n; w *= 2) {
     for (size_t lo = 0; lo < n; lo += 2 * w) {
-      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      size_t mid = lo + w < n ? lo + w : n,
+             hi = lo + 2 * w < n ? lo + 2 * w : n;
       if (mid == hi || !lanes_before(&l->v[a[mid]], &l->v[a[mid - 1]])) {
         memcpy(t + lo, a + lo, sizeof *a * (hi - lo));
         continue;
@@ -239,7 +240,9 @@ static int lanes_spill(struct lanes *l) {
   lanes_sort(l);
   size_t cap = l->pool->budget / 8;
   struct lanes_wbuf w = {.spill = l->pool->spill,
-                         .cap = cap < 256 ? 256 : cap > 1 << 20 ? 1 << 20 : cap};
+                         .cap = cap < 256       ? 256
+                                : cap > 1 << 20 ? 1 << 20
+                                                : cap};
   w.b = xmalloc(w.cap);
   int rc = 0;
   for (size_t k = 0; k < l->n && rc == 0; k++) {
@@ -358,9 +361,12 @@ static int lanes_src_next(struct lanes *l, struct lanes_src *s) {
   if ((rc = lanes_src_need(l, s, sizeof r + alen + flen)))
     return rc;
   const unsigned char *p = s->buf + s->at + sizeof r;
-  s->head = (struct lanes_item){
-      .ts = r.ts, .dur = r.dur, .id = r.id, .name = r.name, .grp = r.grp,
-      .seq = r.seq};
+  s->head = (struct lanes_item){.ts = r.ts,
+                                .dur = r.dur,
+                                .id = r.id,
+                                .name = r.name,
+                                .grp = r.grp,
+                                .seq = r.seq};
   if (r.args_len) {
     s->head.args = xstrndup((const char *)p, alen);
     s->head.args_len = alen;
@@ -437,8 +443,7 @@ static int64_t lanes_assign(struct lanes *l, const struct lanes_item *it) {
    * tie; nested slices make that the deepest one */
   int64_t parent = -1;
   for (int64_t k = l->top; k >= 0; k--)
-    if (l->ends[k] >= end &&
-        (parent < 0 || l->starts[k] > l->starts[parent]))
+    if (l->ends[k] >= end && (parent < 0 || l->starts[k] > l->starts[parent]))
       parent = k;
   int64_t lane = parent + 1;
   while (lane <= l->top && l->ends[lane] > ts)
@@ -491,8 +496,7 @@ int lanes_pop(struct lanes *l, struct lanes_item *out, int64_t *lane) {
   return 1;
 }
 
-int64_t lanes_pending(const struct lanes *l, int64_t *min_ts,
-                      int64_t *max_ts) {
+int64_t lanes_pending(const struct lanes *l, int64_t *min_ts, int64_t *max_ts) {
   if (l->pending > 0) {
     *min_ts = l->min_ts;
     *max_ts = l->max_ts;

@@ -36,11 +36,11 @@
 
 struct lanes_item {
   int64_t ts, dur, id, name, grp;
-  char *args;       /* JSON object text or NULL */
+  char *args; /* JSON object text or NULL */
   size_t args_len;
-  uint64_t *flows;  /* flow ids or NULL */
+  uint64_t *flows; /* flow ids or NULL */
   int n_flows;
-  uint64_t seq;     /* set by lanes_push: the push order */
+  uint64_t seq; /* set by lanes_push: the push order */
 };
 
 struct lanes_pool;
@@ -68,8 +68,7 @@ int lanes_pop(struct lanes *l, struct lanes_item *out, int64_t *lane);
 
 /* Slices pushed and not handed back yet, and the earliest and latest
  * start among them (only meaningful when the count is > 0). */
-int64_t lanes_pending(const struct lanes *l, int64_t *min_ts,
-                      int64_t *max_ts);
+int64_t lanes_pending(const struct lanes *l, int64_t *min_ts, int64_t *max_ts);
 /* Number of lanes used so far. */
 int64_t lanes_count(const struct lanes *l);
 

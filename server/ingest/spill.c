@@ -20,10 +20,10 @@ struct spill {
 struct spill *spill_new(const char *store_path, const char *what) {
   struct spill *s = xcalloc(1, sizeof *s);
   const char *slash = strrchr(store_path, '/');
-  s->dir = slash ? xstrndup(store_path, slash == store_path
-                                            ? 1
-                                            : (size_t)(slash - store_path))
-                 : xstrdup(".");
+  s->dir =
+      slash ? xstrndup(store_path,
+                       slash == store_path ? 1 : (size_t)(slash - store_path))
+            : xstrdup(".");
   s->what = what;
   s->fd = -1;
   return s;

@@ -4,15 +4,16 @@
  * order slices come back in, every spill and merge path with a tiny
  * budget (same slices, lanes, args and flows as in memory), and the LOD
  * level choice. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
 #include <cmocka.h>
 
 #include "lanes.h"
@@ -85,8 +86,8 @@ static void assert_lanes(const struct placed *p, int n, const int64_t *want) {
 static void test_children_before_parents(void **state) {
   (void)state;
   /* as Kineto writes them: each parent after its children */
-  const int64_t in[][2] = {{10, 10}, {30, 10}, {0, 100}, {100, 50}, {110, 5},
-                           {12, 3},  {11, 8}};
+  const int64_t in[][2] = {{10, 10}, {30, 10}, {0, 100}, {100, 50},
+                           {110, 5}, {12, 3},  {11, 8}};
   const int64_t want[] = {1, 1, 0, 0, 1, 3, 2};
   struct placed *p = run(in, 7, 1 << 20);
   assert_lanes(p, 7, want);
@@ -146,8 +147,7 @@ static void test_partial_overlap_parent_deeper(void **state) {
   /* B starts inside X and outlives it: lane 2.  A, inside P only, takes
    * lane 1 after X.  C is inside P, B and A: below A, which started last,
    * but lane 2 is B's: lane 3 */
-  const int64_t in[][2] = {{0, 1000}, {10, 10}, {15, 485}, {30, 570},
-                           {40, 10}};
+  const int64_t in[][2] = {{0, 1000}, {10, 10}, {15, 485}, {30, 570}, {40, 10}};
   const int64_t want[] = {0, 1, 2, 1, 3};
   struct placed *p = run(in, 5, 1 << 20);
   assert_lanes(p, 5, want);
@@ -237,7 +237,10 @@ static int drain(struct lanes *l, struct placed *out, int k) {
   int rc;
   while ((rc = lanes_pop(l, &o, &lane)) == 1) {
     assert_true(k < TREES_MAX);
-    out[k++] = (struct placed){o.ts, o.dur, lane, o.id,
+    out[k++] = (struct placed){o.ts,
+                               o.dur,
+                               lane,
+                               o.id,
                                o.args ? xstrndup(o.args, o.args_len) : NULL,
                                o.n_flows ? (int64_t)o.flows[1] : -1};
     if (o.n_flows)
