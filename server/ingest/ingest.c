@@ -406,12 +406,14 @@ static void ingest_track_drain(struct ing *g, struct itrack *t) {
     ingest_place(g, t, &it, lane);
     placed++;
   }
-  if (rc < 0) {
+  if (rc < 0) { /* the ingest fails: the slices not placed are lost */
     g->st->skipped += (uint64_t)(n - placed);
     ingest_warn(g, "Missing Data", NULL, 0,
                 "%" PRId64 " slices of track %" PRId64
                 " lost: cannot read the spill file (%s)",
                 n - placed, t->id, strerror(-rc));
+    if (!g->failed)
+      g->failed = rc;
   }
 }
 
@@ -1042,7 +1044,11 @@ static void ingest_binned_rate(struct ing *g, struct itrack *dst, int64_t first,
     b.width = 1000;
   b.n = (size_t)((last - first) / b.width + 1);
   b.bytes = xcalloc(b.n, sizeof *b.bytes);
-  store_writer_query(g->w, ingest_bins_row, &b, sql, "i", param);
+  int rc = store_writer_query(g->w, ingest_bins_row, &b, sql, "i", param);
+  if (rc < 0)
+    ingest_warn(g, "Missing Data", NULL, 0,
+                "the %s counter is incomplete: %s", dst->desc.source,
+                strerror(-rc));
   for (size_t k = 0; k < b.n; k++)
     ingest_counter(g, dst, 0, b.first + (int64_t)k * b.width,
                    b.bytes[k] * 1e9 / (double)b.width);
@@ -1103,13 +1109,16 @@ static void ingest_collect_free(struct ingest_track_row *c) {
 static void ingest_derived(struct ing *g) {
   /* host<->device transfer bandwidth, per instance, NC and direction */
   struct ingest_track_row c = {.g = g};
-  store_writer_query(g->w, ingest_collect_row, &c,
+  int rc = store_writer_query(g->w, ingest_collect_row, &c,
                      "SELECT id, instance_id, coalesce(nc_idx, -1), "
                      "source || ' ' || first_ts || ' ' || last_ts "
                      "FROM track WHERE source IN ('host_to_device_transfers',"
                      "'device_to_host_transfers') AND event_count > 0 "
                      "ORDER BY id",
                      "");
+  if (rc < 0)
+    ingest_warn(g, "Missing Data", NULL, 0,
+                "no transfer bandwidth counters: %s", strerror(-rc));
   for (size_t i = 0; i < c.n; i++) {
     char src[32];
     long long first, last;
@@ -1129,11 +1138,14 @@ static void ingest_derived(struct ing *g) {
   ingest_collect_free(&c);
   /* DMA throughput per device profile */
   struct ingest_track_row dp = {.g = g};
-  store_writer_query(g->w, ingest_collect_row, &dp,
+  rc = store_writer_query(g->w, ingest_collect_row, &dp,
                      "SELECT id, instance_id, coalesce(pcore_idx, -1), "
                      "process_id || ' ' || first_ts || ' ' || last_ts "
                      "FROM DeviceProfileList WHERE dma_count > 0 ORDER BY id",
                      "");
+  if (rc < 0)
+    ingest_warn(g, "Missing Data", NULL, 0, "no DMA throughput counters: %s",
+                strerror(-rc));
   for (size_t i = 0; i < dp.n; i++) {
     long long pid, first, last;
     if (sscanf(dp.src[i], "%lld %lld %lld", &pid, &first, &last) != 3)
@@ -1373,7 +1385,23 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   int64_t t1 = util_now_ns();
   size_t done = ingest_finish_tracks(&g, 0);
   int64_t t2 = util_now_ns();
-  ingest_chrome_bind_flows(&g);
+  rc = ingest_chrome_bind_flows(&g);
+  if (rc < 0 && !g.failed)
+    g.failed = rc;
+  if (g.failed) {
+    /* our own spill file could not be read back (a disk error): no store
+     * rather than one missing events; a store being served stays */
+    *cause = xasprintf("cannot read back the temporary spill file beside "
+                       "%s: %s",
+                       o->db_path, strerror(-g.failed));
+    rc = g.failed;
+    ingest_free(&g);
+    discover_free(d);
+    free(base);
+    store_writer_abort(w);
+    st->seconds = (double)(util_now_ns() - t0) / 1e9;
+    return rc;
+  }
   ingest_derived(&g);
   ingest_finish_tracks(&g, done);
   int64_t t3 = util_now_ns();

@@ -111,6 +111,8 @@ struct ingest_chrome_state {
   uint64_t next_base;           /* the next file's base */
   struct ingest_chrome_run *runs;
   size_t nruns;
+  int error; /* the spill file or the store could not be read back: a
+               negative errno */
 };
 
 struct ingest_chrome_bind {
@@ -219,7 +221,8 @@ static void ingest_chrome_spool_add(struct ing *g,
 
 /* Calls fn on each block of a spool in order; *buf is where blocks are
  * read back (allocated on first use, freed by the caller).  Returns 0,
- * fn's non-zero value, or -1 when the spill file cannot be read. */
+ * fn's non-zero value, or a negative errno when the spill file cannot be
+ * read. */
 static int ingest_chrome_spool_each(
     struct ing *g, const struct ingest_chrome_spool *sp, unsigned char **buf,
     int (*fn)(void *ud, const unsigned char *p, size_t n), void *ud) {
@@ -230,8 +233,8 @@ static int ingest_chrome_spool_each(
     if (!p) {
       if (!*buf)
         *buf = xmalloc(INGEST_CHROME_CHUNK);
-      if (spill_read(g->chrome->spill, *buf, b->len, b->off))
-        return -1;
+      if ((rc = spill_read(g->chrome->spill, *buf, b->len, b->off)))
+        return rc;
       p = *buf;
     }
     if ((rc = fn(ud, p, b->len)))
@@ -709,10 +712,12 @@ static void ingest_chrome_sweep_batch(struct ing *g, struct itrack *t,
   if (w->rebind || ingest_chrome_spool_each(g, &w->hist, &g->chrome->rhist,
                                             ingest_chrome_sweep_hist, &rp)) {
     ingest_chrome_sweep_reset(w);
-    store_writer_query(g->w, ingest_chrome_sweep_row, w,
-                       "SELECT lane, ts, dur, id FROM slice WHERE track = ? "
-                       "ORDER BY ts, lane",
-                       "i", t->id);
+    int rc = store_writer_query(g->w, ingest_chrome_sweep_row, w,
+                                "SELECT lane, ts, dur, id FROM slice WHERE "
+                                "track = ? ORDER BY ts, lane",
+                                "i", t->id);
+    if (rc < 0 && !g->chrome->error) /* the binding fails */
+      g->chrome->error = rc;
   }
   ingest_chrome_sweep_end(w);
   w->next = w->encl = (struct ingest_chrome_queue){0};
@@ -771,26 +776,28 @@ static int ingest_chrome_batch_add(void *ud, const unsigned char *p, size_t n) {
   return 0;
 }
 
-/* Binds the endpoints of one track. */
-static void ingest_chrome_sweep_track(struct ing *g, struct itrack *t) {
+/* Binds the endpoints of one track.  Returns 0, or a negative errno when
+ * the spill file cannot be read. */
+static int ingest_chrome_sweep_track(struct ing *g, struct itrack *t) {
   struct ingest_chrome_sweep *w = t->bind;
   struct ingest_chrome_batch b = {
       .g = g,
       .t = t,
       .cap = w->nends < INGEST_CHROME_BATCH ? w->nends : INGEST_CHROME_BATCH};
   b.v = xmalloc(b.cap * sizeof *b.v);
-  if (ingest_chrome_spool_each(g, &w->ends, &g->chrome->rends,
-                               ingest_chrome_batch_add, &b))
-    fatal("cannot read the flow spill file: %s", strerror(errno));
-  if (b.nnext + b.nencl) {
+  int rc = ingest_chrome_spool_each(g, &w->ends, &g->chrome->rends,
+                                    ingest_chrome_batch_add, &b);
+  if (rc == 0 && b.nnext + b.nencl) {
     memmove(b.v + b.nnext, b.v + b.cap - b.nencl, b.nencl * sizeof *b.v);
     ingest_chrome_sweep_batch(g, t, b.v, b.nnext + b.nencl, b.nnext);
   }
   free(b.v);
+  return rc;
 }
 
 /* The next record of a run (its buffer refilled when read): NULL at its
- * end. */
+ * end, or when the spill file cannot be read (then the state's error is
+ * set and the run ends there). */
 static const struct ingest_chrome_out *
 ingest_chrome_run_peek(struct ing *g, struct ingest_chrome_run *r) {
   if (r->at < r->nbuf)
@@ -798,9 +805,15 @@ ingest_chrome_run_peek(struct ing *g, struct ingest_chrome_run *r) {
   if (r->done == r->n)
     return NULL;
   size_t n = r->n - r->done < r->nbuf ? r->n - r->done : r->nbuf;
-  if (spill_read(g->chrome->spill, r->buf, n * sizeof *r->buf,
-                               r->off + r->done * sizeof *r->buf))
-    fatal("cannot read the flow spill file: %s", strerror(errno));
+  int rc = spill_read(g->chrome->spill, r->buf, n * sizeof *r->buf,
+                      r->off + r->done * sizeof *r->buf);
+  if (rc) {
+    if (!g->chrome->error)
+      g->chrome->error = rc;
+    r->done = r->n;
+    r->nbuf = r->at = 0;
+    return NULL;
+  }
   r->done += n;
   r->nbuf = n;
   r->at = 0;
@@ -811,7 +824,8 @@ static uint64_t ingest_chrome_heap_key(struct ing *g, size_t run) {
   return ingest_chrome_run_peek(g, &g->chrome->runs[run])->pos;
 }
 
-/* Restores the heap of runs h[0, n) (smallest next pos first) below k. */
+/* Restores the heap of runs h[0, n) (smallest next pos first) below k.
+ * The runs in the heap have their next record read. */
 static void ingest_chrome_heap_down(struct ing *g, size_t *h, size_t n,
                                     size_t k) {
   for (;;) {
@@ -849,7 +863,8 @@ static void ingest_chrome_merge(struct ing *g) {
       r->nbuf = r->at = r->n < per ? r->n : per;
       r->buf = xmalloc(sizeof *r->buf * r->nbuf);
     }
-    h[n++] = k;
+    if (ingest_chrome_run_peek(g, r)) /* the heap holds runs read ahead */
+      h[n++] = k;
   }
   for (size_t k = n; k-- > 0;)
     ingest_chrome_heap_down(g, h, n, k);
@@ -878,21 +893,24 @@ static void ingest_chrome_merge(struct ing *g) {
   free(h);
 }
 
-void ingest_chrome_bind_flows(struct ing *g) {
+int ingest_chrome_bind_flows(struct ing *g) {
   struct ingest_chrome_state *s = g->chrome;
   if (!s)
-    return;
+    return 0;
   for (size_t k = 0; k < g->tn; k++) {
     struct itrack *t = g->order[k];
     if (!t->bind)
       continue;
-    if (t->bind->nends)
-      ingest_chrome_sweep_track(g, t);
+    int rc = t->bind->nends && !s->error ? ingest_chrome_sweep_track(g, t) : 0;
+    if (rc < 0 && !s->error)
+      s->error = rc;
     ingest_chrome_spool_free(&t->bind->hist, &s->mem);
     ingest_chrome_spool_free(&t->bind->ends, &s->mem);
     t->bind->rebind = 1;
   }
-  ingest_chrome_merge(g);
+  if (!s->error)
+    ingest_chrome_merge(g);
+  int rc = s->error;
   spill_free(s->spill);
   free(s->rends);
   free(s->rhist);
@@ -900,4 +918,5 @@ void ingest_chrome_bind_flows(struct ing *g) {
   free(s->runs);
   free(s);
   g->chrome = NULL;
+  return rc;
 }

@@ -100,6 +100,8 @@ struct ing {
   size_t tcap, tn;
   struct itrack **order; /* creation order */
   struct lanes_pool *lanes; /* the sorters' memory budget and spill file */
+  int failed; /* a negative errno that fails the ingest (a spill file could
+                 not be read back), or 0 */
   /* name statistics */
   struct istat *stats;
   size_t scap, sn;
@@ -214,7 +216,9 @@ char *ingest_profile_base(const char *dir);
  * unlinked spill file beside the store. */
 void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
                         int64_t pid);
-void ingest_chrome_bind_flows(struct ing *g);
+/* Returns 0, or a negative errno when the spill file could not be read
+ * back (the flows are then incomplete: the ingest fails). */
+int ingest_chrome_bind_flows(struct ing *g);
 /* A slice of a Chrome track was given its lane (ingest_place): it is
  * added to the track's history for the binding. */
 void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,

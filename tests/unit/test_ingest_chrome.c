@@ -10,7 +10,12 @@
 #define INGEST_CHROME_CHUNK 256u
 #define INGEST_CHROME_BUDGET 1024u
 #define INGEST_CHROME_BATCH 3u
+/* the binding's reads of the spill file go through test_spill_read, which
+ * fails them on demand */
+#define spill_read test_spill_read
 #include "ingest_chrome.c"
+#undef spill_read
+int spill_read(struct spill *s, void *p, size_t len, uint64_t off); /* spill.h */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +33,12 @@
 #include "ingest.h"
 #include "log.h"
 #include "testutil.h"
+
+static int fail_reads;
+
+int test_spill_read(struct spill *s, void *p, size_t len, uint64_t off) {
+  return fail_reads ? -EIO : spill_read(s, p, len, off);
+}
 
 /* Copies <source tree>/<rel> into the directory dir. */
 static void copy_in(const char *dir, const char *rel) {
@@ -177,6 +188,37 @@ static void test_kineto_order(void **state) {
   free(db);
 }
 
+/* The flow spill file cannot be read back (a disk error): the ingest fails
+ * with a cause and leaves no store; the process goes on (it used to stop
+ * in fatal(), with the server serving the previous store). */
+static void test_spill_unreadable(void **state) {
+  (void)state;
+  char *dir = testutil_path("unreadable");
+  assert_int_equal(mkdir(dir, 0755), 0);
+  copy_in(dir, "tests/data/traces/tl_h100_qwen.json.gz");
+  char *db = xasprintf("%s.db", dir);
+  struct filter *f = filter_new();
+  struct ingest_opts o = {.dir = dir, .db_path = db, .filter = f};
+  struct ingest_stats st;
+  char *cause = NULL;
+  fail_reads = 1;
+  int rc = ingest_run(&o, &st, &cause);
+  fail_reads = 0;
+  assert_int_equal(rc, -EIO);
+  assert_non_null(cause);
+  assert_non_null(strstr(cause, "spill file"));
+  struct stat sb;
+  assert_int_not_equal(stat(db, &sb), 0);
+  free(cause);
+  /* the same directory ingests once the file reads again */
+  cause = NULL;
+  assert_int_equal(testutil_cause(ingest_run(&o, &st, &cause), cause), 0);
+  assert_int_equal(stat(db, &sb), 0);
+  filter_free(f);
+  free(db);
+  free(dir);
+}
+
 int main(void) {
   log_set_level(LOG_ERROR); /* the traces' warnings are expected */
   const struct CMUnitTest tests[] = {
@@ -184,6 +226,7 @@ int main(void) {
       cmocka_unit_test(test_catapult),
       cmocka_unit_test(test_several),
       cmocka_unit_test(test_kineto_order),
+      cmocka_unit_test(test_spill_unreadable),
   };
   return cmocka_run_group_tests(tests, testutil_setup, testutil_teardown);
 }
