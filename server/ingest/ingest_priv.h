@@ -1,7 +1,10 @@
-/* ingest_priv.h -- what the ingest modules share: ingest.c (the run,
- * tracks, slices, counters, system traces, derived rows), ingest_chrome.c
- * (Chrome JSON) and ingest_device.c (NTFF/NEFF).  Not a public interface:
- * only those three files include it.
+/* ingest_priv.h -- what the ingest modules share: the core (ingest.c:
+ * tracks, slices, counters, args, warnings, progress), the run
+ * (ingest_run.c) and the readers: ingest_system.c (Neuron system traces
+ * and the derived rows), ingest_chrome.c (Chrome JSON and its flow
+ * binding), ingest_device.c (NTFF/NEFF), ingest_vjson.c (vendor JSON
+ * exports).  Not a public interface: only those files (and their unit
+ * tests) include it.
  *
  * Ownership: struct ing belongs to ingest_run(); tracks belong to it until
  * the end of the run.  Strings passed to these functions are borrowed
@@ -98,7 +101,7 @@ struct ing {
   /* tracks by key */
   struct itrack **tracks;
   size_t tcap, tn;
-  struct itrack **order; /* creation order */
+  struct itrack **order;    /* creation order */
   struct lanes_pool *lanes; /* the sorters' memory budget and spill file */
   int failed; /* a negative errno that fails the ingest (a spill file could
                  not be read back), or 0 */
@@ -154,6 +157,19 @@ struct store_track ingest_desc(const char *kind, const char *domain,
 struct itrack *ingest_track(struct ing *g, const struct store_track *d);
 /* Adds a slice to a track (takes ownership of it->args and it->flows). */
 void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it);
+/* Reports progress (at most every 100 ms unless force): the bar or lines
+ * on stderr and the listener's callback. */
+void ingest_progress(struct ing *g, bool force);
+/* Writes the name statistics gathered so far and empties the table. */
+void ingest_stats_flush(struct ing *g);
+/* Places the slices waiting in the sorters of the current process's own
+ * tracks created since index `from` (ingest_run.c: the process was read). */
+void ingest_drain_tracks(struct ing *g, size_t from);
+/* Finishes the tracks created since index `from` (places what waits,
+ * flushes the LOD, writes the track statistics); returns the new end. */
+size_t ingest_finish_tracks(struct ing *g, size_t from);
+/* Frees every track (after the run). */
+void ingest_tracks_free(struct ing *g);
 /* Places the slices waiting in the sorters of the device profile dp_id's
  * tracks created since index `from` (it was read to the end). */
 void ingest_drain_device(struct ing *g, size_t from, int64_t dp_id);
@@ -179,11 +195,29 @@ void ingest_process(struct ing *g, const char *instance, int64_t pid,
 void ingest_thread(struct ing *g, const char *instance, int64_t pid,
                    int64_t tid, const char *name);
 
-/* Opens a capture file of --dir; on failure records the warning and
- * returns NULL.  ingest_pb_error records a fmt_pb_next() failure. */
-struct fmt_pb *ingest_pb_open(struct ing *g, const char *rel,
-                              const char *magic);
-void ingest_pb_error(struct ing *g, const char *rel, int rc, uint64_t off);
+/* ingest_system.c: the system traces of a process and the derived rows.
+ *
+ * Opens a capture file of --dir (system trace or NTFF); on failure records
+ * the warning and returns NULL (close with fmt_pb_close).
+ * ingest_system_pb_error records a fmt_pb_next() failure. */
+struct fmt_pb *ingest_system_pb_open(struct ing *g, const char *rel,
+                                     const char *magic);
+void ingest_system_pb_error(struct ing *g, const char *rel, int rc,
+                            uint64_t off);
+/* Reads one file of the current process (g->instance, g->pid): ntrace.pb
+ * (its timestamp_sync_points first, then its events and HBM samples),
+ * cpu_util.pb, host_mem.pb.  Problems become Warning rows. */
+void ingest_system_ntrace(struct ing *g, const char *rel);
+void ingest_system_cpu_util(struct ing *g, const char *rel);
+void ingest_system_host_mem(struct ing *g, const char *rel);
+/* Reads p's trace_info.pb: sets *instance (malloc'd, the caller frees it)
+ * and *pid, writes the SystemProfileMetadata row.  Returns false if the
+ * instance is filtered out (no row then). */
+bool ingest_system_trace_info(struct ing *g, const struct discover_process *p,
+                              char **instance, int64_t *pid);
+/* The rows derived from what is stored, once every file was read:
+ * transfer bandwidth and DMA throughput counters, device time offsets. */
+void ingest_system_derived(struct ing *g);
 
 /* One system event of the current process (g->instance, g->pid).
  * device_clock: hardware events carry the raw device clock and are
@@ -192,9 +226,9 @@ void ingest_pb_error(struct ing *g, const char *rel, int rc, uint64_t off);
 void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
                          bool device_clock);
 /* Samples of the current instance (g->instance). */
-void ingest_hbm(struct ing *g, const Nex__HbmUsage *h);
-void ingest_cpu_sample(struct ing *g, const Nex__CpuUsage *c);
-void ingest_mem_sample(struct ing *g, const Nex__HostMemUsage *m);
+void ingest_system_hbm(struct ing *g, const Nex__HbmUsage *h);
+void ingest_system_cpu_sample(struct ing *g, const Nex__CpuUsage *c);
+void ingest_system_mem_sample(struct ing *g, const Nex__HostMemUsage *m);
 /* A SystemProfileMetadata row (ti may be NULL); file names the source of
  * the dropped-events warning. */
 void ingest_system_metadata(struct ing *g, const char *instance, int64_t pid,
@@ -246,7 +280,7 @@ void ingest_device_end(struct ing *g);
 
 /* The cpu time of the timestamp_sync_point of (nc, exec_id) of the
  * process being read; 0 when it has none. */
-int64_t ingest_sync_cpu(struct ing *g, int nc, int64_t exec_id);
+int64_t ingest_system_sync_cpu(struct ing *g, int nc, int64_t exec_id);
 
 /* ingest_vjson.c: the vendor's JSON exports (system_profile.json and the
  * device JSON), through the same functions as the capture files.  Reads

@@ -15,7 +15,8 @@
 #define spill_read test_spill_read
 #include "ingest_chrome.c"
 #undef spill_read
-int spill_read(struct spill *s, void *p, size_t len, uint64_t off); /* spill.h */
+int spill_read(struct spill *s, void *p, size_t len,
+               uint64_t off); /* spill.h */
 
 #include <setjmp.h>
 #include <stdarg.h>
