@@ -216,6 +216,12 @@ struct itrack *ingest_track(struct ing *g, const struct store_track *d) {
   return t;
 }
 
+void ingest_track_hook(struct itrack *t, const struct ingest_hook *hook,
+                       void *state) {
+  t->hook = hook;
+  t->hook_state = state;
+}
+
 struct store_track ingest_desc(const char *kind, const char *domain,
                                const char *source, const char *instance) {
   return (struct store_track){.kind = kind,
@@ -288,8 +294,8 @@ static void ingest_place(struct ing *g, struct itrack *t, struct lanes_item *it,
     lod_slice(t->lod, g->w, lane, it->ts, it->dur, it->id, it->name, it->grp);
   for (int i = 0; i < it->n_flows; i++)
     store_writer_flow(g->w, (int64_t)it->flows[i], t->id, lane, it->ts, it->id);
-  if (t->bind)
-    ingest_chrome_placed(g, t, lane, it);
+  if (t->hook)
+    t->hook->placed(g, t, lane, it);
   ingest_stat_add(g, t->id, it->name, it->dur);
   lanes_item_clear(it);
 }
@@ -428,7 +434,8 @@ static void ingest_track_finish(struct ing *g, struct itrack *t) {
 static void ingest_track_free_str(const char *s) { free((void *)(uintptr_t)s); }
 
 static void ingest_track_free(struct itrack *t) {
-  ingest_chrome_sweep_free(t->bind);
+  if (t->hook)
+    t->hook->free(t->hook_state);
   lanes_free(t->lanes);
   lod_free(t->lod);
   lod_counter_free(t->clod);

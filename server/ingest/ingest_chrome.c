@@ -155,13 +155,24 @@ static void ingest_chrome_spool_free(struct ingest_chrome_spool *sp,
   *sp = (struct ingest_chrome_spool){0};
 }
 
-void ingest_chrome_sweep_free(struct ingest_chrome_sweep *w) {
-  if (!w)
-    return;
+/* Frees a track's binding state (the track hook's free). */
+static void ingest_chrome_sweep_free(void *state) {
+  struct ingest_chrome_sweep *w = state;
   ingest_chrome_spool_free(&w->hist, NULL);
   ingest_chrome_spool_free(&w->ends, NULL);
   free(w->lane);
   free(w);
+}
+
+static void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
+                                 const struct lanes_item *it);
+
+static const struct ingest_hook ingest_chrome_hook = {ingest_chrome_placed,
+                                                      ingest_chrome_sweep_free};
+
+/* A track's binding state, or NULL when it has none. */
+static struct ingest_chrome_sweep *ingest_chrome_sweep_of(struct itrack *t) {
+  return t->hook == &ingest_chrome_hook ? t->hook_state : NULL;
 }
 
 /* Moves a spool's blocks in memory to the spill file until the memory
@@ -185,7 +196,7 @@ static int ingest_chrome_spool_spill(struct ing *g,
 static void ingest_chrome_spill(struct ing *g) {
   for (size_t k = 0; k < g->tn && g->chrome->mem > INGEST_CHROME_BUDGET / 2;
        k++) {
-    struct ingest_chrome_sweep *w = g->order[k]->bind;
+    struct ingest_chrome_sweep *w = ingest_chrome_sweep_of(g->order[k]);
     if (w &&
         (ingest_chrome_spool_spill(g, &w->hist, INGEST_CHROME_BUDGET / 2) ||
          ingest_chrome_spool_spill(g, &w->ends, INGEST_CHROME_BUDGET / 2)))
@@ -269,9 +280,11 @@ static int64_t ingest_chrome_unzig(uint64_t v) {
   return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
-                          const struct lanes_item *it) {
-  struct ingest_chrome_sweep *w = t->bind;
+/* A slice of a Chrome track was given its lane: it is added to the
+ * track's history for the binding (the track hook's placed). */
+static void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
+                                 const struct lanes_item *it) {
+  struct ingest_chrome_sweep *w = t->hook_state;
   if (w->rebind || !g->chrome)
     return;
   unsigned char rec[40];
@@ -350,10 +363,11 @@ static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
   struct itrack *t = ingest_track(c->g, &d);
   if (named && t->count == 0)
     ingest_thread(c->g, c->instance, d.pid, d.tid, scope);
-  if (!t->bind) {
-    t->bind = xcalloc(1, sizeof *t->bind);
-    /* slices placed before cannot be swept any more */
-    t->bind->rebind = t->count > 0;
+  if (!ingest_chrome_sweep_of(t)) {
+    struct ingest_chrome_sweep *w = xcalloc(1, sizeof *w);
+    /* slices added before may be placed already: not in the history */
+    w->rebind = t->count > 0;
+    ingest_track_hook(t, &ingest_chrome_hook, w);
   }
   c->last = t;
   c->last_pid_v = d.pid;
@@ -441,8 +455,9 @@ static int ingest_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
       .ts = f->ts_ns,
       .flow_id = (int64_t)(h & INT64_MAX),
       .pos = (g->chrome->base[c->file] + f->offset) << 2 | (uint64_t)kind};
-  ingest_chrome_spool_add(g, &t->bind->ends, &e, sizeof e);
-  t->bind->nends++;
+  struct ingest_chrome_sweep *w = ingest_chrome_sweep_of(t);
+  ingest_chrome_spool_add(g, &w->ends, &e, sizeof e);
+  w->nends++;
   g->nflows++;
   return 0;
 }
@@ -702,7 +717,7 @@ static int ingest_chrome_pos_cmp(const void *x, const void *y) {
 static void ingest_chrome_sweep_batch(struct ing *g, struct itrack *t,
                                       struct ingest_chrome_ep *v, size_t n,
                                       size_t nnext) {
-  struct ingest_chrome_sweep *w = t->bind;
+  struct ingest_chrome_sweep *w = t->hook_state;
   w->next = (struct ingest_chrome_queue){v, 0, nnext};
   w->encl = (struct ingest_chrome_queue){v + nnext, 0, n - nnext};
   qsort(w->next.v, w->next.n, sizeof *v, ingest_chrome_ts_cmp);
@@ -779,7 +794,7 @@ static int ingest_chrome_batch_add(void *ud, const unsigned char *p, size_t n) {
 /* Binds the endpoints of one track.  Returns 0, or a negative errno when
  * the spill file cannot be read. */
 static int ingest_chrome_sweep_track(struct ing *g, struct itrack *t) {
-  struct ingest_chrome_sweep *w = t->bind;
+  struct ingest_chrome_sweep *w = t->hook_state;
   struct ingest_chrome_batch b = {
       .g = g,
       .t = t,
@@ -899,14 +914,15 @@ int ingest_chrome_bind_flows(struct ing *g) {
     return 0;
   for (size_t k = 0; k < g->tn; k++) {
     struct itrack *t = g->order[k];
-    if (!t->bind)
+    struct ingest_chrome_sweep *w = ingest_chrome_sweep_of(t);
+    if (!w)
       continue;
-    int rc = t->bind->nends && !s->error ? ingest_chrome_sweep_track(g, t) : 0;
+    int rc = w->nends && !s->error ? ingest_chrome_sweep_track(g, t) : 0;
     if (rc < 0 && !s->error)
       s->error = rc;
-    ingest_chrome_spool_free(&t->bind->hist, &s->mem);
-    ingest_chrome_spool_free(&t->bind->ends, &s->mem);
-    t->bind->rebind = 1;
+    ingest_chrome_spool_free(&w->hist, &s->mem);
+    ingest_chrome_spool_free(&w->ends, &s->mem);
+    w->rebind = 1;
   }
   if (!s->error)
     ingest_chrome_merge(g);

@@ -42,8 +42,18 @@
 
 enum { TRACK_SLICES, TRACK_COUNTER };
 
-struct ingest_chrome_sweep;
 struct ingest_chrome_state;
+struct ing;
+struct itrack;
+
+/* What a reader keeps per track (the Chrome flow binding: the history of
+ * the slices it binds to): told of every slice the track places, in
+ * (ts, lane) order within a drain (lanes.h), and freed with the track. */
+struct ingest_hook {
+  void (*placed)(struct ing *g, struct itrack *t, int64_t lane,
+                 const struct lanes_item *it);
+  void (*free)(void *state);
+};
 
 /* A base track being written. */
 struct itrack {
@@ -54,7 +64,8 @@ struct itrack {
   struct lanes *lanes;
   struct lod *lod;
   struct lod_counter *clod;
-  struct ingest_chrome_sweep *bind; /* Chrome tracks: flow binding state */
+  const struct ingest_hook *hook; /* a reader's per-track state, or NULL */
+  void *hook_state;
   int level; /* -2 undecided, -1 no LOD, else the finest LOD level */
   int64_t count, max_dur, first_ts, last_ts, seq;
   /* counters: samples held until the LOD level is decided */
@@ -155,6 +166,10 @@ struct store_track ingest_desc(const char *kind, const char *domain,
                                const char *source, const char *instance);
 /* The base track with this description, created on first use. */
 struct itrack *ingest_track(struct ing *g, const struct store_track *d);
+/* Gives a track a reader's hook and state (owned by the track from then:
+ * freed by hook->free). */
+void ingest_track_hook(struct itrack *t, const struct ingest_hook *hook,
+                       void *state);
 /* Adds a slice to a track (takes ownership of it->args and it->flows). */
 void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it);
 /* Reports progress (at most every 100 ms unless force): the bar or lines
@@ -253,12 +268,6 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
 /* Returns 0, or a negative errno when the spill file could not be read
  * back (the flows are then incomplete: the ingest fails). */
 int ingest_chrome_bind_flows(struct ing *g);
-/* A slice of a Chrome track was given its lane (ingest_place): it is
- * added to the track's history for the binding. */
-void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
-                          const struct lanes_item *it);
-/* Frees a track's binding state (NULL allowed). */
-void ingest_chrome_sweep_free(struct ingest_chrome_sweep *w);
 
 /* ingest_device.c: reads one NTFF (and its NEFF header) as a device
  * profile of the current process (g->instance, g->pid). */
