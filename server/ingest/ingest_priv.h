@@ -42,7 +42,7 @@
 
 enum { TRACK_SLICES, TRACK_COUNTER };
 
-struct ingest_chrome_state;
+struct ingest_chrome_bind_state;
 struct ing;
 struct itrack;
 
@@ -126,7 +126,7 @@ struct ing {
    * the binding (ingest_chrome.c; NULL before the first Chrome trace and
    * after the binding) */
   size_t nflows;
-  struct ingest_chrome_state *chrome;
+  struct ingest_chrome_bind_state *chrome;
   const char **chrome_files; /* borrowed from the discovery */
   size_t nchrome_files;
   /* Chrome pid/tid texts that are not numbers */
@@ -259,14 +259,31 @@ char *ingest_profile_base(const char *dir);
 
 /* ingest_chrome.c: reads one Chrome trace; instance/pid name the process
  * it belongs to, or NULL/-1 for a standalone trace (grouped by rank or
- * file name).  bind_flows binds the flow endpoints once all slices exist,
- * writes them (or their warnings) and frees g->chrome.  What the binding
- * needs is kept per track in bounded memory: beyond a budget it goes to an
- * unlinked spill file beside the store. */
+ * file name). */
 void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
                         int64_t pid);
-/* Returns 0, or a negative errno when the spill file could not be read
- * back (the flows are then incomplete: the ingest fails). */
+
+/* ingest_chrome_bind.c: the flow endpoints of the Chrome traces, bound to
+ * slices once all slices exist.  What the binding needs is kept per track
+ * in bounded memory: beyond a budget it goes to an unlinked spill file
+ * beside the store.
+ *
+ * A Chrome file begins (returns its number; rel is borrowed until the
+ * binding) and ends (max_offset: the largest offset of its endpoints). */
+uint32_t ingest_chrome_bind_file(struct ing *g, const char *rel);
+void ingest_chrome_bind_file_end(struct ing *g, uint64_t max_offset);
+/* A track that has flow endpoints or may have slices they bind to: it
+ * keeps the history of its slices from now on. */
+void ingest_chrome_bind_track(struct itrack *t);
+/* An endpoint on track t (made a binding track first): phase 's', 't' or
+ * 'f', enclosing for an 'f' with bp:"e". */
+void ingest_chrome_bind_endpoint(struct ing *g, struct itrack *t, uint32_t file,
+                                 uint64_t offset, int64_t ts, int64_t flow_id,
+                                 char phase, bool enclosing);
+/* Binds the endpoints, writes the flows (or their warnings) in file order
+ * and frees g->chrome.  Returns 0, or a negative errno when the spill file
+ * or the store could not be read back (the flows are then incomplete: the
+ * ingest fails). */
 int ingest_chrome_bind_flows(struct ing *g);
 
 /* ingest_device.c: reads one NTFF (and its NEFF header) as a device

@@ -13,7 +13,7 @@
 /* the binding's reads of the spill file go through test_spill_read, which
  * fails them on demand */
 #define spill_read test_spill_read
-#include "ingest_chrome.c"
+#include "ingest_chrome_bind.c"
 #undef spill_read
 int spill_read(struct spill *s, void *p, size_t len,
                uint64_t off); /* spill.h */
@@ -31,6 +31,7 @@ int spill_read(struct spill *s, void *p, size_t len,
 
 #include <sqlite3.h>
 
+#include "filter.h"
 #include "ingest.h"
 #include "log.h"
 #include "testutil.h"
