@@ -13,6 +13,7 @@
 #ifndef NEX_INGEST_H
 #define NEX_INGEST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 
@@ -35,6 +36,8 @@ struct ingest_opts {
   int ignore_device, ignore_system;
   int force;                    /* rebuild even if the store is current */
   enum ingest_progress_style style;
+  size_t sort_budget;           /* bytes of slices held in memory for
+                                   their sort before spilling; 0: 64 MiB */
   /* Optional callbacks, called from the ingest thread. */
   void (*on_progress)(void *ud, const struct ingest_progress *p);
   void (*on_warning)(void *ud, const char *file, uint64_t offset,

@@ -206,6 +206,7 @@ void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
         (int64_t)h->tensor_engine_num_rows, (int64_t)h->tensor_engine_num_cols,
         h->neuroncore_clock_freq, h->hbm_ddr_bandwidth);
   memset(&g->dev, 0, sizeof g->dev);
+  g->dev.first_track = g->tn;
   g->dev.pcore = d->pcore;
   g->dev.nc = d->nc;
 }
@@ -219,7 +220,8 @@ void ingest_device_end(struct ing *g) {
                     "hbm_bytes=? WHERE id=?",
                     "IIiirri", any ? t->first : -1, any ? t->last : -1,
                     t->instructions, t->dmas, t->flops, t->hbm, g->dp_id);
-  int64_t cpu = t->exec_id ? ingest_sync_cpu(g, t->nc, t->exec_id) : 0;
+  ingest_drain_device(g, t->first_track, g->dp_id);
+  int64_t cpu = t->exec_id ? ingest_system_sync_cpu(g, t->nc, t->exec_id) : 0;
   if (cpu) {
     g->hints = xrealloc(g->hints, (g->nhints + 1) * sizeof *g->hints);
     g->hints[g->nhints++] = (struct idevhint){g->dp_id, cpu};
@@ -234,7 +236,7 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
                 "empty device trace (the NeuronCore never ran)");
     return;
   }
-  struct fmt_pb *r = ingest_pb_open(g, dev->ntff, FMT_PB_MAGIC_NTFF);
+  struct fmt_pb *r = ingest_system_pb_open(g, dev->ntff, FMT_PB_MAGIC_NTFF);
   if (!r)
     return;
   ProtobufCMessage *m;
@@ -246,7 +248,7 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
           ? first->header
           : NULL;
   if (rc < 0)
-    ingest_pb_error(g, dev->ntff, rc, off);
+    ingest_system_pb_error(g, dev->ntff, rc, off);
   if (!h)
     ingest_warn(
         g, "Missing Data", dev->ntff, 0,
@@ -284,7 +286,7 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
          (rc = fmt_pb_next(r, &nex__ntff_record__descriptor, &m, &off)) != 0) {
     g->file_pos = fmt_pb_pos(r);
     if (rc < 0) {
-      ingest_pb_error(g, dev->ntff, rc, off);
+      ingest_system_pb_error(g, dev->ntff, rc, off);
       continue;
     }
     ingest_device_record(g, (Nex__NtffRecord *)m);

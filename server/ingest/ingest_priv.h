@@ -1,7 +1,10 @@
-/* ingest_priv.h -- what the ingest modules share: ingest.c (the run,
- * tracks, slices, counters, system traces, derived rows), ingest_chrome.c
- * (Chrome JSON) and ingest_device.c (NTFF/NEFF).  Not a public interface:
- * only those three files include it.
+/* ingest_priv.h -- what the ingest modules share: the core (ingest.c:
+ * tracks, slices, counters, args, warnings, progress), the run
+ * (ingest_run.c) and the readers: ingest_system.c (Neuron system traces
+ * and the derived rows), ingest_chrome.c (Chrome JSON and its flow
+ * binding), ingest_device.c (NTFF/NEFF), ingest_vjson.c (vendor JSON
+ * exports).  Not a public interface: only those files (and their unit
+ * tests) include it.
  *
  * Ownership: struct ing belongs to ingest_run(); tracks belong to it until
  * the end of the run.  Strings passed to these functions are borrowed
@@ -28,7 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define INGEST_WINDOW 256 /* reorder window per track */
+#define INGEST_LOD_MIN 256 /* fewer slices or samples: no LOD rows */
+#define INGEST_SORT_BUDGET (64u << 20) /* slices held for their sort */
 #define INGEST_STDERR_WARNINGS                                                 \
   100 /* warning lines printed before summing up                               \
        */
@@ -37,8 +41,18 @@
 
 enum { TRACK_SLICES, TRACK_COUNTER };
 
-struct ingest_chrome_sweep;
-struct ingest_chrome_state;
+struct ingest_chrome_bind_state;
+struct ing;
+struct itrack;
+
+/* What a reader keeps per track (the Chrome flow binding: the history of
+ * the slices it binds to): told of every slice the track places, in
+ * (ts, lane) order within a drain (lanes.h), and freed with the track. */
+struct ingest_hook {
+  void (*placed)(struct ing *g, struct itrack *t, int64_t lane,
+                 const struct lanes_item *it);
+  void (*free)(void *state);
+};
 
 /* A base track being written. */
 struct itrack {
@@ -49,7 +63,8 @@ struct itrack {
   struct lanes *lanes;
   struct lod *lod;
   struct lod_counter *clod;
-  struct ingest_chrome_sweep *bind; /* Chrome tracks: flow binding state */
+  const struct ingest_hook *hook; /* a reader's per-track state, or NULL */
+  void *hook_state;
   int level; /* -2 undecided, -1 no LOD, else the finest LOD level */
   int64_t count, max_dur, first_ts, last_ts, seq;
   /* counters: samples held until the LOD level is decided */
@@ -79,6 +94,7 @@ struct ingest_device_totals {
   int64_t instructions, dmas, first, last;
   double flops, hbm;
   int64_t exec_id, exec_index;
+  size_t first_track; /* tracks created since then may be its own */
 };
 
 /* Where a device profile's first execution ran on the system clock: the
@@ -95,7 +111,10 @@ struct ing {
   /* tracks by key */
   struct itrack **tracks;
   size_t tcap, tn;
-  struct itrack **order; /* creation order */
+  struct itrack **order;    /* creation order */
+  struct lanes_pool *lanes; /* the sorters' memory budget and spill file */
+  int failed; /* a negative errno that fails the ingest (a spill file could
+                 not be read back), or 0 */
   /* name statistics */
   struct istat *stats;
   size_t scap, sn;
@@ -106,7 +125,7 @@ struct ing {
    * the binding (ingest_chrome.c; NULL before the first Chrome trace and
    * after the binding) */
   size_t nflows;
-  struct ingest_chrome_state *chrome;
+  struct ingest_chrome_bind_state *chrome;
   const char **chrome_files; /* borrowed from the discovery */
   size_t nchrome_files;
   /* Chrome pid/tid texts that are not numbers: text k is -(k + 1) */
@@ -152,8 +171,28 @@ struct store_track ingest_desc(const char *kind, const char *domain,
                                const char *source, const char *instance);
 /* The base track with this description, created on first use. */
 struct itrack *ingest_track(struct ing *g, const struct store_track *d);
+/* Gives a track a reader's hook and state (owned by the track from then:
+ * freed by hook->free). */
+void ingest_track_hook(struct itrack *t, const struct ingest_hook *hook,
+                       void *state);
 /* Adds a slice to a track (takes ownership of it->args and it->flows). */
 void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it);
+/* Reports progress (at most every 100 ms unless force): the bar or lines
+ * on stderr and the listener's callback. */
+void ingest_progress(struct ing *g, bool force);
+/* Writes the name statistics gathered so far and empties the table. */
+void ingest_stats_flush(struct ing *g);
+/* Places the slices waiting in the sorters of the current process's own
+ * tracks created since index `from` (ingest_run.c: the process was read). */
+void ingest_drain_tracks(struct ing *g, size_t from);
+/* Finishes the tracks created since index `from` (places what waits,
+ * flushes the LOD, writes the track statistics); returns the new end. */
+size_t ingest_finish_tracks(struct ing *g, size_t from);
+/* Frees every track (after the run). */
+void ingest_tracks_free(struct ing *g);
+/* Places the slices waiting in the sorters of the device profile dp_id's
+ * tracks created since index `from` (it was read to the end). */
+void ingest_drain_device(struct ing *g, size_t from, int64_t dp_id);
 /* Adds a counter sample; series 0 first for each sample. */
 void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
                     double v);
@@ -174,11 +213,29 @@ void ingest_args_take(struct ing *g, struct lanes_item *it);
 void ingest_process(struct ing *g, const char *instance, int64_t pid,
                     const char *name, const char *dir);
 
-/* Opens a capture file of --dir; on failure records the warning and
- * returns NULL.  ingest_pb_error records a fmt_pb_next() failure. */
-struct fmt_pb *ingest_pb_open(struct ing *g, const char *rel,
-                              const char *magic);
-void ingest_pb_error(struct ing *g, const char *rel, int rc, uint64_t off);
+/* ingest_system.c: the system traces of a process and the derived rows.
+ *
+ * Opens a capture file of --dir (system trace or NTFF); on failure records
+ * the warning and returns NULL (close with fmt_pb_close).
+ * ingest_system_pb_error records a fmt_pb_next() failure. */
+struct fmt_pb *ingest_system_pb_open(struct ing *g, const char *rel,
+                                     const char *magic);
+void ingest_system_pb_error(struct ing *g, const char *rel, int rc,
+                            uint64_t off);
+/* Reads one file of the current process (g->instance, g->pid): ntrace.pb
+ * (its timestamp_sync_points first, then its events and HBM samples),
+ * cpu_util.pb, host_mem.pb.  Problems become Warning rows. */
+void ingest_system_ntrace(struct ing *g, const char *rel);
+void ingest_system_cpu_util(struct ing *g, const char *rel);
+void ingest_system_host_mem(struct ing *g, const char *rel);
+/* Reads p's trace_info.pb: sets *instance (malloc'd, the caller frees it)
+ * and *pid, writes the SystemProfileMetadata row.  Returns false if the
+ * instance is filtered out (no row then). */
+bool ingest_system_trace_info(struct ing *g, const struct discover_process *p,
+                              char **instance, int64_t *pid);
+/* The rows derived from what is stored, once every file was read:
+ * transfer bandwidth and DMA throughput counters, device time offsets. */
+void ingest_system_derived(struct ing *g);
 
 /* One system event of the current process (g->instance, g->pid).
  * device_clock: hardware events carry the raw device clock and are
@@ -187,9 +244,9 @@ void ingest_pb_error(struct ing *g, const char *rel, int rc, uint64_t off);
 void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
                          bool device_clock);
 /* Samples of the current instance (g->instance). */
-void ingest_hbm(struct ing *g, const Nex__HbmUsage *h);
-void ingest_cpu_sample(struct ing *g, const Nex__CpuUsage *c);
-void ingest_mem_sample(struct ing *g, const Nex__HostMemUsage *m);
+void ingest_system_hbm(struct ing *g, const Nex__HbmUsage *h);
+void ingest_system_cpu_sample(struct ing *g, const Nex__CpuUsage *c);
+void ingest_system_mem_sample(struct ing *g, const Nex__HostMemUsage *m);
 /* A SystemProfileMetadata row (ti may be NULL); file names the source of
  * the dropped-events warning. */
 void ingest_system_metadata(struct ing *g, const char *instance, int64_t pid,
@@ -205,19 +262,32 @@ char *ingest_profile_base(const char *dir);
 
 /* ingest_chrome.c: reads one Chrome trace; instance/pid name the process
  * it belongs to, or NULL/-1 for a standalone trace (grouped by rank or
- * file name).  bind_flows binds the flow endpoints once all slices exist,
- * writes them (or their warnings) and frees g->chrome.  What the binding
- * needs is kept per track in bounded memory: beyond a budget it goes to an
- * unlinked spill file beside the store. */
+ * file name). */
 void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
                         int64_t pid);
-void ingest_chrome_bind_flows(struct ing *g);
-/* A slice of a Chrome track was given its lane (ingest_place): it is
- * added to the track's history for the binding. */
-void ingest_chrome_placed(struct ing *g, struct itrack *t, int64_t lane,
-                          const struct lanes_item *it);
-/* Frees a track's binding state (NULL allowed). */
-void ingest_chrome_sweep_free(struct ingest_chrome_sweep *w);
+
+/* ingest_chrome_bind.c: the flow endpoints of the Chrome traces, bound to
+ * slices once all slices exist.  What the binding needs is kept per track
+ * in bounded memory: beyond a budget it goes to an unlinked spill file
+ * beside the store.
+ *
+ * A Chrome file begins (returns its number; rel is borrowed until the
+ * binding) and ends (max_offset: the largest offset of its endpoints). */
+uint32_t ingest_chrome_bind_file(struct ing *g, const char *rel);
+void ingest_chrome_bind_file_end(struct ing *g, uint64_t max_offset);
+/* A track that has flow endpoints or may have slices they bind to: it
+ * keeps the history of its slices from now on. */
+void ingest_chrome_bind_track(struct itrack *t);
+/* An endpoint on track t (made a binding track first): phase 's', 't' or
+ * 'f', enclosing for an 'f' with bp:"e". */
+void ingest_chrome_bind_endpoint(struct ing *g, struct itrack *t, uint32_t file,
+                                 uint64_t offset, int64_t ts, int64_t flow_id,
+                                 char phase, bool enclosing);
+/* Binds the endpoints, writes the flows (or their warnings) in file order
+ * and frees g->chrome.  Returns 0, or a negative errno when the spill file
+ * or the store could not be read back (the flows are then incomplete: the
+ * ingest fails). */
+int ingest_chrome_bind_flows(struct ing *g);
 
 /* ingest_perfetto.c: reads one Perfetto trace of --dir as a standalone
  * trace (grouped by its file name). */
@@ -243,7 +313,7 @@ void ingest_device_end(struct ing *g);
 
 /* The cpu time of the timestamp_sync_point of (nc, exec_id) of the
  * process being read; 0 when it has none. */
-int64_t ingest_sync_cpu(struct ing *g, int nc, int64_t exec_id);
+int64_t ingest_system_sync_cpu(struct ing *g, int nc, int64_t exec_id);
 
 /* ingest_vjson.c: the vendor's JSON exports (system_profile.json and the
  * device JSON), through the same functions as the capture files.  Reads

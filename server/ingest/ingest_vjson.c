@@ -3,9 +3,9 @@
  * files: fmt_vjson reports the protobuf-c records of proto/, and this file
  * hands them to the functions that store ntrace.pb, cpu_util.pb,
  * host_mem.pb, trace_info.pb and NTFF records.  See ingest_priv.h. */
-#include "ingest_priv.h"
 #include "filter.h"
 #include "fmt_vjson.h"
+#include "ingest_priv.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,10 +23,10 @@ struct ingest_vjson_dev {
 struct ingest_vjson {
   struct ing *g;
   const char *rel;
-  char *stem;                     /* file name without .json[.gz] */
-  char *instance;                 /* current record's process */
+  char *stem;     /* file name without .json[.gz] */
+  char *instance; /* current record's process */
   int64_t pid;
-  struct ingest_vjson_dev *devs;  /* from every system export */
+  struct ingest_vjson_dev *devs; /* from every system export */
   size_t ndevs;
   int device_open;
 };
@@ -45,8 +45,8 @@ static char *ingest_vjson_stem(const char *rel) {
 /* Makes the record's process current (creating its process row). */
 static void ingest_vjson_origin(struct ingest_vjson *v,
                                 const struct fmt_vjson_origin *o) {
-  const char *inst = o->instance_id && *o->instance_id ? o->instance_id
-                                                       : v->stem;
+  const char *inst =
+      o->instance_id && *o->instance_id ? o->instance_id : v->stem;
   int64_t pid = 0;
   if (o->process_id && *o->process_id &&
       util_parse_i64(o->process_id, &pid) != 0)
@@ -71,7 +71,7 @@ static int ingest_vjson_ntrace(void *ud, const struct fmt_vjson_origin *o,
   if (r->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
     ingest_system_event(v->g, r->event, false);
   else if (r->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
-    ingest_hbm(v->g, r->hbm);
+    ingest_system_hbm(v->g, r->hbm);
   return 0;
 }
 
@@ -80,7 +80,7 @@ static int ingest_vjson_cpu(void *ud, const struct fmt_vjson_origin *o,
   struct ingest_vjson *v = ud;
   ingest_vjson_origin(v, o);
   if (filter_keep_instance(v->g->o->filter, v->instance))
-    ingest_cpu_sample(v->g, c);
+    ingest_system_cpu_sample(v->g, c);
   return 0;
 }
 
@@ -89,7 +89,7 @@ static int ingest_vjson_mem(void *ud, const struct fmt_vjson_origin *o,
   struct ingest_vjson *v = ud;
   ingest_vjson_origin(v, o);
   if (filter_keep_instance(v->g->o->filter, v->instance))
-    ingest_mem_sample(v->g, m);
+    ingest_system_mem_sample(v->g, m);
   return 0;
 }
 

@@ -1,30 +1,86 @@
 /* lanes.c -- see lanes.h. */
 #include "lanes.h"
+#include "log.h"
+#include "spill.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* The window: items live in fixed slots; the heap orders slot numbers, so
- * sifting moves 4-byte ints, not whole items. */
-struct lanes {
-  struct lanes_item *slot;
-  int *heap;  /* slot numbers, a min-heap by lanes_before */
-  int *free;  /* unused slot numbers */
-  int n, cap, nfree;
-  int64_t *ends; /* per lane: end of its last slice */
-  int64_t nlanes, lanes_cap;
-  int64_t max_ts; /* latest start pushed */
+struct lanes_pool {
+  size_t budget, mem; /* mem: bytes of the buffers of all sorters */
+  struct spill *spill;
+  struct lanes *first; /* every sorter of the pool */
 };
 
-struct lanes *lanes_new(int window) {
+/* A sorted run in the spill file: bytes of records at off. */
+struct lanes_run {
+  uint64_t off, bytes;
+};
+
+/* A slice in a run: this header, then args_len - 1 bytes of args (none
+ * when args_len is 0: NULL args), then n_flows flow ids. */
+struct lanes_rec {
+  int64_t ts, dur, id, name, grp;
+  uint64_t seq;
+  uint32_t args_len, n_flows;
+};
+
+/* A source of the merge: the sorted buffer (mem), or a run read through
+ * buf[at, len); head is its next slice. */
+struct lanes_src {
+  int mem;
+  unsigned char *buf;
+  size_t cap, at, len;
+  uint64_t off, left; /* the run's next offset and bytes not read yet */
+  struct lanes_item head;
+};
+
+struct lanes {
+  struct lanes_pool *pool;
+  struct lanes *prev, *next;
+  /* the buffer: slices in push order, mem bytes of the pool's budget */
+  struct lanes_item *v;
+  size_t n, cap, mem;
+  uint64_t seq;
+  int64_t pending, min_ts, max_ts;
+  struct lanes_run *runs;
+  size_t nruns;
+  /* the drain: v sorted through idx, the sources in a heap */
+  int draining;
+  uint32_t *idx;
+  size_t vat;
+  struct lanes_src *src;
+  size_t *heap, nheap, nsrc;
+  /* per lane: start and end of its latest slice; lanes above top are
+   * free */
+  int64_t *starts, *ends;
+  int64_t nlanes, lanes_cap, top;
+};
+
+struct lanes_pool *lanes_pool_new(const char *store_path, size_t budget) {
+  struct lanes_pool *p = xcalloc(1, sizeof *p);
+  p->budget = budget;
+  p->spill = spill_new(store_path, "slices waiting for their sort");
+  return p;
+}
+
+void lanes_pool_free(struct lanes_pool *p) {
+  if (!p)
+    return;
+  spill_free(p->spill);
+  free(p);
+}
+
+struct lanes *lanes_new(struct lanes_pool *p) {
   struct lanes *l = xcalloc(1, sizeof *l);
-  l->cap = window > 0 ? window : 1;
-  l->slot = xcalloc((size_t)l->cap, sizeof *l->slot);
-  l->heap = xcalloc((size_t)l->cap, sizeof *l->heap);
-  l->free = xcalloc((size_t)l->cap, sizeof *l->free);
-  for (int i = 0; i < l->cap; i++)
-    l->free[i] = l->cap - 1 - i;
-  l->nfree = l->cap;
+  l->pool = p;
+  l->next = p->first;
+  if (p->first)
+    p->first->prev = l;
+  p->first = l;
+  l->top = -1;
   return l;
 }
 
@@ -36,108 +92,416 @@ void lanes_item_clear(struct lanes_item *it) {
   it->n_flows = 0;
 }
 
+/* Bytes an item holds (its malloc'd parts with some allocator overhead). */
+static size_t lanes_item_mem(const struct lanes_item *it) {
+  return (it->args ? it->args_len + 32 : 0) +
+         (it->flows ? sizeof *it->flows * (size_t)it->n_flows + 16 : 0);
+}
+
+/* Forgets the buffer (its items were handed on or freed). */
+static void lanes_buffer_reset(struct lanes *l) {
+  l->pool->mem -= l->mem;
+  l->mem = 0;
+  free(l->v);
+  free(l->idx);
+  l->v = NULL;
+  l->idx = NULL;
+  l->n = l->cap = l->vat = 0;
+}
+
+/* Ends a drain: frees the sources and the runs. */
+static void lanes_drain_end(struct lanes *l) {
+  for (size_t k = 0; k < l->nsrc; k++)
+    free(l->src[k].buf); /* heads: handed on or cleared */
+  free(l->src);
+  free(l->heap);
+  l->src = NULL;
+  l->heap = NULL;
+  l->nsrc = l->nheap = 0;
+  free(l->runs);
+  l->runs = NULL;
+  l->nruns = 0;
+  l->draining = 0;
+}
+
+/* Frees every slice the sorter holds (in its buffer, or at the heads of
+ * a drain's sources) and ends the drain; the runs are forgotten. */
+static void lanes_drop(struct lanes *l) {
+  if (l->draining) {
+    /* v[idx[0, vat)] were handed on, or are the buffer source's head */
+    for (size_t k = 0; k < l->nheap; k++)
+      lanes_item_clear(&l->src[l->heap[k]].head);
+    l->nheap = 0;
+    for (size_t k = l->vat; k < l->n; k++)
+      lanes_item_clear(&l->v[l->idx[k]]);
+  } else {
+    for (size_t k = 0; k < l->n; k++)
+      lanes_item_clear(&l->v[k]);
+  }
+  lanes_drain_end(l);
+  lanes_buffer_reset(l);
+  l->pending = 0;
+}
+
 void lanes_free(struct lanes *l) {
   if (!l)
     return;
-  for (int i = 0; i < l->n; i++)
-    lanes_item_clear(&l->slot[l->heap[i]]);
-  free(l->slot);
-  free(l->heap);
-  free(l->free);
+  lanes_drop(l);
+  if (l->prev)
+    l->prev->next = l->next;
+  else
+    l->pool->first = l->next;
+  if (l->next)
+    l->next->prev = l->prev;
+  free(l->starts);
   free(l->ends);
   free(l);
 }
 
-/* Heap order: earlier start first; on equal starts the longer first, so an
- * enclosing slice takes the lower lane. */
-static int lanes_before(const struct lanes *l, int x, int y) {
-  const struct lanes_item *a = &l->slot[l->heap[x]], *b = &l->slot[l->heap[y]];
+/* The order of the drain: earlier start first; on equal starts the longer
+ * first (an enclosing slice before what it encloses), then push order. */
+static int lanes_before(const struct lanes_item *a,
+                        const struct lanes_item *b) {
   if (a->ts != b->ts)
     return a->ts < b->ts;
   if (a->dur != b->dur)
     return a->dur > b->dur;
-  return a->id < b->id;
+  return a->seq < b->seq;
 }
 
-static void lanes_swap(struct lanes *l, int x, int y) {
-  int t = l->heap[x];
-  l->heap[x] = l->heap[y];
-  l->heap[y] = t;
-}
-
-static void lanes_sift_up(struct lanes *l, int i) {
-  while (i > 0) {
-    int p = (i - 1) / 2;
-    if (!lanes_before(l, i, p))
-      break;
-    lanes_swap(l, i, p);
-    i = p;
-  }
-}
-
-static void lanes_sift_down(struct lanes *l, int i) {
-  for (;;) {
-    int a = 2 * i + 1, b = a + 1, m = i;
-    if (a < l->n && lanes_before(l, a, m))
-      m = a;
-    if (b < l->n && lanes_before(l, b, m))
-      m = b;
-    if (m == i)
-      return;
-    lanes_swap(l, i, m);
-    i = m;
-  }
-}
-
-static int64_t lanes_assign(struct lanes *l, const struct lanes_item *it) {
-  int64_t end = it->ts + (it->dur > 0 ? it->dur : 1);
-  for (int64_t k = 0; k < l->nlanes; k++)
-    if (l->ends[k] <= it->ts) {
-      l->ends[k] = end;
-      return k;
+/* Sorts the buffer through l->idx: a bottom-up merge sort that copies
+ * the pairs of blocks already in order (a capture is a few sorted runs). */
+static void lanes_sort(struct lanes *l) {
+  size_t n = l->n;
+  uint32_t *a = xmalloc(sizeof *a * (n ? n : 1));
+  uint32_t *t = xmalloc(sizeof *t * (n ? n : 1));
+  for (size_t i = 0; i < n; i++)
+    a[i] = (uint32_t)i;
+  for (size_t w = 1; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n,
+             hi = lo + 2 * w < n ? lo + 2 * w : n;
+      if (mid == hi || !lanes_before(&l->v[a[mid]], &l->v[a[mid - 1]])) {
+        memcpy(t + lo, a + lo, sizeof *a * (hi - lo));
+        continue;
+      }
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        t[k++] = lanes_before(&l->v[a[j]], &l->v[a[i]]) ? a[j++] : a[i++];
+      while (i < mid)
+        t[k++] = a[i++];
+      while (j < hi)
+        t[k++] = a[j++];
     }
-  if (l->nlanes == l->lanes_cap) {
-    l->lanes_cap = l->lanes_cap ? l->lanes_cap * 2 : 4;
-    l->ends = xrealloc(l->ends, sizeof *l->ends * (size_t)l->lanes_cap);
+    uint32_t *x = a;
+    a = t;
+    t = x;
   }
-  l->ends[l->nlanes] = end;
-  return l->nlanes++;
+  free(t);
+  free(l->idx);
+  l->idx = a;
+}
+
+/* Appends n bytes to the run being written through wb (flushed to the
+ * spill file when full).  Returns 0 or -1. */
+struct lanes_wbuf {
+  struct spill *spill;
+  unsigned char *b;
+  size_t len, cap;
+  uint64_t off, bytes;
+};
+
+static int lanes_wbuf_flush(struct lanes_wbuf *w) {
+  uint64_t off;
+  if (w->len && spill_write(w->spill, w->b, w->len, &off))
+    return -1;
+  if (w->len && w->bytes == 0)
+    w->off = off;
+  w->bytes += w->len;
+  w->len = 0;
+  return 0;
+}
+
+static int lanes_wbuf_add(struct lanes_wbuf *w, const void *p, size_t n) {
+  if (w->cap - w->len < n && lanes_wbuf_flush(w))
+    return -1;
+  if (w->cap < n) {
+    w->cap = n;
+    w->b = xrealloc(w->b, n);
+  }
+  memcpy(w->b + w->len, p, n);
+  w->len += n;
+  return 0;
+}
+
+/* Sorts the buffer and writes it as a run to the spill file, freeing it.
+ * Returns 0, or -1 when it cannot be written (the buffer stays). */
+static int lanes_spill(struct lanes *l) {
+  lanes_sort(l);
+  size_t cap = l->pool->budget / 8;
+  struct lanes_wbuf w = {.spill = l->pool->spill,
+                         .cap = cap < 256       ? 256
+                                : cap > 1 << 20 ? 1 << 20
+                                                : cap};
+  w.b = xmalloc(w.cap);
+  int rc = 0;
+  for (size_t k = 0; k < l->n && rc == 0; k++) {
+    const struct lanes_item *it = &l->v[l->idx[k]];
+    struct lanes_rec r = {it->ts,
+                          it->dur,
+                          it->id,
+                          it->name,
+                          it->grp,
+                          it->seq,
+                          it->args ? (uint32_t)it->args_len + 1 : 0,
+                          it->flows ? (uint32_t)it->n_flows : 0};
+    rc = lanes_wbuf_add(&w, &r, sizeof r);
+    if (rc == 0 && it->args)
+      rc = lanes_wbuf_add(&w, it->args, it->args_len);
+    if (rc == 0 && it->flows)
+      rc = lanes_wbuf_add(&w, it->flows, sizeof *it->flows * r.n_flows);
+  }
+  if (rc == 0)
+    rc = lanes_wbuf_flush(&w);
+  free(w.b);
+  if (rc) { /* the buffer stays, in push order */
+    free(l->idx);
+    l->idx = NULL;
+    return -1;
+  }
+  for (size_t k = 0; k < l->n; k++)
+    lanes_item_clear(&l->v[k]);
+  l->runs = xrealloc(l->runs, sizeof *l->runs * (l->nruns + 1));
+  l->runs[l->nruns++] = (struct lanes_run){w.off, w.bytes};
+  lanes_buffer_reset(l);
+  return 0;
+}
+
+/* Spills the largest buffers until half of the budget is left. */
+static void lanes_pool_spill(struct lanes_pool *p) {
+  while (p->mem > p->budget / 2 && spill_usable(p->spill)) {
+    struct lanes *big = NULL;
+    for (struct lanes *l = p->first; l; l = l->next)
+      if (!l->draining && l->n && (!big || l->mem > big->mem))
+        big = l;
+    if (!big || lanes_spill(big))
+      return;
+  }
+}
+
+void lanes_push(struct lanes *l, struct lanes_item *in) {
+  if (l->n == l->cap) {
+    if (l->n >= UINT32_MAX)
+      fatal("more than 2^32 slices of one track in memory");
+    size_t cap = l->cap ? l->cap * 2 : 16;
+    l->v = xrealloc(l->v, sizeof *l->v * cap);
+    l->mem += sizeof *l->v * (cap - l->cap);
+    l->pool->mem += sizeof *l->v * (cap - l->cap);
+    l->cap = cap;
+  }
+  in->seq = l->seq++;
+  l->v[l->n++] = *in;
+  size_t m = lanes_item_mem(in);
+  l->mem += m;
+  l->pool->mem += m;
+  if (l->pending == 0 || in->ts < l->min_ts)
+    l->min_ts = in->ts;
+  if (l->pending == 0 || in->ts > l->max_ts)
+    l->max_ts = in->ts;
+  l->pending++;
+  in->args = NULL;
+  in->flows = NULL;
+  in->n_flows = 0;
+  if (l->pool->mem > l->pool->budget)
+    lanes_pool_spill(l->pool);
+}
+
+/* Makes at least n bytes of the run readable at s->buf + s->at.
+ * Returns 0, or a negative errno when the spill file cannot be read. */
+static int lanes_src_need(struct lanes *l, struct lanes_src *s, size_t n) {
+  if (s->len - s->at >= n)
+    return 0;
+  if (s->len - s->at + s->left < n)
+    return -EIO; /* the run is cut short */
+  memmove(s->buf, s->buf + s->at, s->len - s->at);
+  s->len -= s->at;
+  s->at = 0;
+  if (s->cap < n) {
+    s->cap = n;
+    s->buf = xrealloc(s->buf, s->cap);
+  }
+  size_t get = s->cap - s->len < s->left ? s->cap - s->len : (size_t)s->left;
+  int rc = spill_read(l->pool->spill, s->buf + s->len, get, s->off);
+  if (rc)
+    return rc;
+  s->off += get;
+  s->left -= get;
+  s->len += get;
+  return 0;
+}
+
+/* Loads the source's next slice into its head.  Returns 1, 0 at its end,
+ * or a negative errno. */
+static int lanes_src_next(struct lanes *l, struct lanes_src *s) {
+  if (s->mem) {
+    if (l->vat == l->n)
+      return 0;
+    s->head = l->v[l->idx[l->vat++]];
+    return 1;
+  }
+  if (s->at == s->len && s->left == 0)
+    return 0;
+  struct lanes_rec r;
+  int rc = lanes_src_need(l, s, sizeof r);
+  if (rc)
+    return rc;
+  memcpy(&r, s->buf + s->at, sizeof r);
+  size_t alen = r.args_len ? r.args_len - 1 : 0;
+  size_t flen = sizeof(uint64_t) * r.n_flows;
+  if ((rc = lanes_src_need(l, s, sizeof r + alen + flen)))
+    return rc;
+  const unsigned char *p = s->buf + s->at + sizeof r;
+  s->head = (struct lanes_item){.ts = r.ts,
+                                .dur = r.dur,
+                                .id = r.id,
+                                .name = r.name,
+                                .grp = r.grp,
+                                .seq = r.seq};
+  if (r.args_len) {
+    s->head.args = xstrndup((const char *)p, alen);
+    s->head.args_len = alen;
+  }
+  if (r.n_flows) {
+    s->head.flows = xmalloc(flen);
+    memcpy(s->head.flows, p + alen, flen);
+    s->head.n_flows = (int)r.n_flows;
+  }
+  s->at += sizeof r + alen + flen;
+  return 1;
+}
+
+static int lanes_heap_less(const struct lanes *l, size_t x, size_t y) {
+  return lanes_before(&l->src[l->heap[x]].head, &l->src[l->heap[y]].head);
+}
+
+static void lanes_heap_down(struct lanes *l, size_t k) {
+  for (;;) {
+    size_t m = k, a = 2 * k + 1;
+    if (a < l->nheap && lanes_heap_less(l, a, m))
+      m = a;
+    if (a + 1 < l->nheap && lanes_heap_less(l, a + 1, m))
+      m = a + 1;
+    if (m == k)
+      return;
+    size_t x = l->heap[k];
+    l->heap[k] = l->heap[m];
+    l->heap[m] = x;
+    k = m;
+  }
+}
+
+/* Starts a drain: the buffer sorted, one source per run and one for the
+ * buffer, each with its first slice, in a heap. */
+static int lanes_drain_start(struct lanes *l) {
+  lanes_sort(l);
+  l->vat = 0;
+  l->draining = 1;
+  l->nsrc = l->nruns + 1;
+  l->src = xcalloc(l->nsrc, sizeof *l->src);
+  l->heap = xmalloc(sizeof *l->heap * l->nsrc);
+  size_t per = l->pool->budget / 4 / l->nsrc;
+  per = per < 256 ? 256 : per > 1 << 20 ? 1 << 20 : per;
+  l->src[0].mem = 1;
+  for (size_t k = 0; k < l->nruns; k++) {
+    struct lanes_src *s = &l->src[k + 1];
+    s->off = l->runs[k].off;
+    s->left = l->runs[k].bytes;
+    s->cap = per;
+    s->buf = xmalloc(per);
+  }
+  for (size_t k = 0; k < l->nsrc; k++) {
+    int rc = lanes_src_next(l, &l->src[k]);
+    if (rc < 0)
+      return rc;
+    if (rc)
+      l->heap[l->nheap++] = k;
+  }
+  for (size_t k = l->nheap; k-- > 0;)
+    lanes_heap_down(l, k);
+  /* lanes above the highest one busy at the first start are free */
+  l->top = l->nlanes - 1;
+  return 0;
+}
+
+/* The lane of the next slice in drain order (see lanes.h). */
+static int64_t lanes_assign(struct lanes *l, const struct lanes_item *it) {
+  int64_t ts = it->ts, end = ts + (it->dur > 0 ? it->dur : 1);
+  while (l->top >= 0 && l->ends[l->top] <= ts)
+    l->top--;
+  /* the parent: of the lanes' latest slices that contain this one (they
+   * start at or before it), the one that started last, the deeper on a
+   * tie; nested slices make that the deepest one */
+  int64_t parent = -1;
+  for (int64_t k = l->top; k >= 0; k--)
+    if (l->ends[k] >= end && (parent < 0 || l->starts[k] > l->starts[parent]))
+      parent = k;
+  int64_t lane = parent + 1;
+  while (lane <= l->top && l->ends[lane] > ts)
+    lane++;
+  if (lane == l->nlanes) {
+    if (l->nlanes == l->lanes_cap) {
+      l->lanes_cap = l->lanes_cap ? l->lanes_cap * 2 : 8;
+      l->ends = xrealloc(l->ends, sizeof *l->ends * (size_t)l->lanes_cap);
+      l->starts = xrealloc(l->starts, sizeof *l->starts * (size_t)l->lanes_cap);
+    }
+    l->nlanes++;
+  }
+  l->starts[lane] = ts;
+  l->ends[lane] = end;
+  if (lane > l->top)
+    l->top = lane;
+  return lane;
 }
 
 int lanes_pop(struct lanes *l, struct lanes_item *out, int64_t *lane) {
-  if (l->n == 0)
+  if (!l->draining) {
+    if (l->pending == 0)
+      return 0;
+    int rc = lanes_drain_start(l);
+    if (rc < 0) {
+      lanes_drop(l);
+      return rc;
+    }
+  }
+  if (l->nheap == 0) { /* every slice was handed back */
+    lanes_drain_end(l);
+    lanes_buffer_reset(l);
+    l->pending = 0;
     return 0;
-  int top = l->heap[0];
-  *out = l->slot[top];
-  l->free[l->nfree++] = top;
-  l->heap[0] = l->heap[--l->n];
-  lanes_sift_down(l, 0);
+  }
+  struct lanes_src *s = &l->src[l->heap[0]];
+  *out = s->head;
+  s->head = (struct lanes_item){0};
+  l->pending--;
+  int rc = lanes_src_next(l, s);
+  if (rc < 0) {
+    lanes_item_clear(out);
+    lanes_drop(l);
+    return rc;
+  }
+  if (rc == 0)
+    l->heap[0] = l->heap[--l->nheap];
+  lanes_heap_down(l, 0);
   *lane = lanes_assign(l, out);
   return 1;
 }
 
-int lanes_push(struct lanes *l, struct lanes_item *in, struct lanes_item *out,
-               int64_t *lane) {
-  int popped = 0;
-  if (l->n == l->cap)
-    popped = lanes_pop(l, out, lane);
-  if (l->n == 0 || in->ts > l->max_ts)
-    l->max_ts = in->ts;
-  int s = l->free[--l->nfree];
-  l->slot[s] = *in;
-  l->heap[l->n] = s;
-  lanes_sift_up(l, l->n++);
-  in->args = NULL;
-  in->flows = NULL;
-  return popped;
-}
-
-int lanes_buffered(const struct lanes *l, int64_t *min_ts, int64_t *max_ts) {
-  if (l->n > 0) {
-    *min_ts = l->slot[l->heap[0]].ts;
+int64_t lanes_pending(const struct lanes *l, int64_t *min_ts, int64_t *max_ts) {
+  if (l->pending > 0) {
+    *min_ts = l->min_ts;
     *max_ts = l->max_ts;
   }
-  return l->n;
+  return l->pending;
 }
 
 int64_t lanes_count(const struct lanes *l) { return l->nlanes; }

@@ -1,17 +1,32 @@
-/* lanes.h -- lane assignment for the slices of one base track.
+/* lanes.h -- lane assignment for the slices of one base track: nesting
+ * depth by containment, whatever order the slices were written in.
  *
- * Slices arrive roughly in start order (a capture writes an enclosing event
- * after the ones it contains).  A small reorder window (a min-heap by start,
- * longer first on ties) puts them back in order; each slice leaving the
- * window goes to the first lane that is free at its start, so slices never
- * overlap within a lane and nested slices stack like call depth.  A
- * zero-length slice occupies 1 ns, so (lane, start) names a slice uniquely.
- * A slice that arrives later than the window allows still gets a lane (a
- * new one if needed): nothing is ever dropped.
+ * A track's slices are held until the track can receive no more of them
+ * (its process was read, or every file was); lanes_pop() then hands them
+ * back sorted by start, the longer first on equal starts, then in the
+ * order they were pushed, and gives each its lane in that one pass:
+ *   - its parent is, of the slices placed last in each lane, the one that
+ *     contains it (starts at or before it, ends at or after its end) and
+ *     started last (the deeper on equal starts);
+ *   - its lane is the first lane below its parent's (from lane 0 without
+ *     a parent) that is free at its start.
+ * Nested slices thus get their nesting depth, a child one lane below the
+ * innermost slice containing it, as Perfetto and Chrome DevTools draw
+ * them; consecutive slices share a lane; a slice that overlaps another
+ * without nesting in it goes to the next free lane (never dropped).  A
+ * zero-length slice occupies 1 ns, so (lane, start) names a slice
+ * uniquely.  Within a track, slices come back in (start, lane) order.
+ *
+ * Memory: the sorters of one pool share a budget.  Past it, the largest
+ * buffers are sorted and written as runs to the pool's spill file beside
+ * the store (spill.h) until half of the budget is left; lanes_pop() merges
+ * a track's runs and its buffer.  Without a usable spill file everything
+ * stays in memory.  Slices pushed after a track was drained get the first
+ * lanes that are free at their start after what was placed.
  *
  * Ownership: lanes_push() takes ownership of item->args and item->flows;
- * items handed back by lanes_push()/lanes_pop() belong to the caller, who
- * frees them with lanes_item_clear().
+ * items handed back by lanes_pop() belong to the caller, who frees them
+ * with lanes_item_clear().  A pool is freed after all its sorters.
  */
 #ifndef NEX_LANES_H
 #define NEX_LANES_H
@@ -21,32 +36,43 @@
 
 struct lanes_item {
   int64_t ts, dur, id, name, grp;
-  char *args;       /* JSON object text or NULL */
+  char *args; /* JSON object text or NULL */
   size_t args_len;
-  uint64_t *flows;  /* flow ids or NULL */
+  uint64_t *flows; /* flow ids or NULL */
   int n_flows;
+  uint64_t seq; /* set by lanes_push: the push order */
 };
 
+struct lanes_pool;
 struct lanes;
 
-/* A lane assigner whose reorder window holds `window` slices (>= 1). */
-struct lanes *lanes_new(int window);
+/* A pool whose sorters hold at most about `budget` bytes of slices in
+ * memory; its spill file goes beside the store at store_path. */
+struct lanes_pool *lanes_pool_new(const char *store_path, size_t budget);
+/* Frees the pool and closes its spill file (NULL allowed). */
+void lanes_pool_free(struct lanes_pool *p);
+
+/* A sorter for one track, drawing on pool p. */
+struct lanes *lanes_new(struct lanes_pool *p);
+/* Frees the sorter and the slices it still holds (NULL allowed). */
 void lanes_free(struct lanes *l);
 
-/* Adds `in`.  When the window is full, hands back the earliest slice in
- * *out with its lane in *lane and returns 1; else returns 0. */
-int lanes_push(struct lanes *l, struct lanes_item *in, struct lanes_item *out,
-               int64_t *lane);
-/* Hands back the earliest buffered slice (returns 1), or returns 0 when the
- * window is empty.  Call until 0 at the end of the track. */
+/* Adds `in` (its seq is set).  Must not be called while a drain is under
+ * way (lanes_pop() has handed back some slices but not returned 0). */
+void lanes_push(struct lanes *l, struct lanes_item *in);
+/* Hands back the next slice in order with its lane: returns 1, or 0 when
+ * every slice pushed was handed back, or -EIO (or a read error) when the
+ * spill file cannot be read: the slices not handed back are then lost
+ * (lanes_pending() before the drain says how many there were). */
 int lanes_pop(struct lanes *l, struct lanes_item *out, int64_t *lane);
 
-/* Number of buffered slices, and the earliest and latest start among them
- * (only meaningful when the count is > 0). */
-int lanes_buffered(const struct lanes *l, int64_t *min_ts, int64_t *max_ts);
+/* Slices pushed and not handed back yet, and the earliest and latest
+ * start among them (only meaningful when the count is > 0). */
+int64_t lanes_pending(const struct lanes *l, int64_t *min_ts, int64_t *max_ts);
 /* Number of lanes used so far. */
 int64_t lanes_count(const struct lanes *l);
 
+/* Frees an item's args and flows. */
 void lanes_item_clear(struct lanes_item *it);
 
 #endif

@@ -1,0 +1,245 @@
+/* ingest_run.c -- ingest_run(): discovery, the files of each process in
+ * order (system traces, framework JSON, device profiles), the standalone
+ * traces, then the flow binding, the derived rows and the store's
+ * metadata.  See ingest.h and ingest_priv.h. */
+#include "filter.h"
+#include "ingest_priv.h"
+#include "log.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The store layout this build writes (schema.sql plus the meaning of its
+ * rows, e.g. LOD runs, lanes by nesting depth): a store of another version
+ * is built again. */
+#define INGEST_SCHEMA_VERSION "5"
+
+static void ingest_run_read_file(struct ing *g, const char *rel,
+                                 void (*fn)(struct ing *g, const char *rel)) {
+  ingest_file_begin(g, rel);
+  fn(g, rel);
+  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  struct stat sb;
+  ingest_file_end(g, stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+  free(path);
+}
+
+/* Whether a JSON file was read already as a vendor export. */
+static bool ingest_run_json_done(const struct ing *g, const char *rel) {
+  for (int i = 0; i < g->n_vjson; i++)
+    if (g->vjson[i] == rel)
+      return true;
+  return false;
+}
+
+static void ingest_run_process_json(struct ing *g, const char *rel) {
+  ingest_chrome_read(g, rel, g->instance, g->pid);
+}
+
+static void ingest_run_standalone_json(struct ing *g, const char *rel) {
+  ingest_chrome_read(g, rel, NULL, -1);
+}
+
+/* Reads the vendor JSON exports among all JSON files first; remembers
+ * them so that the Chrome reader skips them. */
+static void ingest_run_vendor_json(struct ing *g) {
+  const struct discover_result *d = g->d;
+  int n = d->n_json;
+  for (int i = 0; i < d->n_procs; i++)
+    n += d->procs[i].n_json;
+  char **rels = xcalloc((size_t)(n ? n : 1), sizeof *rels);
+  bool *handled = xcalloc((size_t)(n ? n : 1), sizeof *handled);
+  int k = 0;
+  for (int i = 0; i < d->n_json; i++)
+    rels[k++] = d->json[i];
+  for (int i = 0; i < d->n_procs; i++)
+    for (int j = 0; j < d->procs[i].n_json; j++)
+      rels[k++] = d->procs[i].json[j];
+  int nv = ingest_vjson_read_all(g, rels, n, handled);
+  if (nv + ingest_nrtjson_read_all(g, rels, n, handled) > 0) {
+    g->vjson = xcalloc((size_t)n, sizeof *g->vjson);
+    for (int i = 0; i < n; i++)
+      if (handled[i])
+        g->vjson[g->n_vjson++] = rels[i];
+  }
+  free(rels);
+  free(handled);
+}
+
+static void ingest_run_profile(struct ing *g, const struct discover_process *p,
+                               const char *profile_base) {
+  char *instance = NULL;
+  int64_t pid = p->pid;
+  bool system = p->trace_info && !g->o->ignore_system;
+  if (system) {
+    ingest_file_begin(g, p->trace_info);
+    bool keep = ingest_system_trace_info(g, p, &instance, &pid);
+    ingest_file_end(g, 0);
+    if (!keep) {
+      free(instance);
+      return;
+    }
+  } else {
+    instance = xstrdup(*p->instance_id ? p->instance_id : profile_base);
+    if (!filter_keep_instance(g->o->filter, instance)) {
+      free(instance);
+      return;
+    }
+  }
+  if (pid < 0)
+    pid = 0;
+  g->instance = instance;
+  g->pid = pid;
+  size_t tracks_before = g->tn;
+  ingest_process(g, instance, pid, NULL, p->rel);
+  if (!g->o->ignore_system) {
+    if (p->ntrace)
+      ingest_run_read_file(g, p->ntrace, ingest_system_ntrace);
+    if (p->cpu_util)
+      ingest_run_read_file(g, p->cpu_util, ingest_system_cpu_util);
+    if (p->host_mem)
+      ingest_run_read_file(g, p->host_mem, ingest_system_host_mem);
+    for (int i = 0; i < p->n_json; i++)
+      if (!ingest_run_json_done(g, p->json[i]))
+        ingest_run_read_file(g, p->json[i], ingest_run_process_json);
+  }
+  if (!g->o->ignore_device)
+    for (int i = 0; i < p->n_devices; i++) {
+      ingest_file_begin(g, p->devices[i].ntff);
+      ingest_device_read(g, &p->devices[i], profile_base);
+      ingest_file_end(g, p->devices[i].size);
+    }
+  ingest_drain_tracks(g, tracks_before);
+  ingest_stats_flush(g);
+  g->instance = NULL;
+  free(instance);
+}
+
+static void ingest_run_info(struct ing *g, const char *key, const char *value) {
+  store_writer_exec(g->w, "INSERT OR REPLACE INTO store_info VALUES (?, ?)",
+                    "tt", key, value);
+}
+
+static void ingest_run_free(struct ing *g) {
+  ingest_tracks_free(g);
+  lanes_pool_free(g->lanes);
+  free(g->stats);
+  free(g->syncs);
+  free(g->hints);
+  free(g->chrome_files);
+  for (size_t i = 0; i < g->nsynth; i++)
+    free(g->synth_names[i]);
+  free(g->synth_names);
+  for (size_t i = 0; i < g->ngroups; i++)
+    free(g->groups[i].name);
+  free(g->groups);
+  free(g->vjson);
+  sbuf_free(&g->args);
+}
+
+int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
+               char **cause) {
+  memset(st, 0, sizeof *st);
+  int64_t t0 = util_now_ns();
+  struct discover_result *d;
+  int rc = discover_run(o->dir, &d, cause);
+  if (rc < 0)
+    return rc;
+  char fp[17];
+  {
+    struct sbuf b = {0};
+    sbuf_printf(&b, "schema-%s|%s|%s|dev=%d|sys=%d", INGEST_SCHEMA_VERSION,
+                d->fingerprint, filter_describe(o->filter), o->ignore_device,
+                o->ignore_system);
+    snprintf(fp, sizeof fp, "%016llx",
+             (unsigned long long)util_hash(b.s, b.len));
+    sbuf_free(&b);
+  }
+  if (!o->force &&
+      store_is_current(o->db_path, fp, &st->events, &st->warnings)) {
+    st->reused = 1;
+    st->seconds = (double)(util_now_ns() - t0) / 1e9;
+    discover_free(d);
+    return 0;
+  }
+  struct store_writer *w;
+  rc = store_writer_open(o->db_path, &w, cause);
+  if (rc < 0) {
+    discover_free(d);
+    return rc;
+  }
+  struct ing g = {.o = o, .w = w, .d = d, .st = st, .t0 = t0};
+  g.lanes = lanes_pool_new(o->db_path, o->sort_budget ? o->sort_budget
+                                                      : INGEST_SORT_BUDGET);
+  for (int i = 0; i < d->n_messages; i++) { /* what discovery left out */
+    st->skipped++;
+    ingest_warn(&g, "Missing Data", NULL, 0, "%s", d->messages[i]);
+  }
+  char *base = ingest_profile_base(o->dir);
+  if (!o->ignore_system)
+    ingest_run_vendor_json(&g);
+  for (int i = 0; i < d->n_procs; i++)
+    ingest_run_profile(&g, &d->procs[i], base);
+  if (!o->ignore_system) {
+    g.instance = NULL;
+    g.pid = -1;
+    for (int i = 0; i < d->n_json; i++)
+      if (!ingest_run_json_done(&g, d->json[i]))
+        ingest_run_read_file(&g, d->json[i], ingest_run_standalone_json);
+    for (int i = 0; i < d->n_perfetto; i++)
+      ingest_run_read_file(&g, d->perfetto[i], ingest_perfetto_read);
+  }
+  int64_t t1 = util_now_ns();
+  size_t done = ingest_finish_tracks(&g, 0);
+  int64_t t2 = util_now_ns();
+  rc = ingest_chrome_bind_flows(&g);
+  if (rc < 0 && !g.failed)
+    g.failed = rc;
+  if (g.failed) {
+    /* our own spill file could not be read back (a disk error): no store
+     * rather than one missing events; a store being served stays */
+    *cause = xasprintf("cannot read back the temporary spill file beside "
+                       "%s: %s",
+                       o->db_path, strerror(-g.failed));
+    rc = g.failed;
+    ingest_run_free(&g);
+    discover_free(d);
+    free(base);
+    store_writer_abort(w);
+    st->seconds = (double)(util_now_ns() - t0) / 1e9;
+    return rc;
+  }
+  ingest_system_derived(&g);
+  ingest_finish_tracks(&g, done);
+  int64_t t3 = util_now_ns();
+  log_debug("ingest: read %.2f s, tracks %.2f s, derived %.2f s",
+            (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9,
+            (double)(t3 - t2) / 1e9);
+  ingest_stats_flush(&g);
+  char *real = realpath(o->dir, NULL);
+  ingest_run_info(&g, "schema_version", INGEST_SCHEMA_VERSION);
+  ingest_run_info(&g, "fingerprint", fp);
+  ingest_run_info(&g, "dir", real ? real : o->dir);
+  ingest_run_info(&g, "profile_name", base);
+  char nflows[24];
+  snprintf(nflows, sizeof nflows, "%zu", g.nflows);
+  ingest_run_info(&g, "chrome_flow_endpoints", nflows);
+  free(real);
+  free(base);
+  ingest_progress(&g, true);
+  if (g.bar_drawn)
+    fputc('\n', stderr);
+  if (g.warned_stderr > INGEST_STDERR_WARNINGS)
+    log_warn("%" PRIu64 " more warnings: see the Warning table",
+             g.warned_stderr - INGEST_STDERR_WARNINGS);
+  ingest_run_free(&g);
+  discover_free(d);
+  int64_t t4 = util_now_ns();
+  rc = store_writer_finish(w, cause);
+  log_debug("ingest: finish %.2f s", (double)(util_now_ns() - t4) / 1e9);
+  st->seconds = (double)(util_now_ns() - t0) / 1e9;
+  return rc;
+}

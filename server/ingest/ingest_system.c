@@ -1,0 +1,638 @@
+/* ingest_system.c -- the Neuron system traces of a process (ntrace.pb
+ * with its timestamp_sync_points, cpu_util.pb, host_mem.pb, trace_info.pb),
+ * the capture files' framing errors, and the rows derived once everything
+ * is stored (transfer bandwidth, DMA throughput, device time offsets).
+ * See ingest_priv.h. */
+#include "filter.h"
+#include "ingest_priv.h"
+
+#include "cpu_util.pb-c.h"
+#include "host_mem.pb-c.h"
+#include "ntrace.pb-c.h"
+#include "trace_info.pb-c.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A quoted unsigned value: JSON numbers lose precision above 2^53. */
+static void ingest_system_args_u64(struct ing *g, const char *key, uint64_t v) {
+  ingest_args_key(g, key);
+  sbuf_addc(&g->args, '"');
+  sbuf_add_u64(&g->args, v);
+  sbuf_addc(&g->args, '"');
+}
+
+/* ------------------------------------------------------------ ntrace */
+
+static int ingest_system_sync_cmp(const void *a, const void *b) {
+  const struct isync *x = a, *y = b;
+  if (x->nc != y->nc)
+    return x->nc < y->nc ? -1 : 1;
+  return x->exec_id < y->exec_id ? -1 : x->exec_id > y->exec_id;
+}
+
+/* The sync point of (nc, exec_id); else the nearest earlier exec_id of that
+ * NC (*exact = false); NULL when the NC has none. */
+static const struct isync *
+ingest_system_sync_find(struct ing *g, int nc, int64_t exec_id, bool *exact) {
+  size_t lo = 0, hi = g->nsync;
+  struct isync key = {nc, exec_id, 0, 0};
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (ingest_system_sync_cmp(&g->syncs[mid], &key) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < g->nsync && g->syncs[lo].nc == nc &&
+      g->syncs[lo].exec_id == exec_id) {
+    *exact = true;
+    return &g->syncs[lo];
+  }
+  *exact = false;
+  if (lo > 0 && g->syncs[lo - 1].nc == nc)
+    return &g->syncs[lo - 1];
+  if (lo < g->nsync && g->syncs[lo].nc == nc)
+    return &g->syncs[lo];
+  return NULL;
+}
+
+int64_t ingest_system_sync_cpu(struct ing *g, int nc, int64_t exec_id) {
+  bool exact;
+  const struct isync *s = ingest_system_sync_find(g, nc, exec_id, &exact);
+  return s && exact ? s->cpu : 0;
+}
+
+void ingest_system_pb_error(struct ing *g, const char *rel, int rc,
+                            uint64_t off) {
+  g->st->skipped++;
+  if (rc == -EBADMSG)
+    ingest_warn(g, "Corrupt Data", rel, off, "corrupt record skipped");
+  else
+    ingest_warn(g, "Corrupt Data", rel, off,
+                "file truncated or framing corrupt; the rest of the file is "
+                "skipped");
+}
+
+/* Opens a capture file; on failure records the warning and returns NULL. */
+struct fmt_pb *ingest_system_pb_open(struct ing *g, const char *rel,
+                                     const char *magic) {
+  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  struct fmt_pb *r = NULL;
+  char *cause = NULL;
+  int rc = fmt_pb_open(path, magic, &r, &cause);
+  free(path);
+  if (rc < 0) {
+    g->st->skipped++;
+    ingest_warn(g, rc == -ENODATA ? "Missing Data" : "Corrupt Data", rel, 0,
+                "%s", cause ? cause : "cannot open");
+    free(cause);
+    return NULL;
+  }
+  return r;
+}
+
+static const char *ingest_system_source_name(Nex__TraceEventSource s,
+                                             const char *name) {
+  switch (s) {
+  case NEX__TRACE_EVENT_SOURCE__NEURON_RT:
+    return "neuron_rt";
+  case NEX__TRACE_EVENT_SOURCE__NEURON_HW:
+    return "neuron_hw";
+  case NEX__TRACE_EVENT_SOURCE__FRAMEWORK:
+    return "framework";
+  default:
+    return filter_is_hardware(name) ? "neuron_hw" : "neuron_rt";
+  }
+}
+
+void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
+                         bool device_clock) {
+  const char *name = e->name && *e->name ? e->name : "(unnamed)";
+  if (!filter_keep_event(g->o->filter, name) ||
+      !filter_keep_core(g->o->filter, e->nc_idx))
+    return;
+  const char *source = ingest_system_source_name(e->source, name);
+  bool hw = strcmp(source, "neuron_hw") == 0;
+  int64_t ts = e->timestamp;
+  ingest_args_begin(g);
+  if (strcmp(name, "timestamp_sync_point") == 0) {
+    ts = e->cpu_timestamp_ns;
+    ingest_args_i64(g, "cpu_timestamp_ns", e->cpu_timestamp_ns);
+    ingest_args_i64(g, "nc_timestamp_ns", e->nc_timestamp_ns);
+  } else if (hw && device_clock) {
+    bool exact;
+    const struct isync *s =
+        ingest_system_sync_find(g, e->nc_idx, e->exec_id, &exact);
+    ingest_args_i64(g, "nc_start_timestamp_ns", e->timestamp);
+    ingest_args_i64(g, "nc_stop_timestamp_ns", e->timestamp + e->duration);
+    if (s) {
+      ts = s->cpu + (e->timestamp - s->dev);
+      if (!exact)
+        g->clock_missing++;
+    } else {
+      g->clock_missing++;
+    }
+  }
+  if (e->exec_id)
+    ingest_args_i64(g, "exec_id", e->exec_id);
+  if (e->model_id)
+    ingest_system_args_u64(g, "model_id", e->model_id);
+  ingest_args_str(g, "model_name", e->model_name);
+  if (e->n_flow_id) {
+    ingest_args_key(g, "flow_id");
+    sbuf_addc(&g->args, '[');
+    for (size_t i = 0; i < e->n_flow_id; i++) {
+      sbuf_adds(&g->args, i ? ",\"" : "\"");
+      sbuf_add_u64(&g->args, e->flow_id[i]);
+      sbuf_addc(&g->args, '"');
+    }
+    sbuf_addc(&g->args, ']');
+  }
+  if (e->parent_id)
+    ingest_system_args_u64(g, "parent_id", e->parent_id);
+  if (e->nrt_sequence_id)
+    ingest_args_i64(g, "nrt_sequence_id", e->nrt_sequence_id);
+  if (e->type)
+    ingest_args_i64(g, "type", e->type);
+  if (e->size)
+    ingest_system_args_u64(g, "size", e->size);
+  if (e->flop_count)
+    ingest_system_args_u64(g, "flop_count", e->flop_count);
+  if (e->mac_count)
+    ingest_system_args_u64(g, "mac_count", e->mac_count);
+  ingest_args_attrs(g, e->attributes, e->n_attributes);
+
+  struct store_track d = ingest_desc("slices", "system", source, g->instance);
+  d.pid = g->pid;
+  d.has_pid = 1;
+  d.tid = e->thread_id;
+  d.has_tid = 1;
+  d.nc_idx = e->nc_idx;
+  if (hw) {
+    d.pcore_idx = e->pcore_idx;
+    d.worker_gid = e->worker_gid;
+  }
+  if (strcmp(source, "framework") == 0 && e->framework_stream_id > 0)
+    d.stream_id = e->framework_stream_id;
+  struct itrack *t = ingest_track(g, &d);
+
+  struct lanes_item it = {.ts = ts,
+                          .dur = e->duration,
+                          .id = ingest_id(g, e->id),
+                          .name = store_writer_intern(g->w, name)};
+  ingest_args_take(g, &it);
+  if (e->n_flow_id) {
+    it.flows = xmalloc(sizeof *it.flows * e->n_flow_id);
+    it.n_flows = (int)e->n_flow_id;
+    for (size_t i = 0; i < e->n_flow_id; i++)
+      it.flows[i] = e->flow_id[i] & INT64_MAX;
+  }
+  /* host<->device copies also go to the transfer track of their NC */
+  bool in = strcmp(name, "dmem_buf_copyin") == 0;
+  if ((in || strcmp(name, "dmem_buf_copyout") == 0) && e->nc_idx >= 0) {
+    struct store_track x = ingest_desc("slices", "system",
+                                       in ? "host_to_device_transfers"
+                                          : "device_to_host_transfers",
+                                       g->instance);
+    x.nc_idx = e->nc_idx;
+    struct lanes_item copy = it;
+    copy.args = it.args ? xstrndup(it.args, it.args_len) : NULL;
+    copy.flows = NULL;
+    copy.n_flows = 0;
+    ingest_slice(g, ingest_track(g, &x), &copy);
+  }
+  ingest_slice(g, t, &it);
+}
+
+void ingest_system_hbm(struct ing *g, const Nex__HbmUsage *h) {
+  struct store_track d =
+      ingest_desc("counter", "system", "neuron_hbm_usage", g->instance);
+  d.device_idx = h->device_idx;
+  d.hbm_idx = h->hbm_idx;
+  struct itrack *t = ingest_track(g, &d);
+  const uint64_t v[23] = {h->total_bytes,
+                          h->generic_bytes,
+                          h->tensor_instructions_bytes,
+                          h->scalar_instructions_bytes,
+                          h->gpsimd_instructions_bytes,
+                          h->io_bytes,
+                          h->dram_spill_bytes,
+                          h->weights_bytes,
+                          h->profiler_buffers_bytes,
+                          h->scalar_table_bytes,
+                          h->vector_instructions_bytes,
+                          h->sync_instructions_bytes,
+                          h->shared_scratchpad_bytes,
+                          h->tensors_bytes,
+                          h->ucode_lib_bytes,
+                          h->gpsimd_stdio_bytes,
+                          h->collectives_bytes,
+                          h->scratchpad_bytes,
+                          h->dma_rings_runtime_bytes,
+                          h->dma_rings_spill_bytes,
+                          h->dma_rings_io_bytes,
+                          h->dma_rings_collectives_bytes,
+                          h->unknown_bytes};
+  for (int i = 0; i < 23; i++)
+    ingest_counter(g, t, i, h->timestamp, (double)v[i]);
+}
+
+/* Calls fn for every record of a capture file (messages of descriptor d).
+ * report: record each unusable record as a Warning (else they are left for
+ * a later pass to report). */
+static void
+ingest_system_pb_each(struct ing *g, const char *rel, const char *magic,
+                      const ProtobufCMessageDescriptor *d, bool report,
+                      void (*fn)(struct ing *g, const char *rel,
+                                 ProtobufCMessage *m, uint64_t off)) {
+  struct fmt_pb *r = ingest_system_pb_open(g, rel, magic);
+  if (!r)
+    return;
+  ProtobufCMessage *m;
+  uint64_t off;
+  int rc;
+  while ((rc = fmt_pb_next(r, d, &m, &off)) != 0) {
+    if (report)
+      g->file_pos = fmt_pb_pos(r);
+    if (rc < 0) {
+      if (report)
+        ingest_system_pb_error(g, rel, rc, off);
+      if (rc == -EPIPE)
+        break;
+      continue;
+    }
+    fn(g, rel, m, off);
+  }
+  fmt_pb_close(r);
+}
+
+static void ingest_system_sync_add(struct ing *g, const Nex__SystemEvent *e) {
+  if (g->nsync == g->capsync) {
+    g->capsync = g->capsync ? g->capsync * 2 : 1024;
+    g->syncs = xrealloc(g->syncs, sizeof *g->syncs * g->capsync);
+  }
+  g->syncs[g->nsync++] = (struct isync){
+      e->nc_idx, e->exec_id, e->cpu_timestamp_ns, e->nc_timestamp_ns};
+}
+
+static void ingest_system_ntrace_record(struct ing *g, const char *rel,
+                                        ProtobufCMessage *m, uint64_t off) {
+  Nex__NtraceRecord *rec = (Nex__NtraceRecord *)m;
+  if (rec->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
+    ingest_system_event(g, rec->event, true);
+  else if (rec->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
+    ingest_system_hbm(g, rec->hbm);
+  else {
+    g->st->skipped++;
+    ingest_warn(g, "Corrupt Data", rel, off, "record of unknown kind skipped");
+  }
+}
+
+/* ntrace.pb: pass 1 collects the sync points, pass 2 stores the events.
+ * Pass 1 decodes only the records whose event name (NtraceRecord.event =
+ * field 1, SystemEvent.name = field 2) is timestamp_sync_point. */
+static void ingest_system_read_syncs(struct ing *g, const char *rel) {
+  static const char sync[] = "timestamp_sync_point";
+  g->nsync = 0;
+  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  struct fmt_pb *r = NULL;
+  char *cause = NULL;
+  int rc = fmt_pb_open(path, FMT_PB_MAGIC_NTRACE, &r, &cause);
+  free(path);
+  free(cause); /* pass 2 reports it */
+  if (rc < 0)
+    return;
+  const uint8_t *data, *ev, *name;
+  size_t len, evlen, namelen;
+  uint64_t off;
+  while (fmt_pb_next_raw(r, &data, &len, &off) > 0) {
+    if (!fmt_pb_field(data, len, 1, &ev, &evlen) ||
+        !fmt_pb_field(ev, evlen, 2, &name, &namelen) ||
+        namelen != sizeof sync - 1 || memcmp(name, sync, namelen) != 0)
+      continue;
+    Nex__NtraceRecord *m = (Nex__NtraceRecord *)fmt_pb_decode(
+        r, &nex__ntrace_record__descriptor, data, len);
+    if (m && m->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
+      ingest_system_sync_add(g, m->event);
+  }
+  fmt_pb_close(r);
+}
+
+void ingest_system_ntrace(struct ing *g, const char *rel) {
+  ingest_system_read_syncs(g, rel);
+  if (g->nsync > 1)
+    qsort(g->syncs, g->nsync, sizeof *g->syncs, ingest_system_sync_cmp);
+  g->clock_missing = 0;
+  ingest_system_pb_each(g, rel, FMT_PB_MAGIC_NTRACE,
+                        &nex__ntrace_record__descriptor, true,
+                        ingest_system_ntrace_record);
+  if (g->clock_missing)
+    ingest_warn(g, "Clock", rel, 0,
+                "%" PRIu64 " hardware events had no timestamp_sync_point with "
+                "their exec_id; aligned with the nearest sync point of their "
+                "NeuronCore (or left in device clock when the core has none)",
+                g->clock_missing);
+}
+
+/* ------------------------------------------------------------ samples */
+
+void ingest_system_cpu_sample(struct ing *g, const Nex__CpuUsage *c) {
+  struct store_track d =
+      ingest_desc("counter", "system", "host_cpu_util", g->instance);
+  d.cpu_id = *c->cpu_id ? c->cpu_id : "unknown";
+  ingest_counter(g, ingest_track(g, &d), 0, c->timestamp, c->util_percent);
+}
+
+void ingest_system_mem_sample(struct ing *g, const Nex__HostMemUsage *h) {
+  struct store_track d =
+      ingest_desc("counter", "system", "host_mem", g->instance);
+  struct itrack *t = ingest_track(g, &d);
+  ingest_counter(g, t, 0, h->timestamp, (double)h->used_bytes);
+  ingest_counter(g, t, 1, h->timestamp, h->used_percent);
+}
+
+static void ingest_system_cpu_record(struct ing *g, const char *rel,
+                                     ProtobufCMessage *m, uint64_t off) {
+  ingest_system_cpu_sample(g, (Nex__CpuUsage *)m);
+  (void)rel, (void)off;
+}
+
+void ingest_system_cpu_util(struct ing *g, const char *rel) {
+  ingest_system_pb_each(g, rel, FMT_PB_MAGIC_CPU_UTIL,
+                        &nex__cpu_usage__descriptor, true,
+                        ingest_system_cpu_record);
+}
+
+static void ingest_system_mem_record(struct ing *g, const char *rel,
+                                     ProtobufCMessage *m, uint64_t off) {
+  ingest_system_mem_sample(g, (Nex__HostMemUsage *)m);
+  (void)rel, (void)off;
+}
+
+void ingest_system_host_mem(struct ing *g, const char *rel) {
+  ingest_system_pb_each(g, rel, FMT_PB_MAGIC_HOST_MEM,
+                        &nex__host_mem_usage__descriptor, true,
+                        ingest_system_mem_record);
+}
+
+static void ingest_system_fmt_time(int64_t ns, char *buf, size_t n) {
+  time_t s = (time_t)(ns / 1000000000LL);
+  struct tm tm;
+  gmtime_r(&s, &tm);
+  char tmp[32];
+  strftime(tmp, sizeof tmp, "%Y-%m-%d %H:%M:%S", &tm);
+  snprintf(buf, n, "%s.%09lld +0000 UTC", tmp, (long long)(ns % 1000000000LL));
+}
+
+void ingest_system_metadata(struct ing *g, const char *instance, int64_t pid,
+                            const Nex__TraceInfo *ti, const char *dir,
+                            const char *file) {
+  char first[64] = "", last[64] = "", first_ns[24] = "", last_ns[24] = "";
+  if (ti) {
+    ingest_system_fmt_time(ti->first_ts_ns, first, sizeof first);
+    ingest_system_fmt_time(ti->last_ts_ns, last, sizeof last);
+    snprintf(first_ns, sizeof first_ns, "%" PRId64, ti->first_ts_ns);
+    snprintf(last_ns, sizeof last_ns, "%" PRId64, ti->last_ts_ns);
+  }
+  store_writer_exec(
+      g->w,
+      "INSERT INTO SystemProfileMetadata (instance_id, process_id, first_ts, "
+      "last_ts, first_ts_ns, last_ts_ns, ntff_version, hbm_capacity_bytes, "
+      "dropped_events, stored_events, instance_type, runtime_version, "
+      "driver_version, dir) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      "titttt"
+      "IIIItttt",
+      instance, pid, ti ? first : NULL, ti ? last : NULL, ti ? first_ns : NULL,
+      ti ? last_ns : NULL, ti ? (int64_t)ti->ntff_version : -1,
+      ti ? (int64_t)ti->hbm_capacity_bytes : -1,
+      ti ? (int64_t)ti->dropped_events : -1,
+      ti ? (int64_t)ti->stored_events : -1,
+      ti && *ti->instance_type ? ti->instance_type : NULL,
+      ti && *ti->runtime_version ? ti->runtime_version : NULL,
+      ti && *ti->driver_version ? ti->driver_version : NULL, dir);
+  if (ti && ti->dropped_events)
+    ingest_warn(g, "Missing Data", file, 0,
+                "%" PRIu64 " trace events were dropped during capture (stored "
+                "%" PRIu64 " out of %" PRIu64 " total events)",
+                ti->dropped_events, ti->stored_events,
+                ti->stored_events + ti->dropped_events);
+}
+
+/* Reads trace_info.pb; sets g->instance/pid overrides.  Returns false if
+ * the profile is filtered out. */
+bool ingest_system_trace_info(struct ing *g, const struct discover_process *p,
+                              char **instance, int64_t *pid) {
+  *instance = xstrdup(p->instance_id);
+  *pid = p->pid;
+  struct fmt_pb *r =
+      ingest_system_pb_open(g, p->trace_info, FMT_PB_MAGIC_TRACE_INFO);
+  Nex__TraceInfo *ti = NULL;
+  if (r) {
+    ProtobufCMessage *m;
+    uint64_t off;
+    int rc = fmt_pb_next(r, &nex__trace_info__descriptor, &m, &off);
+    if (rc == 1)
+      ti = (Nex__TraceInfo *)m;
+    else if (rc < 0)
+      ingest_system_pb_error(g, p->trace_info, rc, off);
+    else
+      ingest_warn(g, "Missing Data", p->trace_info, 0,
+                  "trace_info.pb is empty");
+  }
+  if (ti && *ti->instance_id) {
+    free(*instance);
+    *instance = xstrdup(ti->instance_id);
+  }
+  if (ti && ti->process_id > 0)
+    *pid = ti->process_id;
+  bool keep = filter_keep_instance(g->o->filter, *instance);
+  if (keep)
+    ingest_system_metadata(g, *instance, *pid, ti, p->rel, p->trace_info);
+  fmt_pb_close(r);
+  return keep;
+}
+
+/* ------------------------------------------------------------ derived */
+
+/* Bytes of intervals spread over fixed buckets, pro rata of overlap. */
+struct ingest_system_bins {
+  int64_t first, width;
+  size_t n;
+  double *bytes;
+};
+
+static int ingest_system_bins_row(void *ud, sqlite3_stmt *st) {
+  struct ingest_system_bins *b = ud;
+  int64_t ts = sqlite3_column_int64(st, 0) - b->first;
+  int64_t dur = sqlite3_column_int64(st, 1);
+  double bytes = sqlite3_column_double(st, 2);
+  if (ts < 0 || dur < 0 || bytes <= 0)
+    return 0;
+  int64_t end = ts + (dur > 0 ? dur : 1);
+  for (int64_t k = ts / b->width; k <= (end - 1) / b->width; k++) {
+    if ((size_t)k >= b->n)
+      break;
+    int64_t lo = k * b->width > ts ? k * b->width : ts;
+    int64_t hi = (k + 1) * b->width < end ? (k + 1) * b->width : end;
+    b->bytes[k] += bytes * (double)(hi - lo) / (double)(end - ts);
+  }
+  return 0;
+}
+
+/* A rate counter on dst: the bytes of the intervals `sql` returns (ts,
+ * dur, bytes; one int parameter) per bucket of (last - first) /
+ * INGEST_RATE_BUCKETS ns (at least 1 us), as bytes/s. */
+static void ingest_system_rate(struct ing *g, struct itrack *dst, int64_t first,
+                               int64_t last, const char *sql, int64_t param) {
+  if (last <= first)
+    return;
+  struct ingest_system_bins b = {.first = first};
+  b.width = (last - first) / INGEST_RATE_BUCKETS + 1;
+  if (b.width < 1000)
+    b.width = 1000;
+  b.n = (size_t)((last - first) / b.width + 1);
+  b.bytes = xcalloc(b.n, sizeof *b.bytes);
+  int rc =
+      store_writer_query(g->w, ingest_system_bins_row, &b, sql, "i", param);
+  if (rc < 0)
+    ingest_warn(g, "Missing Data", NULL, 0, "the %s counter is incomplete: %s",
+                dst->desc.source, strerror(-rc));
+  for (size_t k = 0; k < b.n; k++)
+    ingest_counter(g, dst, 0, b.first + (int64_t)k * b.width,
+                   b.bytes[k] * 1e9 / (double)b.width);
+  free(b.bytes);
+}
+
+struct ingest_system_rows {
+  struct ing *g;
+  int64_t *ids;
+  char **inst;
+  int *nc;
+  char **src;
+  size_t n;
+};
+
+static int ingest_system_collect_row(void *ud, sqlite3_stmt *st) {
+  struct ingest_system_rows *c = ud;
+  c->ids = xrealloc(c->ids, sizeof *c->ids * (c->n + 1));
+  c->inst = xrealloc(c->inst, sizeof *c->inst * (c->n + 1));
+  c->nc = xrealloc(c->nc, sizeof *c->nc * (c->n + 1));
+  c->src = xrealloc(c->src, sizeof *c->src * (c->n + 1));
+  c->ids[c->n] = sqlite3_column_int64(st, 0);
+  c->inst[c->n] = xstrdup((const char *)sqlite3_column_text(st, 1));
+  c->nc[c->n] = sqlite3_column_int(st, 2);
+  c->src[c->n] = xstrdup((const char *)sqlite3_column_text(st, 3));
+  c->n++;
+  return 0;
+}
+
+static void ingest_system_collect_free(struct ingest_system_rows *c) {
+  for (size_t i = 0; i < c->n; i++) {
+    free(c->inst[i]);
+    free(c->src[i]);
+  }
+  free(c->ids);
+  free(c->inst);
+  free(c->nc);
+  free(c->src);
+}
+
+/* Sets DeviceProfileList.time_offset_ns: the system start of the first
+ * execution's nc_exec_running (`where` narrows the slices searched) minus
+ * its device start. */
+#define INGEST_SYSTEM_SQL_OFFSET(where)                                        \
+  "UPDATE DeviceProfileList SET time_offset_ns = ("                            \
+  " SELECT s.ts - e.execution_start_ts"                                        \
+  " FROM (SELECT * FROM ExecutionInfo x WHERE x.device_profile_id ="           \
+  "       DeviceProfileList.id AND x.exec_id IS NOT NULL"                      \
+  "       ORDER BY x.execution_index LIMIT 1) e,"                              \
+  "      track t CROSS JOIN slice s ON s.track = t.id"                         \
+  " WHERE t.domain = 'system' AND t.source = 'neuron_hw'"                      \
+  "   AND t.instance_id = DeviceProfileList.instance_id"                       \
+  "   AND t.pid = DeviceProfileList.process_id"                                \
+  "   AND t.nc_idx = DeviceProfileList.nc_id" where                            \
+  "   AND s.name = (SELECT id FROM str WHERE s = 'nc_exec_running')"           \
+  "   AND json_extract(s.args, '$.exec_id') = e.exec_id LIMIT 1)"
+
+void ingest_system_derived(struct ing *g) {
+  /* host<->device transfer bandwidth, per instance, NC and direction */
+  struct ingest_system_rows c = {.g = g};
+  int rc = store_writer_query(
+      g->w, ingest_system_collect_row, &c,
+      "SELECT id, instance_id, coalesce(nc_idx, -1), "
+      "source || ' ' || first_ts || ' ' || last_ts "
+      "FROM track WHERE source IN ('host_to_device_transfers',"
+      "'device_to_host_transfers') AND event_count > 0 "
+      "ORDER BY id",
+      "");
+  if (rc < 0)
+    ingest_warn(g, "Missing Data", NULL, 0,
+                "no transfer bandwidth counters: %s", strerror(-rc));
+  for (size_t i = 0; i < c.n; i++) {
+    char src[32];
+    long long first, last;
+    if (sscanf(c.src[i], "%31s %lld %lld", src, &first, &last) != 3)
+      continue;
+    bool in = strcmp(src, "host_to_device_transfers") == 0;
+    struct store_track d = ingest_desc("counter", "system",
+                                       in ? "host_to_device_bandwidth"
+                                          : "device_to_host_bandwidth",
+                                       c.inst[i]);
+    d.nc_idx = c.nc[i];
+    ingest_system_rate(g, ingest_track(g, &d), first, last,
+                       "SELECT ts, dur, coalesce(CAST(json_extract(args, "
+                       "'$.size') AS REAL), 0) FROM slice WHERE track = ?",
+                       c.ids[i]);
+  }
+  ingest_system_collect_free(&c);
+  /* DMA throughput per device profile */
+  struct ingest_system_rows dp = {.g = g};
+  rc = store_writer_query(
+      g->w, ingest_system_collect_row, &dp,
+      "SELECT id, instance_id, coalesce(pcore_idx, -1), "
+      "process_id || ' ' || first_ts || ' ' || last_ts "
+      "FROM DeviceProfileList WHERE dma_count > 0 ORDER BY id",
+      "");
+  if (rc < 0)
+    ingest_warn(g, "Missing Data", NULL, 0, "no DMA throughput counters: %s",
+                strerror(-rc));
+  for (size_t i = 0; i < dp.n; i++) {
+    long long pid, first, last;
+    if (sscanf(dp.src[i], "%lld %lld %lld", &pid, &first, &last) != 3)
+      continue;
+    struct store_track d =
+        ingest_desc("counter", "device", "dma_throughput", dp.inst[i]);
+    d.pid = pid;
+    d.has_pid = 1;
+    d.pcore_idx = dp.nc[i];
+    d.device_profile_id = dp.ids[i];
+    d.label = "dma_throughput";
+    ingest_system_rate(g, ingest_track(g, &d), first, last,
+                       /* CROSS JOIN: track first, then each DMA track's
+                        * slices by key (not a scan of every slice) */
+                       "SELECT s.ts, s.dur, coalesce(CAST(json_extract(s.args,"
+                       " '$.transfer_bytes') AS REAL), 0) FROM track t "
+                       "CROSS JOIN slice s ON s.track = t.id WHERE "
+                       "t.device_profile_id = ? AND t.source = 'dma'",
+                       dp.ids[i]);
+  }
+  ingest_system_collect_free(&dp);
+  /* device timeline -> system timeline, through the first execution's
+   * nc_exec_running: first near the cpu time of its sync point (lanes by
+   * equality so the ts range uses the key), then, for the rest, anywhere
+   * on the track */
+  for (size_t i = 0; i < g->nhints; i++)
+    store_writer_exec(
+        g->w,
+        INGEST_SYSTEM_SQL_OFFSET("   AND s.lane IN (0, 1, 2, 3, 4, 5, 6, 7)"
+                                 "   AND s.ts BETWEEN ?2 - 10000000000 AND "
+                                 "?2 + 10000000000") " WHERE id = ?1",
+        "ii", g->hints[i].dp_id, g->hints[i].cpu_ts);
+  store_writer_exec(
+      g->w, INGEST_SYSTEM_SQL_OFFSET("") " WHERE time_offset_ns IS NULL", "");
+}
