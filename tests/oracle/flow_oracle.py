@@ -5,7 +5,8 @@ Prints TAP.
 
 For every trace in tests/data/traces and in the shared trace folder
 ($NEX_SHARED_TRACES_EXTRA, else ../shared/traces or ../../shared/traces
-beside the source tree; a TAP skip line when none is there) it ingests the
+beside the source tree; a TAP skip line when none is there), and a 1 MB
+trace of bench/kineto_gen.py (Kineto's file order), it ingests the
 file with our server and compares, flow by flow, the set of slices each
 flow id reaches in the store with the set this script derives.  Every
 disagreement is counted exactly; the first ones are printed.
@@ -344,6 +345,13 @@ def main():
                 files[f] = os.path.join(d, f)
     summary = []
     with tempfile.TemporaryDirectory(prefix="nex-flow-") as tmp:
+        # a 1 MB trace of bench/kineto_gen.py: Kineto's file order
+        gen = os.path.join(tmp, "gen", "kineto_gen.json")
+        subprocess.run([sys.executable, os.path.join(src, "bench", "kineto_gen.py"),
+                        "--out", gen, "--size", "1M", "--manifest",
+                        os.path.join(tmp, "gen.manifest")],
+                       stdout=subprocess.DEVNULL, check=True)
+        files["kineto_gen.json"] = gen
         for f in files.values():
             summary.append("%s %d" % (os.path.basename(f), check(f, tmp, server)))
     if not shared:

@@ -5,7 +5,8 @@
 //
 // For every trace in tests/data/traces and in the shared trace folder
 // ($NEX_SHARED_TRACES_EXTRA, else ../shared/traces or ../../shared/traces
-// beside the source tree; a TAP skip line when none is there) it builds the
+// beside the source tree; a TAP skip line when none is there), and a 1 MB
+// trace of bench/kineto_gen.py (Kineto's file order), it builds the
 // engine's entry tree (RendererHandler's entryToNode, made by
 // TreeHelpers.treify), ingests the same file with our server and asserts,
 // entry by entry, that our parent (the innermost slice one lane up on the
@@ -350,6 +351,16 @@ async function check(file, tmp) {
   return differ.length;
 }
 
+// A 1 MB trace of bench/kineto_gen.py: Kineto's file order (annotations
+// after their children, python frames and kernels in late blocks).
+function generated(tmp) {
+  const out = path.join(tmp, 'gen', 'kineto_gen.json');
+  execFileSync('python3', [path.join(SRC, 'bench/kineto_gen.py'), '--out', out,
+                           '--size', '1M', '--manifest', path.join(tmp, 'gen.manifest')],
+               { stdio: ['ignore', 'ignore', 'inherit'] });
+  return out;
+}
+
 async function main() {
   if (!fs.existsSync(SERVER)) {
     ok(false, `the server is built: ${SERVER}`);
@@ -361,6 +372,7 @@ async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nex-nest-'));
   const summary = [];
   try {
+    files.push(generated(tmp));
     for (const f of files)
       summary.push(`${path.basename(f)} ${await check(f, tmp)}`);
   } finally {
