@@ -39,7 +39,6 @@ import decimal
 import gzip
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -47,21 +46,11 @@ import tempfile
 from bisect import bisect_right, bisect_left
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle_store import Tap, chrome_ids, ingest, paths  # noqa: E402
+
 SHOW = 12
-SYNTHETIC = 1 << 40  # pids/tids made for names
-
-T_N = 0
-T_FAILED = 0
-
-
-def ok(cond, name, lines=()):
-    global T_N, T_FAILED
-    T_N += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", T_N, name))
-    if not cond:
-        T_FAILED += 1
-    for line in lines:
-        print("#   " + line)
+tap = Tap()
 
 
 def text(v):
@@ -253,18 +242,14 @@ def expected_flows(events, base):
 
 def store_flows(db):
     con = sqlite3.connect(db)
-    pname = {p: n for p, n in con.execute("SELECT pid, name FROM process")}
-    tname = {(p, t): n for p, t, n in con.execute(
-        "SELECT pid, tid, name FROM thread")}
+    ids = chrome_ids(con)
     flows = defaultdict(set)
     for fid, pid, tid, ts, dur, name in con.execute(
             "SELECT f.flow_id, t.pid, t.tid, s.ts, s.dur, n.s FROM flow f "
             "JOIN slice s ON s.track = f.track AND s.lane = f.lane "
             "AND s.ts = f.ts AND s.id = f.id "
             "JOIN track t ON t.id = f.track JOIN str n ON n.id = s.name"):
-        p = pname.get(pid) if pid >= SYNTHETIC else str(pid)
-        t = tname.get((pid, tid)) if tid >= SYNTHETIC else str(tid)
-        flows[fid].add((p, t, ts, dur, name))
+        flows[fid].add(ids(pid, tid) + (ts, dur, name))
     rows = con.execute("SELECT count(*) FROM flow").fetchone()[0]
     con.close()
     return flows, rows
@@ -276,14 +261,8 @@ def show(k):
 
 def check(path, tmp, server):
     b = os.path.basename(path)
-    d = os.path.join(tmp, b + ".d")
-    os.mkdir(d)
-    shutil.copyfile(path, os.path.join(d, b))
-    db = os.path.join(tmp, b + ".db")
-    rc = subprocess.run([server, "--dir", d, "--db", db, "--ingest-only",
-                         "--quiet"], stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL).returncode
-    ok(rc in (0, 1), "%s: ingests (exit %d)" % (b, rc))
+    rc, db = ingest(server, path, tmp)
+    tap.ok(rc in (0, 1), "%s: ingests (exit %d)" % (b, rc))
     events, base = load(path)
     want, endpoints, unbound = expected_flows(events, base)
     got, rows = store_flows(db)
@@ -321,19 +300,16 @@ def check(path, tmp, server):
             lines.append("    the store's flow also has %s" % show(k))
         if not st:
             lines.append("    the store has none of these slices in a flow")
-    ok(not bad, "%s: each of %d flows reaches the slices the rules give "
+    tap.ok(not bad, "%s: each of %d flows reaches the slices the rules give "
        "(%d disagree)" % (b, len(want), len(bad)), lines)
-    ok(not extra, "%s: the store has no other flow (%d others)" % (b, len(extra)),
+    tap.ok(not extra, "%s: the store has no other flow (%d others)" % (b, len(extra)),
        ["flow_id %d: %s" % (f, "; ".join(show(k) for k in sorted(got[f], key=str)))
         for f in extra[:SHOW]])
     return len(bad) + len(extra)
 
 
 def main():
-    src = os.environ.get("NEX_SRCDIR") or os.path.abspath(
-        os.path.join(os.path.dirname(__file__), "..", ".."))
-    build = os.environ.get("NEX_BUILDDIR") or os.getcwd()
-    server = os.path.join(build, "server", "neuron-explorer-server")
+    src, server = paths()
     extra = os.environ.get("NEX_SHARED_TRACES_EXTRA")
     cand = [extra] if extra else [os.path.join(src, "..", "shared", "traces"),
                                   os.path.join(src, "..", "..", "shared", "traces")]
@@ -355,12 +331,9 @@ def main():
         for f in files.values():
             summary.append("%s %d" % (os.path.basename(f), check(f, tmp, server)))
     if not shared:
-        global T_N
-        T_N += 1
-        print("ok %d # SKIP no shared traces (%s)" % (T_N, ", ".join(cand)))
+        tap.skip("no shared traces (%s)" % ", ".join(cand))
     print("# disagreements per trace: " + ", ".join(summary))
-    print("1..%d" % T_N)
-    return 1 if T_FAILED else 0
+    return tap.done()
 
 
 if __name__ == "__main__":
