@@ -272,10 +272,11 @@ def check(path, tmp, server):
             by_slice[k].add(fid)
     bad, matched = [], set()
     for key, sl in want.items():
-        cands = defaultdict(int)
+        cands = defaultdict(int)  # the store's flows not matched yet
         for k in sl:
             for fid in by_slice.get(k, ()):
-                cands[fid] += 1
+                if fid not in matched:
+                    cands[fid] += 1
         # the store's flow sharing most slices with ours (ties: equal size)
         best = max(cands, key=lambda f: (cands[f], -abs(len(got[f]) - len(sl))),
                    default=None)
@@ -300,11 +301,14 @@ def check(path, tmp, server):
             lines.append("    the store's flow also has %s" % show(k))
         if not st:
             lines.append("    the store has none of these slices in a flow")
+    wrong = sum(1 for key, sl, st in bad for _, _, k in endpoints[key]
+                if k not in st)
     tap.ok(not bad, "%s: each of %d flows reaches the slices the rules give "
-       "(%d disagree)" % (b, len(want), len(bad)), lines)
+           "(%d disagree; %d endpoints bound elsewhere)" % (
+               b, len(want), len(bad), wrong), lines)
     tap.ok(not extra, "%s: the store has no other flow (%d others)" % (b, len(extra)),
-       ["flow_id %d: %s" % (f, "; ".join(show(k) for k in sorted(got[f], key=str)))
-        for f in extra[:SHOW]])
+           ["flow_id %d: %s" % (f, "; ".join(show(k) for k in sorted(got[f], key=str)))
+            for f in extra[:SHOW]])
     return len(bad) + len(extra)
 
 
