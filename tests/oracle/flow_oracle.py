@@ -46,8 +46,12 @@ import tempfile
 from bisect import bisect_right, bisect_left
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "unit"))
 from oracle_store import Tap, chrome_ids, ingest, paths  # noqa: E402
+# the identity of a flow event: id, id2.global or id2.local, and scope
+from chrome_counts import event_id  # noqa: E402
 
 SHOW = 12
 tap = Tap()
@@ -92,24 +96,6 @@ def load(path):
     else:
         events = doc
     return events, base
-
-
-def event_id(e):
-    i = e.get("id")
-    if i is not None and not isinstance(i, (dict, list)):
-        v = text(i)
-    else:
-        id2 = e.get("id2")
-        if not isinstance(id2, dict):
-            return None
-        if id2.get("global") is not None:
-            v = text(id2["global"])
-        elif id2.get("local") is not None:
-            v = "local:%s:%s" % (text(e.get("pid")), text(id2["local"]))
-        else:
-            return None
-    scope = e.get("scope")
-    return v if scope is None else "%s:%s" % (text(scope), v)
 
 
 def flow_key(v2id):
