@@ -394,6 +394,25 @@ static int ev_meta(struct rd *r, const struct ev *e, const char *name,
                       "unsupported metadata event '%s': skipped", name);
 }
 
+/* Reads a counter value: a JSON number, or a string holding a whole
+ * decimal number (".75", "246.", "+10.5"), as Perfetto reads them.
+ * Returns 0 with *out set, -1 if v is no finite number. */
+static int ev_counter_value(const struct jtok_span *v, double *out) {
+  char num[64], *stop;
+  if ((v->kind != JTOK_NUM && v->kind != JTOK_STR) || !v->n ||
+      v->n >= sizeof num || v->fl)
+    return -1;
+  memcpy(num, v->p, v->n);
+  num[v->n] = '\0';
+  if (v->kind == JTOK_STR && strspn(num, "0123456789+-.eE") != v->n)
+    return -1;
+  double x = strtod(num, &stop);
+  if (*stop || stop == num || !isfinite(x))
+    return -1;
+  *out = x;
+  return 0;
+}
+
 static int ev_counter(struct rd *r, const struct ev *e, const char *name,
                       const char *pid, int64_t ts) {
   const char *idt = ev_idtext(r, e, pid);
@@ -408,13 +427,8 @@ static int ev_counter(struct rd *r, const struct ev *e, const char *name,
     const uchar *p = e->args.p + 1, *end = e->args.p + e->args.n;
     struct jtok_span k, v;
     while (!rc && jtok_member(&p, end, &k, &v) == JTOK_OK) {
-      char num[64], *stop;
-      if (v.kind != JTOK_NUM || v.n >= sizeof num)
-        continue;
-      memcpy(num, v.p, v.n);
-      num[v.n] = '\0';
-      double x = strtod(num, &stop);
-      if (*stop || !isfinite(x))
+      double x;
+      if (ev_counter_value(&v, &x))
         continue;
       struct fmt_chrome_counter c = {
           pid, name, jval_text(&r->sb[SB_TEXT], &k, &r->sb[SB_SCRATCH]),
@@ -447,10 +461,10 @@ static int ev_process(struct rd *r, const struct ev *e) {
   const char *tid = jval_text(&sb[SB_TID], &e->tid, tmp);
   if (!name)
     name = "";
-  if (!pid)
-    pid = "";
+  if (!pid) /* as Perfetto: no pid is pid 0, no tid is thread pid */
+    pid = "0";
   if (!tid)
-    tid = "";
+    tid = pid;
   if (ph == 'M')
     return ev_meta(r, e, name, pid, tid);
 
