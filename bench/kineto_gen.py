@@ -7,9 +7,12 @@ transformer training loop on one GPU, laid out as Kineto lays it out:
 - an Object-format file: schemaVersion, deviceProperties and distributedInfo
   before "traceEvents"; traceName, displayTimeUnit and baseTimeNanoseconds
   after it; the events one per line group, in Kineto's indentation;
-- the events in Kineto's order: first the CPU ops (user_annotation, cpu_op,
-  with fwdbwd flows from forward ops to the autograd thread), then the memory
-  instants and counters, then the python_function stacks, then the GPU
+- the events in Kineto's order, an enclosing event often after what it
+  encloses: first the CPU ops (cpu_op before its children, user_annotation
+  such as ProfilerStep#N at its scope's end, after them; fwdbwd flows from
+  forward ops to the autograd thread), then the memory instants and
+  counters, then the python_function stacks (around layers and steps, the
+  script's <module> frame last), then the GPU
   activity buffer (for each launch: the kernel or memcpy/memset on its
   stream, its ac2g "f" flow end, the cuda_runtime call, its ac2g "s" flow
   start; the flow id is the CUDA correlation id that binds launch to kernel),
@@ -147,6 +150,7 @@ class Gen:
         self.count = {}
         self.step = 0
         self.step_spans = []
+        self.root_py = None  # the python id of the script's <module> frame
 
     # ------------------------------------------------------------ writing
     def put(self, part, key, text):
@@ -180,11 +184,16 @@ class Gen:
         start = self.clock[tid]
         self.ext_id += 1
         ext = self.ext_id
-        pending = []  # written after the children are known (parent first)
-        self.cpu.append(pending)
+        # a cpu_op is written before its children (filled in once they are
+        # known), a user_annotation at its scope's end, after them
+        pending = []
+        if cat != "user_annotation":
+            self.cpu.append(pending)
         self.clock[tid] += self.gap(2000, 9000)
         if body:
             body()
+        if cat == "user_annotation":
+            self.cpu.append(pending)
         self.clock[tid] += self.gap(1500, 6000)
         end = self.clock[tid]
         args = '"External id": %d,"Record function id": 0' % ext
@@ -333,6 +342,22 @@ class Gen:
         self.python_stack(i, depth, start, self.clock[MAIN_TID])
         self.clock[MAIN_TID] += self.gap(1000, 4000)
 
+    def python_frame(self, name, start, end, parent, py_id=None, module=None):
+        """One python_function frame on the main thread; returns its id."""
+        if py_id is None:
+            self.py_id += 1
+            py_id = self.py_id
+        mod = (', "Python module id": %d' % module) if module is not None \
+            else ""
+        self.put(self.py, "X python_function",
+                 self.x_event("python_function", name, PID, MAIN_TID, start,
+                              end - start,
+                              '"Python parent id": %s, "Python id": %d%s, '
+                              '"Ev Idx": %d' % (
+                                  "null" if parent is None else parent,
+                                  py_id, mod, self.next_ev_idx())))
+        return py_id
+
     def python_stack(self, i, depth, start, end):
         """The python_function frames around one layer's forward."""
         frames = ["nn.Module: TransformerEncoderLayer_%d" % i,
@@ -344,18 +369,9 @@ class Gen:
                   "<built-in method linear of type object at 0x7f1c2d9e4a40>"]
         parent = None
         for d in range(depth):
-            self.py_id += 1
-            s = start + d * 700
-            e = end - d * 500
-            mod = (', "Python module id": %d' % i) if d == 0 else ""
-            self.put(self.py, "X python_function",
-                     self.x_event("python_function", frames[d], PID, MAIN_TID,
-                                  s, e - s,
-                                  '"Python parent id": %s, "Python id": %d%s, '
-                                  '"Ev Idx": %d' % (
-                                      "null" if parent is None else parent,
-                                      self.py_id, mod, self.next_ev_idx())))
-            parent = self.py_id
+            parent = self.python_frame(frames[d], start + d * 700,
+                                       end - d * 500, parent,
+                                       module=i if d == 0 else None)
 
     def backward(self, fwd, start):
         self.clock[AUTOGRAD_TID] = max(self.clock[AUTOGRAD_TID], start)
@@ -437,6 +453,9 @@ class Gen:
 
         start = self.clock[m]
         self.op(m, "user_annotation", "ProfilerStep#%d" % self.step, step_body)
+        # the training script's frame around the step (and its annotation)
+        self.python_frame("train.py(64): train_step", start - 1500,
+                          self.clock[m] + 1000, self.root_py)
         gpu_end = max(self.stream_free.values())
         self.step_spans.append((self.step, start, gpu_end))
         self.clock[m] = max(self.clock[m], gpu_end) + self.gap(10000, 40000)
@@ -559,12 +578,18 @@ def generate(out_path, size, seed, flows=True):
     head = header()
     written = len(head) + 4096  # the trailer is a few KB
     first = g.clock[MAIN_TID]
+    g.py_id += 1
+    g.root_py = g.py_id  # written last, around every step
     while written < size:
         g.one_step()
         written += g.flush_cpu(files[0])
         written += flush(g.mem, files[1])
         written += flush(g.py, files[2])
         written += flush(g.gpu, files[3])
+    # the script's <module> frame, in the python block after every step's
+    g.python_frame("train.py(120): <module>", first - 2000,
+                   g.clock[MAIN_TID] - 5000, None, g.root_py)
+    written += flush(g.py, files[2])
     last = max(g.clock[MAIN_TID], max(g.stream_free.values()))
     tail = trailer(g, first - 300000, last)
     for f in files:

@@ -41,6 +41,8 @@ const char *const synth_name_str[SN_COUNT] = {
     [SN_ATEN_MEAN] = "aten::mean",
     [SN_ATEN_ITEM] = "aten::item",
     [SN_ATEN_LOCAL_SCALAR_DENSE] = "aten::_local_scalar_dense",
+    [SN_PY_CALL_IMPL] = "torch/nn/modules/module.py(1527): _call_impl",
+    [SN_PY_MATMUL] = "<built-in method matmul of type object at 0x7f1c2d9e4a40>",
 };
 
 /* --------------------------------------------------------------------- PRNG */
@@ -129,7 +131,7 @@ uint64_t synth_events_for_steps(const struct synth_opts *o, int64_t steps) {
   unsigned __int128 c = (unsigned)o->cores, st = (uint64_t)steps;
   unsigned __int128 per = c * (2 + 7 * st + 2 * (st / 4));
   if (o->framework)
-    per += st * (7 + 3 * c);
+    per += st * (SYNTH_FW_FIXED + SYNTH_FW_PER_CORE * c);
   unsigned __int128 total =
       per * (unsigned)o->instances * (unsigned)o->processes;
   return total > UINT64_MAX ? UINT64_MAX : (uint64_t)total;

@@ -78,6 +78,8 @@ enum synth_name {
   SN_ATEN_MEAN,
   SN_ATEN_ITEM,
   SN_ATEN_LOCAL_SCALAR_DENSE,
+  SN_PY_CALL_IMPL, /* python_function frames of the framework trace */
+  SN_PY_MATMUL,
   SN_COUNT
 };
 extern const char *const synth_name_str[SN_COUNT];
@@ -158,6 +160,10 @@ struct synth {
   uint64_t events_total, events_done;        /* progress */
   int64_t progress_ns;
 };
+
+/* Framework events per step: fixed ones plus some per core. */
+#define SYNTH_FW_FIXED 8
+#define SYNTH_FW_PER_CORE 4
 
 /* Returns the number of system events (ntrace + framework X events) the
  * options produce with `steps` steps (saturating at UINT64_MAX). */

@@ -64,7 +64,7 @@ struct synth_sys_step {
   int cc; /* every 4th step runs a collective */
   int64_t start, end;
   struct synth_sys_nc_step *nc; /* [cores] */
-  struct synth_sys_fw *fw;      /* [7 + 3 * cores] */
+  struct synth_sys_fw *fw;      /* [SYNTH_FW_FIXED + SYNTH_FW_PER_CORE * cores] */
   int n_fw;
 };
 
@@ -141,7 +141,9 @@ static void synth_sys_sim_worker(struct synth_rng *r,
 
 /* One training step: the main thread launches one execution per core from
  * an aten::matmul, computes the loss, and waits in aten::item for every
- * core; the workers copy in, write, execute, read and copy out. */
+ * core; the workers copy in, write, execute, read and copy out.  Python
+ * frames enclose the model's forward (_call_impl around the aten::linear
+ * ops) and each aten::matmul. */
 static void synth_sys_sim_step(struct synth_sys_sim *sim,
                                const struct synth_proc *p, int cores,
                                int64_t index, struct synth_sys_step *st) {
@@ -153,6 +155,7 @@ static void synth_sys_sim_step(struct synth_sys_sim *sim,
   st->n_fw = 0;
   synth_sys_fw_add(st, SN_PROFILER_STEP, t, 0, -1);
   t += synth_rng_range(r, 3 * US, 8 * US);
+  int call = synth_sys_fw_add(st, SN_PY_CALL_IMPL, t - US, 0, -1);
   for (int n = 0; n < cores; n++) {
     int lin = synth_sys_fw_add(st, SN_ATEN_LINEAR, t, 0, -1);
     t += synth_rng_range(r, 2 * US, 5 * US);
@@ -161,6 +164,7 @@ static void synth_sys_sim_step(struct synth_sys_sim *sim,
     t += d + synth_rng_range(r, US, 2 * US);
     d = synth_rng_range(r, 15 * US, 40 * US);
     synth_sys_fw_add(st, SN_ATEN_MATMUL, t, d, n);
+    synth_sys_fw_add(st, SN_PY_MATMUL, t - US / 2, d + US, -1);
     synth_sys_sim_worker(r, &p->cores[n], st->cc,
                          t + synth_rng_range(r, 5 * US, 15 * US), &st->nc[n]);
     if (st->nc[n].copyout[1] > workers_end)
@@ -169,6 +173,7 @@ static void synth_sys_sim_step(struct synth_sys_sim *sim,
     st->fw[lin].dur = t - st->fw[lin].ts;
     t += synth_rng_range(r, 2 * US, 6 * US);
   }
+  st->fw[call].dur = t - US - st->fw[call].ts;
   int loss = synth_sys_fw_add(st, SN_ATEN_MSE_LOSS, t, 0, -1);
   t += synth_rng_range(r, 2 * US, 4 * US);
   static const enum synth_name parts[] = {SN_ATEN_SUB, SN_ATEN_POW,
@@ -375,6 +380,10 @@ static void synth_sys_json_ts(FILE *f, const char *key, int64_t ns) {
   fprintf(f, ",\"%s\":%" PRId64 ".%03d", key, ns / 1000, (int)(ns % 1000));
 }
 
+static int synth_sys_fw_python(const struct synth_sys_fw *e) {
+  return e->name == SN_PY_CALL_IMPL || e->name == SN_PY_MATMUL;
+}
+
 static void synth_sys_json_fw(struct synth_sys_out *o,
                               const struct synth_sys_step *st,
                               const struct synth_sys_fw *e) {
@@ -385,7 +394,8 @@ static void synth_sys_json_fw(struct synth_sys_out *o,
             "\"ProfilerStep#%" PRId64 "\"",
             st->index);
   else
-    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\"",
+    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\"",
+            synth_sys_fw_python(e) ? "python_function" : "cpu_op",
             synth_name_str[e->name]);
   fprintf(f, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64, o->p->pid, o->p->pid);
   synth_sys_json_ts(f, "ts", e->ts);
@@ -395,6 +405,33 @@ static void synth_sys_json_fw(struct synth_sys_out *o,
   fputc('}', f);
   o->s->c.events[e->name]++;
   o->s->c.fw++;
+}
+
+/* Kineto's file order, which puts an enclosing event after what it
+ * encloses: the step's ops and its ProfilerStep annotation in completion
+ * order (by end, inner first on equal ends), then its python frames in a
+ * block of their own, in the same order. */
+static int synth_sys_fw_cmp(const void *a, const void *b) {
+  const struct synth_sys_fw *x = *(const struct synth_sys_fw *const *)a,
+                            *y = *(const struct synth_sys_fw *const *)b;
+  if (synth_sys_fw_python(x) != synth_sys_fw_python(y))
+    return synth_sys_fw_python(x) - synth_sys_fw_python(y);
+  if (x->ts + x->dur != y->ts + y->dur)
+    return x->ts + x->dur < y->ts + y->dur ? -1 : 1;
+  if (x->ts != y->ts)
+    return x->ts > y->ts ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+static void synth_sys_json_step(struct synth_sys_out *o,
+                                const struct synth_sys_step *st) {
+  const struct synth_sys_fw **v = xmalloc((size_t)st->n_fw * sizeof *v);
+  for (int k = 0; k < st->n_fw; k++)
+    v[k] = &st->fw[k];
+  qsort(v, (size_t)st->n_fw, sizeof *v, synth_sys_fw_cmp);
+  for (int k = 0; k < st->n_fw; k++)
+    synth_sys_json_fw(o, st, v[k]);
+  free(v);
 }
 
 static void synth_sys_json_begin(struct synth_sys_out *o) {
@@ -603,8 +640,7 @@ static int synth_sys_write_step(struct synth_sys_out *o,
     o->flows[n] = s->next_flow++;
   s->c.flows += (uint64_t)o->cores;
   if (o->json)
-    for (int k = 0; k < st->n_fw; k++)
-      synth_sys_json_fw(o, st, &st->fw[k]);
+    synth_sys_json_step(o, st);
   o->n_evs = 0;
   for (int n = 0; n < o->cores; n++) {
     const struct synth_sys_nc_step *w = &st->nc[n];
@@ -638,7 +674,8 @@ static int synth_sys_write_step(struct synth_sys_out *o,
 
 static void synth_sys_step_alloc(struct synth_sys_step *st, int cores) {
   st->nc = xcalloc((size_t)cores, sizeof *st->nc);
-  st->fw = xcalloc((size_t)(7 + 3 * cores), sizeof *st->fw);
+  st->fw = xcalloc((size_t)(SYNTH_FW_FIXED + SYNTH_FW_PER_CORE * cores),
+                   sizeof *st->fw);
 }
 
 /* The pre-pass: time span of the process and, per core, the end of its

@@ -1,17 +1,19 @@
 /* fmt_chrome.c -- see fmt_chrome.h.
  *
- * Reading order: the open begins (B, b, S) waiting for their end, the
- * reader state, emitting records, the phase rules, the event array, the
- * top-level object and the entry points.  The byte source is jsrc's,
- * tokenizing jtok's, a value's text and numbers jval's.
+ * Reading order: the open begins (B, b, S) waiting for their end, emitting
+ * slices, the phase rules, the event array, the top-level object and the
+ * entry points.  The reader state is fmt_chrome_args.h's; what an event's
+ * args, ids and metadata say (flows, counters, M events, merged args)
+ * fmt_chrome_args.c's.  The byte source is jsrc's, tokenizing jtok's, a
+ * value's text and numbers jval's.
  */
 #include "fmt_chrome.h"
+#include "fmt_chrome_args.h"
 #include "jtok.h"
 #include "jval.h"
 #include "util.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,25 +32,6 @@ struct open {
   int64_t ts;
   uint64_t off;
   int async;
-};
-
-struct stack {
-  struct open **v;
-  size_t n, cap;
-};
-
-/* String-keyed hash map of stacks; linear probing, backward-shift delete
- * so that finished keys (one per async id) do not pile up. */
-struct slot {
-  char *key;
-  size_t klen;
-  uint64_t h;
-  struct stack st;
-};
-
-struct map {
-  struct slot *s;
-  size_t cap, n;
 };
 
 static struct stack *map_get(struct map *m, const char *k, size_t klen,
@@ -122,187 +105,16 @@ static void open_free(struct open *o) {
   free(o);
 }
 
-/* ------------------------------------------------------------ reader */
-
-/* Fields of one event, as spans into the window. */
-struct ev {
-  uint64_t off;
-  int members;
-  struct jtok_span ph, name, cat, pid, tid, ts, dur, id, id2, bind_id, bp,
-      scope, args, flow_in, flow_out;
-};
-
-/* Text buffers of the reader; SB_SCRATCH is only ever raw_add's scratch. */
-enum {
-  SB_NAME, /* event texts */
-  SB_CAT,
-  SB_PID,
-  SB_TID,
-  SB_ARGS,  /* args text, metadata value */
-  SB_ID,    /* ev_idtext, flow ids */
-  SB_ATID,  /* async track "async:<cat>:<id>" */
-  SB_CNAME, /* counter name */
-  SB_TEXT,  /* short-lived texts */
-  SB_KEY,   /* map keys, top-level keys */
-  SB_MERGE, /* merged begin/end args */
-  SB_SCRATCH,
-  SB_N
-};
-
-enum rd_mode { RD_MAIN, RD_PRESCAN, RD_PROBE };
-
-struct rd {
-  struct jsrc src;
-  const char *path;
-  const struct fmt_chrome_cb *cb;
-  struct fmt_chrome_stats *st;
-  struct jtok_warn warn; /* cb's warnings, st's skipped count */
-  int64_t base_ns;
-  int have_base, prescanned, saw_events;
-  int64_t ts_max;
-  int have_ts;
-  struct ev ev;
-  struct sbuf sb[SB_N];
-  uint64_t *fids;
-  size_t nfids, capfids;
-  struct map stacks; /* B/E, key "pid\0tid" */
-  struct map async;  /* b/e and S/F, key "<class>cat\0id" */
-};
-
 /* ------------------------------------------------------------ emitting */
 
 static int emit_slice(struct rd *r, const struct fmt_chrome_slice *sl) {
   return r->cb && r->cb->slice ? r->cb->slice(r->cb->ud, sl) : 0;
 }
 
-static int emit_flow(struct rd *r, char phase, const char *id, const char *pid,
-                     const char *tid, int64_t ts, int enclosing, uint64_t off) {
-  struct fmt_chrome_flow f = {phase, id, pid, tid, ts, enclosing, off};
-  return r->cb && r->cb->flow ? r->cb->flow(r->cb->ud, &f) : 0;
-}
-
-/* Collects args.flow_id (a list of strings or numbers, or one of them)
- * into r->fids. */
-static void ev_flow_ids(struct rd *r, const struct jtok_span *args) {
-  struct jtok_span v, el;
-  r->nfids = 0;
-  if (args->kind != JTOK_OBJ || !memmem(args->p, args->n, "\"flow_id\"", 9) ||
-      !jtok_find(args, "flow_id", &v))
-    return;
-  const uchar *p = v.p + 1, *end = v.p + v.n;
-  int one = v.kind != JTOK_ARR;
-  while (one || jtok_element(&p, end, &el) == JTOK_OK) {
-    uint64_t id;
-    if (one)
-      el = v;
-    if ((el.kind == JTOK_STR || el.kind == JTOK_NUM) &&
-        !jval_u64(jval_text(&r->sb[SB_TEXT], &el, &r->sb[SB_SCRATCH]), &id)) {
-      if (r->nfids == r->capfids) {
-        r->capfids = r->capfids ? r->capfids * 2 : 8;
-        r->fids = xrealloc(r->fids, r->capfids * sizeof *r->fids);
-      }
-      r->fids[r->nfids++] = id;
-    }
-    if (one)
-      break;
-  }
-}
-
-/* Writes the identity of an async or flow event into r->sb[SB_ID]:
- * "[scope:]id", "[scope:]global-id2" or "[scope:]local:<pid>:local-id2".
- * Returns NULL if the event has none. */
-static const char *ev_idtext(struct rd *r, const struct ev *e,
-                             const char *pid) {
-  struct sbuf *b = &r->sb[SB_ID];
-  struct jtok_span v;
-  int local = 0;
-  if (e->id.kind != JTOK_NONE && e->id.kind != JTOK_OBJ &&
-      e->id.kind != JTOK_ARR)
-    v = e->id;
-  else if (!jtok_find(&e->id2, "global", &v) &&
-           !(local = jtok_find(&e->id2, "local", &v)))
-    return NULL;
-  sbuf_reset(b);
-  if (e->scope.kind != JTOK_NONE) {
-    jval_add(b, &e->scope, &r->sb[SB_SCRATCH]);
-    sbuf_addc(b, ':');
-  }
-  if (local)
-    sbuf_printf(b, "local:%s:", pid);
-  jval_add(b, &v, &r->sb[SB_SCRATCH]);
-  return b->s;
-}
-
 static void ts_seen(struct rd *r, int64_t end_ns) {
   if (!r->have_ts || end_ns > r->ts_max)
     r->ts_max = end_ns;
   r->have_ts = 1;
-}
-
-/* Emits the v2 flow endpoint of an X or B event, if it has one: flow_out
- * starts a flow, flow_in ends one, both make a step; the id is bind_id (or
- * id when bind_id is absent). */
-static int ev_flow_v2(struct rd *r, const struct ev *e, const char *pid,
-                      const char *tid, int64_t ts) {
-  int in = jtok_true(&e->flow_in), out = jtok_true(&e->flow_out);
-  const struct jtok_span *id =
-      e->bind_id.kind != JTOK_NONE ? &e->bind_id : &e->id;
-  if ((!in && !out) || id->kind == JTOK_NONE)
-    return 0;
-  struct sbuf *b = &r->sb[SB_ID];
-  sbuf_reset(b);
-  sbuf_adds(b, "v2:");
-  jval_add(b, id, &r->sb[SB_SCRATCH]);
-  return emit_flow(r,
-                   in && out ? 't'
-                   : out     ? 's'
-                             : 'f',
-                   b->s, pid, tid, ts, 1, e->off);
-}
-
-static int obj_empty(const char *a) {
-  if (*a != '{')
-    return 0;
-  for (a++; jtok_blank((uchar)*a); a++)
-    ;
-  return *a == '}';
-}
-
-/* Appends the members of object text a to out, leaving out those whose
- * key object `skip` (may be NULL) also has. */
-static void args_members(struct sbuf *out, const char *a,
-                         const struct jtok_span *skip) {
-  const uchar *p = (const uchar *)a + 1, *end = (const uchar *)a + strlen(a);
-  struct jtok_span k, v, dup;
-  while (jtok_member(&p, end, &k, &v) == JTOK_OK) {
-    if (skip && jtok_findn(skip, k.p, k.n, &dup))
-      continue;
-    if (out->len > 1)
-      sbuf_addc(out, ',');
-    sbuf_add(out, (const char *)k.p - 1, k.n + 2);
-    sbuf_addc(out, ':');
-    if (v.kind == JTOK_STR)
-      sbuf_add(out, (const char *)v.p - 1, v.n + 2);
-    else
-      sbuf_add(out, (const char *)v.p, v.n);
-  }
-}
-
-/* Merges the args of an end event into those of its begin; where both
- * name a key the end's value wins, as in catapult.  Returns the merged
- * text (in out), a or b. */
-static const char *args_merge(struct sbuf *out, const char *a, const char *b) {
-  if (!b || obj_empty(b) || *b != '{')
-    return a;
-  if (!a || obj_empty(a) || *a != '{')
-    return b;
-  struct jtok_span bs = {(const uchar *)b, strlen(b), JTOK_OBJ, 0};
-  sbuf_reset(out);
-  sbuf_addc(out, '{');
-  args_members(out, a, &bs);
-  args_members(out, b, NULL);
-  sbuf_addc(out, '}');
-  return out->s;
 }
 
 static struct open *open_new(struct rd *r, const char *name, const char *cat,
@@ -343,7 +155,7 @@ static int open_close(struct rd *r, struct open *o, int64_t end_ts,
       .dur_ns = end_ts > o->ts ? end_ts - o->ts : 0,
       .incomplete = incomplete,
       .async = o->async,
-      .args_json = args_merge(&r->sb[SB_MERGE], o->args, end_args),
+      .args_json = fmt_chrome_args_merge(&r->sb[SB_MERGE], o->args, end_args),
       .flow_ids = o->fids,
       .n_flow_ids = o->nfids,
       .offset = o->off,
@@ -367,68 +179,6 @@ static struct stack *rd_stack(struct rd *r, struct map *m, char cls,
   return map_get(m, k->s, k->len, create);
 }
 
-static int ev_meta(struct rd *r, const struct ev *e, const char *name,
-                   const char *pid, const char *tid) {
-  static const struct {
-    const char *kind, *arg;
-    int thread;
-  } kinds[] = {{"process_name", "name", 0},
-               {"process_labels", "labels", 0},
-               {"process_sort_index", "sort_index", 0},
-               {"thread_name", "name", 1},
-               {"thread_sort_index", "sort_index", 1}};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-    struct jtok_span v;
-    if (strcmp(name, kinds[i].kind))
-      continue;
-    if (!jtok_find(&e->args, kinds[i].arg, &v) || v.kind == JTOK_LIT)
-      return jtok_skipped(&r->warn, e->off,
-                          "metadata event '%s' without args.%s: skipped", name,
-                          kinds[i].arg);
-    struct fmt_chrome_meta m = {
-        name, pid, kinds[i].thread ? tid : NULL,
-        jval_text(&r->sb[SB_ARGS], &v, &r->sb[SB_SCRATCH])};
-    return r->cb && r->cb->meta ? r->cb->meta(r->cb->ud, &m) : 0;
-  }
-  return jtok_skipped(&r->warn, e->off,
-                      "unsupported metadata event '%s': skipped", name);
-}
-
-static int ev_counter(struct rd *r, const struct ev *e, const char *name,
-                      const char *pid, int64_t ts) {
-  const char *idt = ev_idtext(r, e, pid);
-  struct sbuf *cname = &r->sb[SB_CNAME];
-  if (idt) { /* a counter with an id is its own series set: name[id] */
-    sbuf_reset(cname);
-    sbuf_printf(cname, "%s[%s]", name, idt);
-    name = cname->s;
-  }
-  int n = 0, rc = 0;
-  if (e->args.kind == JTOK_OBJ) {
-    const uchar *p = e->args.p + 1, *end = e->args.p + e->args.n;
-    struct jtok_span k, v;
-    while (!rc && jtok_member(&p, end, &k, &v) == JTOK_OK) {
-      char num[64], *stop;
-      if (v.kind != JTOK_NUM || v.n >= sizeof num)
-        continue;
-      memcpy(num, v.p, v.n);
-      num[v.n] = '\0';
-      double x = strtod(num, &stop);
-      if (*stop || !isfinite(x))
-        continue;
-      struct fmt_chrome_counter c = {
-          pid, name, jval_text(&r->sb[SB_TEXT], &k, &r->sb[SB_SCRATCH]),
-          ts,  x,    e->off};
-      n++;
-      rc = r->cb && r->cb->counter ? r->cb->counter(r->cb->ud, &c) : 0;
-    }
-  }
-  if (!n)
-    jtok_skipped(&r->warn, e->off,
-                 "counter event '%s' without numeric args: skipped", name);
-  return rc;
-}
-
 /* Applies the phase rules to a parsed event. */
 static int ev_process(struct rd *r, const struct ev *e) {
   if (e->members == 0)
@@ -447,12 +197,12 @@ static int ev_process(struct rd *r, const struct ev *e) {
   const char *tid = jval_text(&sb[SB_TID], &e->tid, tmp);
   if (!name)
     name = "";
-  if (!pid)
-    pid = "";
+  if (!pid) /* as Perfetto: no pid is pid 0, no tid is thread pid */
+    pid = "0";
   if (!tid)
-    tid = "";
+    tid = pid;
   if (ph == 'M')
-    return ev_meta(r, e, name, pid, tid);
+    return fmt_chrome_args_meta(r, e, name, pid, tid);
 
   int64_t ts, dur = 0, end;
   if (e->ts.kind == JTOK_NONE)
@@ -478,7 +228,7 @@ static int ev_process(struct rd *r, const struct ev *e) {
   }
   r->nfids = 0;
   if (strchr("XBbSEeF", ph))
-    ev_flow_ids(r, &e->args);
+    fmt_chrome_args_flow_ids(r, &e->args);
 
   struct fmt_chrome_slice sl = {.name = name,
                                 .cat = cat,
@@ -496,11 +246,11 @@ static int ev_process(struct rd *r, const struct ev *e) {
   case 'X':
     sl.dur_ns = dur;
     rc = emit_slice(r, &sl);
-    return rc ? rc : ev_flow_v2(r, e, pid, tid, ts);
+    return rc ? rc : fmt_chrome_args_flow_v2(r, e, pid, tid, ts);
   case 'B':
     st = rd_stack(r, &r->stacks, 0, pid, tid, 1);
     stack_push(st, open_new(r, name, cat, pid, tid, args, ts, e->off, 0));
-    return ev_flow_v2(r, e, pid, tid, ts);
+    return fmt_chrome_args_flow_v2(r, e, pid, tid, ts);
   case 'E':
     st = rd_stack(r, &r->stacks, 0, pid, tid, 0);
     if (!st || !st->n)
@@ -517,26 +267,15 @@ static int ev_process(struct rd *r, const struct ev *e) {
     sl.instant = 1;
     return emit_slice(r, &sl);
   case 'C':
-    return ev_counter(r, e, name, pid, ts);
+    return fmt_chrome_args_counter(r, e, name, pid, ts);
   case 's':
   case 't':
-  case 'f': {
-    int enclosing = ph != 'f' || jtok_is(&e->bp, "e") ||
-                    (cat && (strstr(cat, "input") || strstr(cat, "ipc.flow")));
-    if (!(idt = ev_idtext(r, e, pid)))
-      return jtok_skipped(&r->warn, e->off,
-                          "flow event '%c' without id: skipped", ph);
-    struct sbuf *fid = &r->sb[SB_TEXT];
-    sbuf_reset(fid);
-    sbuf_adds(fid, cat ? cat : "");
-    sbuf_addc(fid, ':');
-    sbuf_adds(fid, idt);
-    return emit_flow(r, ph, fid->s, pid, tid, ts, enclosing, e->off);
-  }
+  case 'f':
+    return fmt_chrome_args_flow_v1(r, e, ph, cat, pid, tid, ts);
   default: /* async: b e n (nestable), S T p F (legacy) */
     break;
   }
-  if (!(idt = ev_idtext(r, e, pid)))
+  if (!(idt = fmt_chrome_args_idtext(r, e, pid)))
     return jtok_skipped(&r->warn, e->off,
                         "async event '%c' without id: skipped", ph);
   struct sbuf *ab = &r->sb[SB_ATID];
@@ -775,6 +514,8 @@ static void rd_top_value(struct rd *r, const char *key) {
                jval_text(&r->sb[SB_TEXT], &rank, &r->sb[SB_SCRATCH]));
   }
 }
+
+enum rd_mode { RD_MAIN, RD_PRESCAN, RD_PROBE };
 
 /* Reads the members of the top-level object whose '{' is behind the
  * cursor.  RD_MAIN reads the events; RD_PRESCAN skips them to learn the

@@ -21,9 +21,11 @@
 struct fmt_chrome_slice {
   const char *name;        /* never NULL ("" when absent) */
   const char *cat;         /* NULL when absent */
-  const char *pid;         /* pid as text: "12", "-3", "Browser"; never NULL */
-  const char *tid;         /* tid as text; for async slices the async id
-                              scope "async:<cat>:<id>"; never NULL */
+  const char *pid;         /* pid as text: "12", "-3", "Browser"; "0" when
+                              absent; never NULL */
+  const char *tid;         /* tid as text, the pid when absent; for async
+                              slices the async id scope "async:<cat>:<id>";
+                              never NULL */
   int64_t ts_ns;           /* exact, from the decimal text (+ baseTimeNanoseconds) */
   int64_t dur_ns;          /* >= 0 */
   int instant;             /* 1 for i/I/n/R and zero-length marks */
@@ -36,7 +38,9 @@ struct fmt_chrome_slice {
   uint64_t offset;         /* byte offset of the event in the (decompressed) file */
 };
 
-/* One counter sample: a C event produces one sample per numeric args key. */
+/* One counter sample: a C event produces one sample per numeric args key
+ * (a number, or a string holding a whole decimal number such as "3.5",
+ * ".75" or "+10.5"). */
 struct fmt_chrome_counter {
   const char *pid;
   const char *name;        /* event name */

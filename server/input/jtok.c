@@ -331,8 +331,14 @@ static int jtok_nest_scan(const uchar **pp, const uchar *end,
     int top_obj = depth && (is_obj[(depth - 1) / 64] >> ((depth - 1) % 64) & 1);
     struct jtok_span v;
     int rc;
-    if ((c == '}' && (want == KEY_OR_CLOSE || (want == NEXT && top_obj))) ||
+    /* after a comma, a close is a trailing comma: accepted, flagged */
+    int trail = depth && ((c == '}' && want == KEY) ||
+                          (c == ']' && want == VALUE && !top_obj));
+    if (trail ||
+        (c == '}' && (want == KEY_OR_CLOSE || (want == NEXT && top_obj))) ||
         (c == ']' && (want == VALUE_OR_CLOSE || (want == NEXT && !top_obj)))) {
+      if (trail)
+        fl |= JTOK_F_TRAILCOMMA;
       p++;
       if (--depth == 0) {
         sp->p = *pp;

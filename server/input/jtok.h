@@ -66,8 +66,10 @@ enum {
   JTOK_F_CTRL = 8,       /* raw control characters inside a string */
   JTOK_F_NONFINITE = 16, /* NaN, [-]Infinity or a number beyond a double
                             inside an object or array */
-  JTOK_F_BADESC = 32     /* an unknown escape, a bad \u, a lone surrogate or
+  JTOK_F_BADESC = 32,    /* an unknown escape, a bad \u, a lone surrogate or
                             \u0000 (that JSON parsers refuse) */
+  JTOK_F_TRAILCOMMA = 64 /* a comma before a closing } or ] inside an object
+                            or array (dropped when the text is copied) */
 };
 
 /* A scanned value: for strings the bytes between the quotes, for anything
@@ -81,8 +83,10 @@ struct jtok_span {
 
 /* Scans one value.  Strings: a quote followed by anything but , } ] or :
  * is taken as an unescaped quote inside the string (old Kineto wrote
- * those); a raw newline inside a string is an error.  Bare tokens at the
- * top (not inside an object or array) are not checked. */
+ * those); a raw newline inside a string is an error.  A trailing comma
+ * before a closing } or ] is accepted and flagged (JTOK_F_TRAILCOMMA), as
+ * Perfetto's and Chrome's importers accept it.  Bare tokens at the top (not
+ * inside an object or array) are not checked. */
 int jtok_scan(const unsigned char **pp, const unsigned char *end,
               struct jtok_span *v);
 

@@ -106,13 +106,13 @@ void jval_decode(struct sbuf *b, const struct jtok_span *sp) {
 }
 
 /* Appends the raw JSON text of a non-string value, made valid UTF-8, with
- * strings re-escaped and NaN/Infinity turned into null when the scan
- * flagged them.  `tmp` is scratch. */
+ * strings re-escaped, NaN/Infinity turned into null and trailing commas
+ * dropped when the scan flagged them.  `tmp` is scratch. */
 static void jval_raw_add(struct sbuf *b, const struct jtok_span *sp,
                          struct sbuf *tmp) {
   const uchar *p = sp->p, *end = sp->p + sp->n, *run = p;
   if (!(sp->fl & (JTOK_F_BADUTF | JTOK_F_QUOTE | JTOK_F_CTRL |
-                  JTOK_F_NONFINITE | JTOK_F_BADESC))) {
+                  JTOK_F_NONFINITE | JTOK_F_BADESC | JTOK_F_TRAILCOMMA))) {
     sbuf_add(b, (const char *)p, sp->n);
     return;
   }
@@ -140,6 +140,15 @@ static void jval_raw_add(struct sbuf *b, const struct jtok_span *sp,
       jval_decode(tmp, &s);
       sbuf_add_json_str(b, tmp->s, tmp->len);
       p = run = q;
+    } else if (*p == ',' && (sp->fl & JTOK_F_TRAILCOMMA)) {
+      const uchar *q = p + 1;
+      while (q < end && jtok_blank(*q))
+        q++;
+      if (q < end && (*q == '}' || *q == ']')) {
+        sbuf_add(b, (const char *)run, (size_t)(p - run));
+        run = q;
+      }
+      p = q;
     } else if (*p >= 0x80) {
       int n = jtok_utf8_len(p, (size_t)(end - p));
       if (n > 0) {

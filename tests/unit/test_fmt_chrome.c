@@ -482,6 +482,31 @@ static void test_tolerance(void **state) {
   check_file("tolerance.json", lines, 19, 12, NULL);
 }
 
+/* The rules of Perfetto's JSON importer: no tid is thread pid, no pid is
+ * pid 0; counter values in numeric strings are numbers; a trailing comma
+ * in args keeps the event and its args (and leaves the copied text). */
+static void test_perfetto_rules(void **state) {
+  static const char *const lines[] = {
+      "S|notid|(null)|7|7|1000|2000|-|(null)|",
+      "S|nopid|(null)|0|0|3000|1000|-|(null)|",
+      "M|thread_name|7|7|main",
+      "C|5|str|dot|4000|0.75",
+      "C|5|str|tail|4000|246",
+      "C|5|str|zero|4000|50",
+      "C|5|str|plus|4000|10.5",
+      "C|5|str|n|4000|-2",
+      "W|@{\"ph\":\"C\",\"name\":\"nonum\"|counter event 'nonum' without "
+      "numeric args: skipped",
+      "S|nested|(null)|1|2|7000|1000|-|{\"l\":[1,2],\"o\":{\"s\":\"a,}\" "
+      "}}|",
+      "W|@{\"ph\":\"X\",\"name\":\"bad\"|malformed event (unexpected byte "
+      "0x2c at offset *",
+      "S|after|(null)|1|2|9000|0|-|(null)|",
+      "S|trail|c|1|async:c:1|6000|3000|ca|{\"k\":1}|",
+      NULL};
+  check_file("perfetto.json", lines, 9, 2, NULL);
+}
+
 static void test_truncated(void **state) {
   static const char *const lines[] = {
       "S|a|(null)|1|1|1000|1000|-|(null)|",
@@ -874,6 +899,7 @@ int main(void) {
       cmocka_unit_test(test_random_matching),
       cmocka_unit_test(test_basic),
       cmocka_unit_test(test_tolerance),
+      cmocka_unit_test(test_perfetto_rules),
       cmocka_unit_test(test_truncated),
       cmocka_unit_test(test_object),
       cmocka_unit_test(test_object_tail),
