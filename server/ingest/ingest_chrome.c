@@ -122,10 +122,14 @@ static int ingest_chrome_slice(void *ud, const struct fmt_chrome_slice *s) {
   if (!filter_keep_event(g->o->filter, s->name))
     return 0;
   struct itrack *t = ingest_chrome_track(c, s->pid, s->tid, s->async);
+  /* equal (start, duration) slices nest in file order of their begin, as
+   * Perfetto and DevTools nest them: a B/E pair is reported at its E */
   struct lanes_item it = {.ts = s->ts_ns,
                           .dur = s->dur_ns,
                           .id = INGEST_SYNTHETIC_ID + g->next_id++,
-                          .name = store_writer_intern(g->w, s->name)};
+                          .name = store_writer_intern(g->w, s->name),
+                          .seq = ((uint64_t)c->file + 1) << 40 |
+                                 (s->offset & ((1ull << 40) - 1))};
   ingest_args_begin(g);
   ingest_args_str(g, "cat", s->cat);
   if (s->instant)

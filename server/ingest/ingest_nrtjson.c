@@ -2,7 +2,7 @@
  * nrt_sys_trace_fetch_events returns, saved to a file) into the same
  * tables as ntrace.pb: fmt_nrtjson pairs the records and maps the device
  * clock; this file gives each dump its process and hands the events to
- * ingest_system_event and the HBM samples to ingest_hbm.  See
+ * ingest_system_event and the HBM samples to ingest_system_hbm.  See
  * ingest_priv.h. */
 #include "filter.h"
 #include "fmt_nrtjson.h"
@@ -25,7 +25,7 @@ static int ingest_nrtjson_record(void *ud, uint64_t offset,
   if (r->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
     ingest_system_event(v->g, r->event, false);
   else if (r->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
-    ingest_hbm(v->g, r->hbm);
+    ingest_system_hbm(v->g, r->hbm);
   return 0;
 }
 

@@ -299,7 +299,8 @@ void lanes_push(struct lanes *l, struct lanes_item *in) {
     l->pool->mem += sizeof *l->v * (cap - l->cap);
     l->cap = cap;
   }
-  in->seq = l->seq++;
+  if (!in->seq)
+    in->seq = l->seq++;
   l->v[l->n++] = *in;
   size_t m = lanes_item_mem(in);
   l->mem += m;

@@ -40,7 +40,11 @@ struct lanes_item {
   size_t args_len;
   uint64_t *flows; /* flow ids or NULL */
   int n_flows;
-  uint64_t seq; /* set by lanes_push: the push order */
+  /* The order of slices with equal start and duration (the first one
+   * encloses the next): 0 for the push order, set by lanes_push, or the
+   * caller's own non-zero order (the file position of a Chrome event's
+   * begin); one track's slices use one kind or the other. */
+  uint64_t seq;
 };
 
 struct lanes_pool;
@@ -57,7 +61,7 @@ struct lanes *lanes_new(struct lanes_pool *p);
 /* Frees the sorter and the slices it still holds (NULL allowed). */
 void lanes_free(struct lanes *l);
 
-/* Adds `in` (its seq is set).  Must not be called while a drain is under
+/* Adds `in` (its seq is set when 0).  Must not be called while a drain is under
  * way (lanes_pop() has handed back some slices but not returned 0). */
 void lanes_push(struct lanes *l, struct lanes_item *in);
 /* Hands back the next slice in order with its lane: returns 1, or 0 when

@@ -67,6 +67,17 @@ const SERVER = path.join(BUILD, 'server/neuron-explorer-server');
 const SHOW = 15; // disagreements printed per trace
 
 const ENGINE = path.join(SRC, 'node_modules/@paulirish/trace_engine');
+// A release tarball has no node_modules/: skip with the reason, unless
+// NEX_REQUIRE_E2E says the engine must be there (tools/bootstrap.sh test).
+if (!fs.existsSync(path.join(ENGINE, 'models/trace/trace.js'))) {
+  const why = `no ${ENGINE} (npm ci installs it)`;
+  if (process.env.NEX_REQUIRE_E2E) {
+    console.log(`1..1\nnot ok 1 - the DevTools trace engine is installed # ${why}`);
+    process.exit(1);
+  }
+  console.log(`1..0 # SKIP ${why}`);
+  process.exit(0);
+}
 const Trace = await import(pathToFileURL(path.join(ENGINE, 'models/trace/trace.js')));
 const { polyfillDOMRect } = await import(
   pathToFileURL(path.join(ENGINE, 'analyze-trace.mjs')));
@@ -241,21 +252,21 @@ function sql(db, q) {
   return out.split('\n').filter((l) => l.length).map((l) => l.split('\t'));
 }
 
-const SYNTHETIC = 1n << 40n; // pids/tids made for names (ingest.h)
-
 // Our slices with their parent key: Map key -> [parent key or ''].
 function storeParents(db) {
-  const pname = new Map(sql(db, 'SELECT pid, name FROM process')
+  // pids/tids the trace wrote as text are stored as numbers with the text
+  // as their name (named = 1)
+  const pname = new Map(sql(db, 'SELECT pid, name FROM process WHERE named')
                         .map(([p, nm]) => [p, nm]));
-  const tname = new Map(sql(db, 'SELECT pid, tid, name FROM thread')
+  const tname = new Map(sql(db, 'SELECT pid, tid, name FROM thread WHERE named')
                         .map(([p, t, nm]) => [p + '\t' + t, nm]));
   const rows = sql(db, `SELECT t.id, t.pid, t.tid, s.lane, s.ts, s.dur, replace(replace(n.s, char(9), ' '), char(10), ' ')
     FROM slice s JOIN track t ON t.id = s.track JOIN str n ON n.id = s.name
     WHERE t.source = 'framework' ORDER BY t.id, s.lane, s.ts`);
   const tracks = new Map();
   for (const [track, pid, tid, lane, ts, dur, name] of rows) {
-    const p = BigInt(pid) >= SYNTHETIC ? pname.get(pid) : pid;
-    const t = BigInt(tid) >= SYNTHETIC ? tname.get(pid + '\t' + tid) : tid;
+    const p = pname.has(pid) ? pname.get(pid) : pid;
+    const t = tname.has(pid + '\t' + tid) ? tname.get(pid + '\t' + tid) : tid;
     const s = { lane: +lane, ts: BigInt(ts), dur: BigInt(dur) };
     s.key = [p, t, s.ts, s.dur, name].join('\t');
     if (!tracks.has(track))
@@ -295,6 +306,25 @@ function storeParents(db) {
   return byKey;
 }
 
+// Whether our parent differs from the engine's by one of our documented
+// rules (doc/api.md, "Lanes and flows"):
+//  * zero-length events at one instant stack, each one lane below the one
+//    before (ids are track:lane:ts, so they cannot share a lane), where
+//    DevTools makes them siblings: a zero-length event contains nothing;
+//  * DevTools leaves a slice out of its tree when it starts inside the
+//    slice on top of its stack and ends after it (a partial overlap, e.g.
+//    ProfilerStep#N against a python frame): its children then get the
+//    slice below it as parent; we keep the slice, and it holds what it
+//    contains.
+function documented(x, got, leftOut) {
+  if (!got)
+    return false;
+  const [, , ts, dur] = got.split('\t');
+  if (x.durns === 0n && dur === '0' && BigInt(ts) === x.tsns)
+    return true;
+  return leftOut.has(got);
+}
+
 // ------------------------------------------------------------ main
 
 const show = (k) => (k ? k.split('\t').join(' | ') : '(none)');
@@ -313,7 +343,9 @@ async function check(file, tmp) {
   const parents = await engineParents(list);
   const ours = storeParents(db);
 
-  const missing = [], differ = [];
+  const missing = [], differ = [], deliberate = [];
+  // entries the engine left out of its tree (a partial overlap)
+  const leftOut = new Set(list.filter((x) => !parents.has(x)).map((x) => x.key));
   let inTree = 0, roots = 0;
   const taken = new Map();
   for (const x of list) {
@@ -334,7 +366,7 @@ async function check(file, tmp) {
     const got = cands.splice(i >= 0 ? i : 0, 1)[0];
     taken.set(x.key, (taken.get(x.key) || 0) + 1);
     if (got !== want)
-      differ.push({ x, want, got });
+      (documented(x, got, leftOut) ? deliberate : differ).push({ x, want, got });
   }
   console.log(`# ${b}: ${list.length} thread entries, ${inTree} in the engine's tree ` +
               `(${inTree - roots} with a parent, ${roots} roots), ` +
@@ -342,6 +374,11 @@ async function check(file, tmp) {
   ok(missing.length === 0,
      `${b}: each of the engine's ${inTree} entries is a slice in the store (${missing.length} missing)`,
      missing.slice(0, SHOW).map((x) => `missing: event #${x.at} ${show(x.key)}`));
+  if (deliberate.length)
+    console.log(`# ${b}: ${deliberate.length} parents differ by a documented rule ` +
+                '(doc/api.md, "Lanes and flows": zero-length events at one ' +
+                'instant stack; a slice DevTools leaves out of its tree for a ' +
+                'partial overlap still holds what it contains)');
   ok(differ.length === 0,
      `${b}: our parent is the engine's for each of ${inTree - missing.length} entries (${differ.length} disagree)`,
      differ.slice(0, SHOW).flatMap(({ x, want, got }) => [

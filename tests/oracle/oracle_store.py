@@ -5,7 +5,6 @@ import os
 import shutil
 import subprocess
 
-SYNTHETIC = 1 << 40  # pids/tids the ingest makes for names (ingest.h)
 
 
 class Tap:
@@ -59,12 +58,10 @@ def chrome_ids(con):
     """A function (pid, tid) -> (pid text, tid text) as the trace wrote
     them: numbers as themselves, names (pids/tids that were text) from the
     process and thread tables."""
-    pname = dict(con.execute("SELECT pid, name FROM process"))
+    pname = dict(con.execute("SELECT pid, name FROM process WHERE named"))
     tname = {(p, t): n for p, t, n in con.execute(
-        "SELECT pid, tid, name FROM thread")}
+        "SELECT pid, tid, name FROM thread WHERE named")}
 
     def ids(pid, tid):
-        p = pname.get(pid) if pid >= SYNTHETIC else str(pid)
-        t = tname.get((pid, tid)) if tid >= SYNTHETIC else str(tid)
-        return p, t
+        return pname.get(pid, str(pid)), tname.get((pid, tid), str(tid))
     return ids
