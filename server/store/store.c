@@ -698,6 +698,15 @@ static void store_writer_free(struct store_writer *w) {
   free(w);
 }
 
+void store_writer_abort(struct store_writer *w) {
+  if (!w)
+    return;
+  char *tmp = xstrdup(w->tmp);
+  store_writer_free(w);
+  unlink(tmp);
+  free(tmp);
+}
+
 int store_writer_finish(struct store_writer *w, char **cause) {
   store_drain(w);
   char *err = NULL;
@@ -718,10 +727,7 @@ int store_writer_finish(struct store_writer *w, char **cause) {
   }
   if (w->error) {
     *cause = xasprintf("cannot complete store %s: %s", w->tmp, w->error);
-    char *tmp = xstrdup(w->tmp);
-    store_writer_free(w);
-    unlink(tmp);
-    free(tmp);
+    store_writer_abort(w);
     return -EIO;
   }
   int rc = 0;

@@ -159,6 +159,10 @@ int store_writer_query(struct store_writer *w,
  * reports that first error. */
 int store_writer_finish(struct store_writer *w, char **cause);
 
+/* Abandons the store (an ingest that cannot complete): stops the writer
+ * thread, removes the temporary file and frees w.  NULL allowed. */
+void store_writer_abort(struct store_writer *w);
+
 /* Returns 1 if `path` is a complete store whose store_info has key
  * "fingerprint" equal to `fingerprint` (and then sets *events to the sum of
  * its tracks' event counts and *warnings to its Warning rows), else 0. */
