@@ -1,5 +1,6 @@
 /* export.c -- exports of a window of the system timeline (see export.h). */
 #include "export.h"
+#include "export_pftrace.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -11,7 +12,8 @@ enum export_format {
   EXPORT_SUMMARY_TEXT,
   EXPORT_SUMMARY_JSON,
   EXPORT_CSV,
-  EXPORT_JSON
+  EXPORT_JSON,
+  EXPORT_PFTRACE
 };
 
 #define EXPORT_PIECE (64 * 1024)
@@ -24,6 +26,7 @@ struct export {
   bool first;               /* no event written yet (perfetto commas) */
   int64_t start, end;
   int64_t *procs; /* perfetto: per track, the pid ordinal of its process */
+  struct export_pftrace *pf; /* pftrace: the protobuf writer */
 };
 
 static const struct {
@@ -37,6 +40,8 @@ static const struct {
     [EXPORT_CSV] = {"csv", "text/csv; charset=utf-8",
                     "SystemProfileEvents.csv"},
     [EXPORT_JSON] = {"json", "application/json", "system_profile.json"},
+    [EXPORT_PFTRACE] = {"pftrace", "application/octet-stream",
+                        "system_profile.pftrace"},
 };
 
 const char *export_content_type(const struct export *x) {
@@ -178,15 +183,8 @@ static bool export_pid_taken(const struct export *x,
   return false;
 }
 
-/* The head: names, labels and sort indexes of the processes and threads
- * of every event track.  A standalone Chrome trace's process keeps its pid
- * while no other has it; the others are numbered from 1 in track order
- * with numbers no such process has. */
-static void export_perfetto_head(struct export *x, struct sbuf *b) {
-  size_t n;
-  const struct tracks_row *r = query_export_tracks(x->cur, &n);
-  x->procs = xcalloc(n ? n : 1, sizeof *x->procs);
-  sbuf_adds(b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+int64_t *export_procs(const struct tracks_row *r, size_t n) {
+  struct export x = {.procs = xcalloc(n ? n : 1, sizeof *x.procs)};
   int64_t next = 1;
   for (size_t i = 0; i < n; i++) {
     size_t j;
@@ -194,43 +192,67 @@ static void export_perfetto_head(struct export *x, struct sbuf *b) {
       if (r[j].pid == r[i].pid &&
           strcmp(r[j].instance_id, r[i].instance_id) == 0)
         break;
-    struct sbuf name = {0};
     if (j < i) {
-      x->procs[i] = x->procs[j];
+      x.procs[i] = x.procs[j];
+    } else if (r[i].chrome && !r[i].pnamed &&
+               !export_pid_taken(&x, r, i, i, r[i].pid)) {
+      x.procs[i] = r[i].pid;
     } else {
-      if (r[i].chrome && !r[i].pnamed &&
-          !export_pid_taken(x, r, i, i, r[i].pid)) {
-        x->procs[i] = r[i].pid;
-      } else {
-        while (export_pid_taken(x, r, n, i, next))
-          next++;
-        x->procs[i] = next++;
-      }
-      if (r[i].chrome) {
-        if (r[i].pname)
-          export_meta(x, b, &r[i], i, "process_name", "name", r[i].pname, 0);
-        if (r[i].plabels)
-          export_meta(x, b, &r[i], i, "process_labels", "labels",
-                      r[i].plabels, 0);
-        if (r[i].psort != TRACKS_NONE)
-          export_meta(x, b, &r[i], i, "process_sort_index", "sort_index",
-                      NULL, r[i].psort);
-      } else {
-        sbuf_printf(&name, "%s-pid%lld", r[i].instance_id,
-                    (long long)r[i].pid);
-        export_meta(x, b, &r[i], i, "process_name", "name", name.s, 0);
-        sbuf_reset(&name);
-      }
+      while (export_pid_taken(&x, r, n, i, next))
+        next++;
+      x.procs[i] = next++;
     }
-    if (!r[i].chrome)
-      export_thread_name(&name, &r[i]);
-    if (name.s || r[i].tname)
-      export_meta(x, b, &r[i], i, "thread_name", "name",
-                  name.s ? name.s : r[i].tname, 0);
+  }
+  return x.procs;
+}
+
+bool export_first_of_process(const int64_t *procs, size_t k) {
+  for (size_t j = 0; j < k; j++)
+    if (procs[j] == procs[k])
+      return false;
+  return true;
+}
+
+void export_names(const struct tracks_row *r, struct sbuf *pname,
+                  struct sbuf *tname) {
+  if (r->chrome) {
+    if (r->pname)
+      sbuf_adds(pname, r->pname);
+    if (r->tname)
+      sbuf_adds(tname, r->tname);
+    return;
+  }
+  sbuf_printf(pname, "%s-pid%lld", r->instance_id, (long long)r->pid);
+  export_thread_name(tname, r);
+}
+
+/* The head: names, labels and sort indexes of the processes and threads
+ * of every event track (export_procs numbers the processes). */
+static void export_perfetto_head(struct export *x, struct sbuf *b) {
+  size_t n;
+  const struct tracks_row *r = query_export_tracks(x->cur, &n);
+  x->procs = export_procs(r, n);
+  sbuf_adds(b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  for (size_t i = 0; i < n; i++) {
+    struct sbuf pname = {0}, tname = {0};
+    export_names(&r[i], &pname, &tname);
+    if (export_first_of_process(x->procs, i)) {
+      if (pname.s)
+        export_meta(x, b, &r[i], i, "process_name", "name", pname.s, 0);
+      if (r[i].chrome && r[i].plabels)
+        export_meta(x, b, &r[i], i, "process_labels", "labels",
+                    r[i].plabels, 0);
+      if (r[i].chrome && r[i].psort != TRACKS_NONE)
+        export_meta(x, b, &r[i], i, "process_sort_index", "sort_index", NULL,
+                    r[i].psort);
+    }
+    if (tname.s)
+      export_meta(x, b, &r[i], i, "thread_name", "name", tname.s, 0);
     if (r[i].chrome && r[i].tsort != TRACKS_NONE)
       export_meta(x, b, &r[i], i, "thread_sort_index", "sort_index", NULL,
                   r[i].tsort);
-    sbuf_free(&name);
+    sbuf_free(&pname);
+    sbuf_free(&tname);
   }
 }
 
@@ -451,12 +473,12 @@ static void export_csv_event(struct sbuf *b,
 int export_open(sqlite3 *db, const char *format, int64_t start, int64_t end,
                 struct export **out, struct query_err *e) {
   int f;
-  for (f = 0; f <= EXPORT_JSON; f++)
+  for (f = 0; f <= EXPORT_PFTRACE; f++)
     if (format && strcmp(format, export_formats[f].name) == 0)
       break;
-  if (f > EXPORT_JSON)
+  if (f > EXPORT_PFTRACE)
     return query_fail(e, -EINVAL, 400, "bad_parameter",
-                      "parameter 'format' must be perfetto, json, "
+                      "parameter 'format' must be perfetto, pftrace, json, "
                       "summary-text, summary-json or csv");
   struct export *x = xcalloc(1, sizeof *x);
   int rc = 0;
@@ -492,15 +514,22 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
     return 0;
   }
   if (x->stage == 0) {
-    if (x->fmt == EXPORT_PERFETTO)
+    if (x->fmt == EXPORT_PERFETTO) {
       export_perfetto_head(x, out);
-    else if (x->fmt == EXPORT_JSON)
+    } else if (x->fmt == EXPORT_PFTRACE) {
+      size_t n;
+      const struct tracks_row *r = query_export_tracks(x->cur, &n);
+      x->procs = export_procs(r, n);
+      x->pf = export_pftrace_new();
+      export_pftrace_head(x->pf, r, n, x->procs, out);
+    } else if (x->fmt == EXPORT_JSON) {
       sbuf_adds(out, "{\"trace_events\":[");
-    else
+    } else {
       sbuf_adds(out, "id,name,start_ts,end_ts,duration_ns,trace_event_source,"
                      "instance_id,process_id,thread_id,nc_idx,pcore_idx,"
                      "worker_gid,flow_id,framework_stream_id,"
                      "extra_attributes_json\n");
+    }
     x->stage = 1;
   }
   while (x->stage == 1 && out->len < EXPORT_PIECE) {
@@ -514,6 +543,11 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
       x->stage = 2;
     } else if (x->fmt == EXPORT_PERFETTO) {
       export_perfetto_event(x, out, &ev);
+    } else if (x->fmt == EXPORT_PFTRACE) {
+      size_t n;
+      export_pftrace_event(x->pf, &ev,
+                           (size_t)(ev.track - query_export_tracks(x->cur, &n)),
+                           out);
     } else if (x->fmt == EXPORT_JSON) {
       export_json_event(x, out, &ev);
     } else {
@@ -529,5 +563,6 @@ void export_close(struct export *x) {
   query_export_close(x->cur);
   free(x->whole);
   free(x->procs);
+  export_pftrace_free(x->pf);
   free(x);
 }

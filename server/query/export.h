@@ -1,5 +1,6 @@
-/* export.h -- GET /api/v1/export: perfetto (Chrome-trace JSON),
- * summary-text, summary-json and csv (SystemProfileEvents rows), produced
+/* export.h -- GET /api/v1/export: perfetto (Chrome-trace JSON), pftrace
+ * (Perfetto protobuf, export_pftrace.h), summary-text, summary-json and csv
+ * (SystemProfileEvents rows), produced
  * piece by piece so that a whole-profile export never sits in memory.
  *
  * Ownership: an export borrows the connection given to export_open() until
@@ -11,12 +12,13 @@
 #include "query.h"
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct export;
 
 /* Starts an export of the system events starting in [start, end) in
- * `format` ("perfetto", "summary-text", "summary-json" or "csv").  Returns
+ * `format` ("perfetto", "pftrace", "summary-text", "summary-json" or "csv").  Returns
  * 0, or a negative code with e filled (-EINVAL for an unknown format). */
 int export_open(sqlite3 *db, const char *format, int64_t start, int64_t end,
                 struct export **out, struct query_err *e);
@@ -28,5 +30,21 @@ const char *export_filename(const struct export *x);
 int export_next(struct export *x, struct sbuf *out, struct query_err *e);
 /* Ends the export (NULL allowed). */
 void export_close(struct export *x);
+
+/* The vendor's process and thread naming of the Perfetto exports, shared
+ * by the JSON and the protobuf writer. */
+/* The written pid of each of the n tracks r: a standalone Chrome trace's
+ * process keeps its pid while no other has it; the others are numbered
+ * from 1 in track order with numbers no such process has.  Returns a new
+ * array of n (the caller frees it). */
+int64_t *export_procs(const struct tracks_row *r, size_t n);
+/* Whether track k is the first of its process in procs. */
+bool export_first_of_process(const int64_t *procs, size_t k);
+/* Appends the process name (a Chrome trace's own, else
+ * "<instance>-pid<pid>") of track r to pname, its thread name (the trace's
+ * own, "Stream N", "Thread N" or "gid..-nc..-tid..-<source>") to tname;
+ * nothing for a name the trace did not give. */
+void export_names(const struct tracks_row *r, struct sbuf *pname,
+                  struct sbuf *tname);
 
 #endif
