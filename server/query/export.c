@@ -22,7 +22,8 @@ struct export {
   enum export_format fmt;
   struct query_export *cur; /* perfetto, csv */
   char *whole;              /* summary formats: the answer, sent once */
-  int stage;                /* 0 head, 1 events, 2 done */
+  int stage;                /* 0 head, 1 events, 3 counters, 2 done */
+  sqlite3 *db;
   bool first;               /* no event written yet (perfetto commas) */
   int64_t start, end;
   int64_t *procs; /* perfetto: per track, the pid ordinal of its process */
@@ -483,6 +484,7 @@ int export_open(sqlite3 *db, const char *format, int64_t start, int64_t end,
   struct export *x = xcalloc(1, sizeof *x);
   int rc = 0;
   x->fmt = (enum export_format)f;
+  x->db = db;
   x->start = start;
   x->end = end;
   x->first = true;
@@ -520,8 +522,11 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
       size_t n;
       const struct tracks_row *r = query_export_tracks(x->cur, &n);
       x->procs = export_procs(r, n);
-      x->pf = export_pftrace_new();
-      export_pftrace_head(x->pf, r, n, x->procs, out);
+      int rc = export_pftrace_open(x->db, x->start, x->end, r, n, x->procs,
+                                   &x->pf, e);
+      if (rc < 0)
+        return rc;
+      export_pftrace_head(x->pf, out);
     } else if (x->fmt == EXPORT_JSON) {
       sbuf_adds(out, "{\"trace_events\":[");
     } else {
@@ -540,19 +545,23 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
     if (rc == 0) {
       if (x->fmt == EXPORT_PERFETTO || x->fmt == EXPORT_JSON)
         sbuf_adds(out, "\n]}\n");
-      x->stage = 2;
+      x->stage = x->fmt == EXPORT_PFTRACE ? 3 : 2; /* then its counters */
     } else if (x->fmt == EXPORT_PERFETTO) {
       export_perfetto_event(x, out, &ev);
     } else if (x->fmt == EXPORT_PFTRACE) {
-      size_t n;
-      export_pftrace_event(x->pf, &ev,
-                           (size_t)(ev.track - query_export_tracks(x->cur, &n)),
-                           out);
+      export_pftrace_event(x->pf, &ev, out);
     } else if (x->fmt == EXPORT_JSON) {
       export_json_event(x, out, &ev);
     } else {
       export_csv_event(out, &ev);
     }
+  }
+  while (x->stage == 3 && out->len < EXPORT_PIECE) {
+    int rc = export_pftrace_counter(x->pf, out, e);
+    if (rc < 0)
+      return rc;
+    if (rc == 0)
+      x->stage = 2;
   }
   return x->stage != 2;
 }

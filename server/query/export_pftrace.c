@@ -2,17 +2,20 @@
  */
 #include "export_pftrace.h"
 #include "export.h"
+#include "query_priv.h"
 
 #include "perfetto_trace.pb-c.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The one packet sequence of the export. */
 #define EXPORT_PFTRACE_SEQ 1
-/* Track uuids: processes in their own range, a track's lane l at
- * (k + 1) << 24 | l. */
+/* Track uuids: processes in their own range, a slice track's lane l at
+ * (k + 1) << 24 | l, series i of counter track k in another range. */
 #define EXPORT_PFTRACE_PROC (UINT64_C(1) << 62)
+#define EXPORT_PFTRACE_COUNTER (UINT64_C(1) << 61)
 #define EXPORT_PFTRACE_LANE_BITS 24
 
 /* An interning table: strings to iids (1, 2, ...), open addressing. */
@@ -25,10 +28,34 @@ struct export_pftrace_tab {
 struct export_pftrace {
   struct export_pftrace_tab names, cats;
   bool started; /* the first packet (state cleared) is written */
+  sqlite3 *db;
+  int64_t start, end;
+  const struct tracks_row *r; /* the cursor's tracks */
+  size_t n;
+  const int64_t *procs;
+  struct query_rows c; /* the system rows (their counter tracks) */
+  sqlite3_stmt *s;     /* counter samples, or NULL */
+  size_t k;            /* the row of c of the last sample */
 };
 
-struct export_pftrace *export_pftrace_new(void) {
-  return xcalloc(1, sizeof(struct export_pftrace));
+int export_pftrace_open(sqlite3 *db, int64_t start, int64_t end,
+                        const struct tracks_row *r, size_t n,
+                        const int64_t *procs, struct export_pftrace **out,
+                        struct query_err *e) {
+  struct export_pftrace *p = xcalloc(1, sizeof *p);
+  int rc = query_tracks_rows_load(db, -1, &p->c, e);
+  if (rc < 0) {
+    export_pftrace_free(p);
+    return rc;
+  }
+  p->db = db;
+  p->start = start;
+  p->end = end;
+  p->r = r;
+  p->n = n;
+  p->procs = procs;
+  *out = p;
+  return 0;
 }
 
 static void export_pftrace_tab_free(struct export_pftrace_tab *t) {
@@ -43,6 +70,9 @@ void export_pftrace_free(struct export_pftrace *p) {
     return;
   export_pftrace_tab_free(&p->names);
   export_pftrace_tab_free(&p->cats);
+  if (p->s)
+    sqlite3_reset(p->s);
+  query_tracks_rows_free(&p->c);
   free(p);
 }
 
@@ -108,6 +138,12 @@ static void export_pftrace_put(struct export_pftrace *p,
   free(buf);
 }
 
+/* The uuid of series i of counter track k. */
+static uint64_t export_pftrace_counter_uuid(size_t k, int64_t i) {
+  return EXPORT_PFTRACE_COUNTER | (uint64_t)(k + 1) << EXPORT_PFTRACE_LANE_BITS |
+         (uint64_t)i;
+}
+
 /* Appends the TrackDescriptor packet d. */
 static void export_pftrace_track(struct export_pftrace *p,
                                  Perfetto__Protos__TrackDescriptor *d,
@@ -118,9 +154,39 @@ static void export_pftrace_track(struct export_pftrace *p,
   export_pftrace_put(p, &pk, out);
 }
 
-void export_pftrace_head(struct export_pftrace *p, const struct tracks_row *r,
-                         size_t n, const int64_t *procs, struct sbuf *out) {
-  for (size_t k = 0; k < n; k++) {
+/* Appends the counter TrackDescriptors of row k of p->c: one per series,
+ * named as the timeline names the track, then the series. */
+static void export_pftrace_counter_tracks(struct export_pftrace *p, size_t k,
+                                          struct sbuf *out) {
+  const struct tracks_row *t = &p->c.r[k];
+  size_t ns = json_array_size(t->series);
+  char *base = tracks_name(t, TRACKS_DEFAULT);
+  for (size_t i = 0; i < (ns ? ns : 1); i++) {
+    Perfetto__Protos__CounterDescriptor cd =
+        PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
+    Perfetto__Protos__TrackDescriptor d =
+        PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+    const char *sn = json_string_value(json_array_get(t->series, i));
+    char *name = sn ? xasprintf("%s %s", base, sn) : xstrdup(base);
+    d.has_uuid = 1;
+    d.uuid = export_pftrace_counter_uuid(k, (int64_t)i);
+    d.static_or_dynamic_name_case =
+        PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
+    d.name = name;
+    d.counter = &cd;
+    export_pftrace_track(p, &d, out);
+    free(name);
+  }
+  free(base);
+}
+
+void export_pftrace_head(struct export_pftrace *p, struct sbuf *out) {
+  const struct tracks_row *r = p->r;
+  const int64_t *procs = p->procs;
+  for (size_t k = 0; k < p->c.n; k++)
+    if (strcmp(p->c.r[k].kind, "counter") == 0)
+      export_pftrace_counter_tracks(p, k, out);
+  for (size_t k = 0; k < p->n; k++) {
     if (strcmp(r[k].kind, "slices") != 0)
       continue;
     struct sbuf pname = {0}, tname = {0};
@@ -209,8 +275,9 @@ static void export_pftrace_arg(Perfetto__Protos__DebugAnnotation *a,
 }
 
 void export_pftrace_event(struct export_pftrace *p,
-                          const struct query_export_event *ev, size_t k,
+                          const struct query_export_event *ev,
                           struct sbuf *out) {
+  size_t k = (size_t)(ev->track - p->r);
   uint64_t uuid = (uint64_t)(k + 1) << EXPORT_PFTRACE_LANE_BITS |
                   (uint64_t)ev->lane;
   json_t *args = ev->args ? json_loads(ev->args, 0, NULL) : NULL;
@@ -315,4 +382,49 @@ void export_pftrace_event(struct export_pftrace *p,
   pk2.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
   pk2.track_event = &te2;
   export_pftrace_put(p, &pk2, out);
+}
+
+int export_pftrace_counter(struct export_pftrace *p, struct sbuf *out,
+                           struct query_err *e) {
+  if (!p->s) {
+    p->s = query_stmt(p->db,
+                      "SELECT c.track, c.series, c.ts, c.value FROM counter c "
+                      "JOIN track t ON t.id = c.track WHERE t.domain = "
+                      "'system' AND c.ts >= ?1 AND c.ts < ?2 ORDER BY "
+                      "c.track, c.series, c.ts, c.seq",
+                      e);
+    if (!p->s)
+      return -EIO;
+    sqlite3_bind_int64(p->s, 1, p->start);
+    sqlite3_bind_int64(p->s, 2, p->end);
+  }
+  int rc = sqlite3_step(p->s);
+  if (rc != SQLITE_ROW) {
+    if (rc != SQLITE_DONE)
+      query_util_db_fail(e, p->db);
+    sqlite3_reset(p->s);
+    p->s = NULL;
+    return rc == SQLITE_DONE ? 0 : -EIO;
+  }
+  int64_t track = sqlite3_column_int64(p->s, 0);
+  if (p->k >= p->c.n || p->c.r[p->k].id != track)
+    for (p->k = 0; p->k < p->c.n && p->c.r[p->k].id != track; p->k++)
+      ;
+  if (p->k >= p->c.n)
+    return 1; /* not a row of the system view: not exported */
+  Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+  te.has_type = te.has_track_uuid = 1;
+  te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+  te.track_uuid =
+      export_pftrace_counter_uuid(p->k, sqlite3_column_int64(p->s, 1));
+  te.counter_value_field_case =
+      PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE;
+  te.double_counter_value = sqlite3_column_double(p->s, 3);
+  Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+  pk.has_timestamp = 1;
+  pk.timestamp = (uint64_t)sqlite3_column_int64(p->s, 2);
+  pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+  pk.track_event = &te;
+  export_pftrace_put(p, &pk, out);
+  return 1;
 }
