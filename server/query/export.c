@@ -1,5 +1,6 @@
 /* export.c -- exports of a window of the system timeline (see export.h). */
 #include "export.h"
+#include "export_names.h"
 #include "export_pftrace.h"
 
 #include <errno.h>
@@ -118,25 +119,6 @@ static void export_us(struct sbuf *b, int64_t ns) {
   sbuf_printf(b, ".%03d", (int)(ns % 1000));
 }
 
-/* The Perfetto row name of a system track that is not a standalone
- * Chrome trace's. */
-static void export_thread_name(struct sbuf *b, const struct tracks_row *r) {
-  if (strcmp(r->source, "framework") == 0) {
-    if (r->stream != TRACKS_NONE)
-      sbuf_printf(b, "Stream %lld", (long long)r->stream);
-    else
-      sbuf_printf(b, "Thread %lld", (long long)r->tid);
-    return;
-  }
-  if (r->worker != TRACKS_NONE)
-    sbuf_printf(b, "gid%lld-", (long long)r->worker);
-  if (r->nc != TRACKS_NONE)
-    sbuf_printf(b, "nc%lld-", (long long)r->nc);
-  if (r->tid != TRACKS_NONE)
-    sbuf_printf(b, "tid%lld-", (long long)r->tid);
-  sbuf_adds(b, r->source);
-}
-
 /* Appends the "pid" and "tid" of track k as written: a standalone Chrome
  * trace's own ids (the text for those it gave as text), else the number
  * of the process (x->procs) and the track id. */
@@ -172,72 +154,17 @@ static void export_meta(struct export *x, struct sbuf *b,
   sbuf_adds(b, "}}");
 }
 
-/* Whether the written pid p belongs to a process other than track k's:
- * an earlier one, or a standalone Chrome trace's that keeps its own. */
-static bool export_pid_taken(const struct export *x,
-                             const struct tracks_row *r, size_t n, size_t k,
-                             int64_t p) {
-  for (size_t i = 0; i < n; i++)
-    if ((i < k && x->procs[i] == p) || (i >= k && r[i].chrome &&
-                                        r[i].pid == p && !r[i].pnamed))
-      return true;
-  return false;
-}
-
-int64_t *export_procs(const struct tracks_row *r, size_t n) {
-  struct export x = {.procs = xcalloc(n ? n : 1, sizeof *x.procs)};
-  int64_t next = 1;
-  for (size_t i = 0; i < n; i++) {
-    size_t j;
-    for (j = 0; j < i; j++)
-      if (r[j].pid == r[i].pid &&
-          strcmp(r[j].instance_id, r[i].instance_id) == 0)
-        break;
-    if (j < i) {
-      x.procs[i] = x.procs[j];
-    } else if (r[i].chrome && !r[i].pnamed &&
-               !export_pid_taken(&x, r, i, i, r[i].pid)) {
-      x.procs[i] = r[i].pid;
-    } else {
-      while (export_pid_taken(&x, r, n, i, next))
-        next++;
-      x.procs[i] = next++;
-    }
-  }
-  return x.procs;
-}
-
-bool export_first_of_process(const int64_t *procs, size_t k) {
-  for (size_t j = 0; j < k; j++)
-    if (procs[j] == procs[k])
-      return false;
-  return true;
-}
-
-void export_names(const struct tracks_row *r, struct sbuf *pname,
-                  struct sbuf *tname) {
-  if (r->chrome) {
-    if (r->pname)
-      sbuf_adds(pname, r->pname);
-    if (r->tname)
-      sbuf_adds(tname, r->tname);
-    return;
-  }
-  sbuf_printf(pname, "%s-pid%lld", r->instance_id, (long long)r->pid);
-  export_thread_name(tname, r);
-}
-
 /* The head: names, labels and sort indexes of the processes and threads
- * of every event track (export_procs numbers the processes). */
+ * of every event track (export_names_procs numbers the processes). */
 static void export_perfetto_head(struct export *x, struct sbuf *b) {
   size_t n;
   const struct tracks_row *r = query_export_tracks(x->cur, &n);
-  x->procs = export_procs(r, n);
+  x->procs = export_names_procs(r, n);
   sbuf_adds(b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
   for (size_t i = 0; i < n; i++) {
     struct sbuf pname = {0}, tname = {0};
-    export_names(&r[i], &pname, &tname);
-    if (export_first_of_process(x->procs, i)) {
+    export_names_track(&r[i], &pname, &tname);
+    if (export_names_first(x->procs, i)) {
       if (pname.s)
         export_meta(x, b, &r[i], i, "process_name", "name", pname.s, 0);
       if (r[i].chrome && r[i].plabels)
@@ -521,7 +448,7 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
     } else if (x->fmt == EXPORT_PFTRACE) {
       size_t n;
       const struct tracks_row *r = query_export_tracks(x->cur, &n);
-      x->procs = export_procs(r, n);
+      x->procs = export_names_procs(r, n);
       int rc = export_pftrace_open(x->db, x->start, x->end, r, n, x->procs,
                                    &x->pf, e);
       if (rc < 0)

@@ -12,7 +12,6 @@
 #include "query.h"
 
 #include <sqlite3.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 struct export;
@@ -30,21 +29,5 @@ const char *export_filename(const struct export *x);
 int export_next(struct export *x, struct sbuf *out, struct query_err *e);
 /* Ends the export (NULL allowed). */
 void export_close(struct export *x);
-
-/* The vendor's process and thread naming of the Perfetto exports, shared
- * by the JSON and the protobuf writer. */
-/* The written pid of each of the n tracks r: a standalone Chrome trace's
- * process keeps its pid while no other has it; the others are numbered
- * from 1 in track order with numbers no such process has.  Returns a new
- * array of n (the caller frees it). */
-int64_t *export_procs(const struct tracks_row *r, size_t n);
-/* Whether track k is the first of its process in procs. */
-bool export_first_of_process(const int64_t *procs, size_t k);
-/* Appends the process name (a Chrome trace's own, else
- * "<instance>-pid<pid>") of track r to pname, its thread name (the trace's
- * own, "Stream N", "Thread N" or "gid..-nc..-tid..-<source>") to tname;
- * nothing for a name the trace did not give. */
-void export_names(const struct tracks_row *r, struct sbuf *pname,
-                  struct sbuf *tname);
 
 #endif

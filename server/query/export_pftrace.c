@@ -1,7 +1,7 @@
 /* export_pftrace.c -- the Perfetto protobuf export (see export_pftrace.h).
  */
 #include "export_pftrace.h"
-#include "export.h"
+#include "export_names.h"
 #include "query_priv.h"
 
 #include "perfetto_trace.pb-c.h"
@@ -190,10 +190,10 @@ void export_pftrace_head(struct export_pftrace *p, struct sbuf *out) {
     if (strcmp(r[k].kind, "slices") != 0)
       continue;
     struct sbuf pname = {0}, tname = {0};
-    export_names(&r[k], &pname, &tname);
+    export_names_track(&r[k], &pname, &tname);
     uint64_t puuid = EXPORT_PFTRACE_PROC | (uint64_t)(uint32_t)procs[k];
     uint64_t tuuid = (uint64_t)(k + 1) << EXPORT_PFTRACE_LANE_BITS;
-    if (export_first_of_process(procs, k)) {
+    if (export_names_first(procs, k)) {
       Perfetto__Protos__ProcessDescriptor pd =
           PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
       Perfetto__Protos__TrackDescriptor d =

@@ -18,7 +18,7 @@ struct export_pftrace;
 
 /* Opens in *out a writer of the counter samples in [start, end) of db and
  * the events of the n tracks r of the export cursor, procs their
- * export_procs() (all borrowed until export_pftrace_free()).  Returns 0,
+ * export_names_procs() (all borrowed until export_pftrace_free()).  Returns 0,
  * or a negative code with e filled. */
 int export_pftrace_open(sqlite3 *db, int64_t start, int64_t end,
                         const struct tracks_row *r, size_t n,
