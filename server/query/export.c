@@ -1,5 +1,7 @@
 /* export.c -- exports of a window of the system timeline (see export.h). */
 #include "export.h"
+#include "export_names.h"
+#include "export_pftrace.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -11,7 +13,8 @@ enum export_format {
   EXPORT_SUMMARY_TEXT,
   EXPORT_SUMMARY_JSON,
   EXPORT_CSV,
-  EXPORT_JSON
+  EXPORT_JSON,
+  EXPORT_PFTRACE
 };
 
 #define EXPORT_PIECE (64 * 1024)
@@ -20,10 +23,12 @@ struct export {
   enum export_format fmt;
   struct query_export *cur; /* perfetto, csv */
   char *whole;              /* summary formats: the answer, sent once */
-  int stage;                /* 0 head, 1 events, 2 done */
+  int stage;                /* 0 head, 1 events, 3 counters, 2 done */
+  sqlite3 *db;
   bool first;               /* no event written yet (perfetto commas) */
   int64_t start, end;
   int64_t *procs; /* perfetto: per track, the pid ordinal of its process */
+  struct export_pftrace *pf; /* pftrace: the protobuf writer */
 };
 
 static const struct {
@@ -37,6 +42,8 @@ static const struct {
     [EXPORT_CSV] = {"csv", "text/csv; charset=utf-8",
                     "SystemProfileEvents.csv"},
     [EXPORT_JSON] = {"json", "application/json", "system_profile.json"},
+    [EXPORT_PFTRACE] = {"pftrace", "application/octet-stream",
+                        "system_profile.pftrace"},
 };
 
 const char *export_content_type(const struct export *x) {
@@ -112,25 +119,6 @@ static void export_us(struct sbuf *b, int64_t ns) {
   sbuf_printf(b, ".%03d", (int)(ns % 1000));
 }
 
-/* The Perfetto row name of a system track that is not a standalone
- * Chrome trace's. */
-static void export_thread_name(struct sbuf *b, const struct tracks_row *r) {
-  if (strcmp(r->source, "framework") == 0) {
-    if (r->stream != TRACKS_NONE)
-      sbuf_printf(b, "Stream %lld", (long long)r->stream);
-    else
-      sbuf_printf(b, "Thread %lld", (long long)r->tid);
-    return;
-  }
-  if (r->worker != TRACKS_NONE)
-    sbuf_printf(b, "gid%lld-", (long long)r->worker);
-  if (r->nc != TRACKS_NONE)
-    sbuf_printf(b, "nc%lld-", (long long)r->nc);
-  if (r->tid != TRACKS_NONE)
-    sbuf_printf(b, "tid%lld-", (long long)r->tid);
-  sbuf_adds(b, r->source);
-}
-
 /* Appends the "pid" and "tid" of track k as written: a standalone Chrome
  * trace's own ids (the text for those it gave as text), else the number
  * of the process (x->procs) and the track id. */
@@ -166,71 +154,33 @@ static void export_meta(struct export *x, struct sbuf *b,
   sbuf_adds(b, "}}");
 }
 
-/* Whether the written pid p belongs to a process other than track k's:
- * an earlier one, or a standalone Chrome trace's that keeps its own. */
-static bool export_pid_taken(const struct export *x,
-                             const struct tracks_row *r, size_t n, size_t k,
-                             int64_t p) {
-  for (size_t i = 0; i < n; i++)
-    if ((i < k && x->procs[i] == p) || (i >= k && r[i].chrome &&
-                                        r[i].pid == p && !r[i].pnamed))
-      return true;
-  return false;
-}
-
 /* The head: names, labels and sort indexes of the processes and threads
- * of every event track.  A standalone Chrome trace's process keeps its pid
- * while no other has it; the others are numbered from 1 in track order
- * with numbers no such process has. */
+ * of every event track (export_names_procs numbers the processes). */
 static void export_perfetto_head(struct export *x, struct sbuf *b) {
   size_t n;
   const struct tracks_row *r = query_export_tracks(x->cur, &n);
-  x->procs = xcalloc(n ? n : 1, sizeof *x->procs);
+  x->procs = export_names_procs(r, n);
   sbuf_adds(b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-  int64_t next = 1;
   for (size_t i = 0; i < n; i++) {
-    size_t j;
-    for (j = 0; j < i; j++)
-      if (r[j].pid == r[i].pid &&
-          strcmp(r[j].instance_id, r[i].instance_id) == 0)
-        break;
-    struct sbuf name = {0};
-    if (j < i) {
-      x->procs[i] = x->procs[j];
-    } else {
-      if (r[i].chrome && !r[i].pnamed &&
-          !export_pid_taken(x, r, i, i, r[i].pid)) {
-        x->procs[i] = r[i].pid;
-      } else {
-        while (export_pid_taken(x, r, n, i, next))
-          next++;
-        x->procs[i] = next++;
-      }
-      if (r[i].chrome) {
-        if (r[i].pname)
-          export_meta(x, b, &r[i], i, "process_name", "name", r[i].pname, 0);
-        if (r[i].plabels)
-          export_meta(x, b, &r[i], i, "process_labels", "labels",
-                      r[i].plabels, 0);
-        if (r[i].psort != TRACKS_NONE)
-          export_meta(x, b, &r[i], i, "process_sort_index", "sort_index",
-                      NULL, r[i].psort);
-      } else {
-        sbuf_printf(&name, "%s-pid%lld", r[i].instance_id,
-                    (long long)r[i].pid);
-        export_meta(x, b, &r[i], i, "process_name", "name", name.s, 0);
-        sbuf_reset(&name);
-      }
+    struct sbuf pname = {0}, tname = {0};
+    export_names_track(&r[i], &pname, &tname);
+    if (export_names_first(x->procs, i)) {
+      if (pname.s)
+        export_meta(x, b, &r[i], i, "process_name", "name", pname.s, 0);
+      if (r[i].chrome && r[i].plabels)
+        export_meta(x, b, &r[i], i, "process_labels", "labels",
+                    r[i].plabels, 0);
+      if (r[i].chrome && r[i].psort != TRACKS_NONE)
+        export_meta(x, b, &r[i], i, "process_sort_index", "sort_index", NULL,
+                    r[i].psort);
     }
-    if (!r[i].chrome)
-      export_thread_name(&name, &r[i]);
-    if (name.s || r[i].tname)
-      export_meta(x, b, &r[i], i, "thread_name", "name",
-                  name.s ? name.s : r[i].tname, 0);
+    if (tname.s)
+      export_meta(x, b, &r[i], i, "thread_name", "name", tname.s, 0);
     if (r[i].chrome && r[i].tsort != TRACKS_NONE)
       export_meta(x, b, &r[i], i, "thread_sort_index", "sort_index", NULL,
                   r[i].tsort);
-    sbuf_free(&name);
+    sbuf_free(&pname);
+    sbuf_free(&tname);
   }
 }
 
@@ -451,16 +401,17 @@ static void export_csv_event(struct sbuf *b,
 int export_open(sqlite3 *db, const char *format, int64_t start, int64_t end,
                 struct export **out, struct query_err *e) {
   int f;
-  for (f = 0; f <= EXPORT_JSON; f++)
+  for (f = 0; f <= EXPORT_PFTRACE; f++)
     if (format && strcmp(format, export_formats[f].name) == 0)
       break;
-  if (f > EXPORT_JSON)
+  if (f > EXPORT_PFTRACE)
     return query_fail(e, -EINVAL, 400, "bad_parameter",
-                      "parameter 'format' must be perfetto, json, "
+                      "parameter 'format' must be perfetto, pftrace, json, "
                       "summary-text, summary-json or csv");
   struct export *x = xcalloc(1, sizeof *x);
   int rc = 0;
   x->fmt = (enum export_format)f;
+  x->db = db;
   x->start = start;
   x->end = end;
   x->first = true;
@@ -492,15 +443,25 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
     return 0;
   }
   if (x->stage == 0) {
-    if (x->fmt == EXPORT_PERFETTO)
+    if (x->fmt == EXPORT_PERFETTO) {
       export_perfetto_head(x, out);
-    else if (x->fmt == EXPORT_JSON)
+    } else if (x->fmt == EXPORT_PFTRACE) {
+      size_t n;
+      const struct tracks_row *r = query_export_tracks(x->cur, &n);
+      x->procs = export_names_procs(r, n);
+      int rc = export_pftrace_open(x->db, x->start, x->end, r, n, x->procs,
+                                   &x->pf, e);
+      if (rc < 0)
+        return rc;
+      export_pftrace_head(x->pf, out);
+    } else if (x->fmt == EXPORT_JSON) {
       sbuf_adds(out, "{\"trace_events\":[");
-    else
+    } else {
       sbuf_adds(out, "id,name,start_ts,end_ts,duration_ns,trace_event_source,"
                      "instance_id,process_id,thread_id,nc_idx,pcore_idx,"
                      "worker_gid,flow_id,framework_stream_id,"
                      "extra_attributes_json\n");
+    }
     x->stage = 1;
   }
   while (x->stage == 1 && out->len < EXPORT_PIECE) {
@@ -511,14 +472,23 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
     if (rc == 0) {
       if (x->fmt == EXPORT_PERFETTO || x->fmt == EXPORT_JSON)
         sbuf_adds(out, "\n]}\n");
-      x->stage = 2;
+      x->stage = x->fmt == EXPORT_PFTRACE ? 3 : 2; /* then its counters */
     } else if (x->fmt == EXPORT_PERFETTO) {
       export_perfetto_event(x, out, &ev);
+    } else if (x->fmt == EXPORT_PFTRACE) {
+      export_pftrace_event(x->pf, &ev, out);
     } else if (x->fmt == EXPORT_JSON) {
       export_json_event(x, out, &ev);
     } else {
       export_csv_event(out, &ev);
     }
+  }
+  while (x->stage == 3 && out->len < EXPORT_PIECE) {
+    int rc = export_pftrace_counter(x->pf, out, e);
+    if (rc < 0)
+      return rc;
+    if (rc == 0)
+      x->stage = 2;
   }
   return x->stage != 2;
 }
@@ -529,5 +499,6 @@ void export_close(struct export *x) {
   query_export_close(x->cur);
   free(x->whole);
   free(x->procs);
+  export_pftrace_free(x->pf);
   free(x);
 }

@@ -1,5 +1,6 @@
-/* export.h -- GET /api/v1/export: perfetto (Chrome-trace JSON),
- * summary-text, summary-json and csv (SystemProfileEvents rows), produced
+/* export.h -- GET /api/v1/export: perfetto (Chrome-trace JSON), pftrace
+ * (Perfetto protobuf, export_pftrace.h), summary-text, summary-json and csv
+ * (SystemProfileEvents rows), produced
  * piece by piece so that a whole-profile export never sits in memory.
  *
  * Ownership: an export borrows the connection given to export_open() until
@@ -16,7 +17,7 @@
 struct export;
 
 /* Starts an export of the system events starting in [start, end) in
- * `format` ("perfetto", "summary-text", "summary-json" or "csv").  Returns
+ * `format` ("perfetto", "pftrace", "summary-text", "summary-json" or "csv").  Returns
  * 0, or a negative code with e filled (-EINVAL for an unknown format). */
 int export_open(sqlite3 *db, const char *format, int64_t start, int64_t end,
                 struct export **out, struct query_err *e);

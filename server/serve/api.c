@@ -583,8 +583,8 @@ static void api_export(struct api_ctx *c) {
     return;
   if (!format) {
     api_errorf(c->rs, 400, "bad_parameter",
-               "parameter 'format' is required: perfetto, summary-text, "
-               "summary-json or csv");
+               "parameter 'format' is required: perfetto, pftrace, json, "
+               "summary-text, summary-json or csv");
     return;
   }
   if (!api_window(c, false, false, &w) || !api_pool(c))

@@ -25,7 +25,7 @@ ALLOWED = {
     "input": {"base", "input", "proto"},
     "store": {"base", "store"},
     "ingest": {"base", "input", "proto", "store", "ingest"},
-    "query": {"base", "store", "query"},
+    "query": {"base", "store", "query", "proto"},  # the pftrace export
     "app": {"base", "store", "ingest", "app"},
     "serve": {"base", "store", "query", "ingest", "app", "serve"},
     "main": {"base", "input", "proto", "store", "ingest", "query", "app",

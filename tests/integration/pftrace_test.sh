@@ -1,0 +1,101 @@
+#!/bin/bash
+# pftrace_test.sh -- --output-format pftrace and GET /api/v1/export?format=
+# pftrace write a Perfetto protobuf trace that protoc decodes as a Trace and
+# that re-ingests (as a directory's *.pftrace) to the same slices (names,
+# ts, dur), flows (the events they link) and counter samples, for a
+# generated Neuron profile and for Chrome traces.
+. "$NEX_SRCDIR/tests/integration/lib.sh"
+tap_tmpdir
+PROTO="$NEX_SRCDIR/proto"
+
+evq="SELECT name || ' ' || start_ts || ' ' || duration_ns FROM SystemProfileEvents ORDER BY 1"
+flowq="SELECT group_concat(e.name || '@' || e.start_ts, ',') FROM
+   (SELECT f.flow_id, f.track, f.lane, f.ts FROM flow f ORDER BY f.flow_id, f.ts) f
+   JOIN SystemProfileEvents e ON e.track = f.track AND e.lane = f.lane AND e.start_ts = f.ts
+   GROUP BY f.flow_id ORDER BY 1"
+cq="SELECT c.ts || '=' || c.value FROM counter c JOIN track t ON t.id = c.track
+    WHERE t.domain = 'system' ORDER BY 1"
+
+# roundtrip NAME DIR: export DIR's store as pftrace, decode it, re-ingest
+# it and compare.
+roundtrip() {
+  local n=$1 dir=$2
+  mkdir -p "$T_TMP/$n.rt"
+  "$SERVER" --dir "$dir" --db "$T_TMP/$n.a.db" --quiet --output-format pftrace \
+    --output-file "$T_TMP/$n.rt/export.pftrace" 2>/dev/null
+  is "$?" 0 "$n: --output-format pftrace exits 0"
+  protoc --decode=perfetto.protos.Trace -I "$PROTO" "$PROTO/perfetto_trace.proto" \
+    < "$T_TMP/$n.rt/export.pftrace" > "$T_TMP/$n.txt"
+  ok $? "$n: protoc decodes the file as a perfetto.protos.Trace"
+  is "$(grep -c '^packet {' "$T_TMP/$n.txt")" \
+    "$(grep -c '^  trusted_packet_sequence_id: 1$' "$T_TMP/$n.txt")" \
+    "$n: every packet is on sequence 1"
+  is "$(grep -m1 'sequence_flags' "$T_TMP/$n.txt")" "  sequence_flags: 1" \
+    "$n: the first packet clears the incremental state"
+  "$SERVER" --dir "$T_TMP/$n.rt" --db "$T_TMP/$n.b.db" --ingest-only --quiet
+  is "$?" 0 "$n: the export ingests without a warning"
+  for w in a b; do
+    sqlite3 "$T_TMP/$n.$w.db" "$evq" > "$T_TMP/$n.$w.events"
+    sqlite3 "$T_TMP/$n.$w.db" "$flowq" > "$T_TMP/$n.$w.flows"
+    sqlite3 "$T_TMP/$n.$w.db" "$cq" > "$T_TMP/$n.$w.counters"
+  done
+  cmp -s "$T_TMP/$n.a.events" "$T_TMP/$n.b.events"
+  ok $? "$n: the same $(wc -l < "$T_TMP/$n.a.events") slices (name, ts, dur)"
+  cmp -s "$T_TMP/$n.a.flows" "$T_TMP/$n.b.flows"
+  ok $? "$n: the same $(wc -l < "$T_TMP/$n.a.flows") flows linking the same events"
+  cmp -s "$T_TMP/$n.a.counters" "$T_TMP/$n.b.counters"
+  ok $? "$n: the same $(wc -l < "$T_TMP/$n.a.counters") counter samples (ts, value)"
+}
+
+P="$T_TMP/profile"
+"$SYNTH" --out "$P" --seed 5 --instances 1 --processes 2 --cores 2 --steps 6 \
+  2>/dev/null
+ok $? "generator writes a profile"
+roundtrip synth "$P"
+is "$(sqlite3 "$T_TMP/synth.a.db" "SELECT count(*) > 100, count(DISTINCT name) > 5
+      FROM SystemProfileEvents")" "1|1" "synth: slices of several names"
+is "$(wc -l < "$T_TMP/synth.a.flows")" "$(sqlite3 "$T_TMP/synth.a.db" \
+   "SELECT count(DISTINCT flow_id) FROM flow")" "synth: every flow compared"
+[ "$(wc -l < "$T_TMP/synth.a.counters")" -gt 1000 ]
+ok $? "synth: counters compared"
+grep -q 'process_name: "i-[0-9a-f]*-pid[0-9]*"' "$T_TMP/synth.txt"
+ok $? "synth: processes named <instance>-pid<pid> as in the JSON export"
+grep -q 'thread_name: "\(gid[0-9]*-\)\?\(nc[0-9]*-\)\?tid[0-9]*-neuron_hw"' "$T_TMP/synth.txt"
+ok $? "synth: rows named gid<worker>-nc<nc>-tid<tid>-<source>"
+grep -q 'event_names {' "$T_TMP/synth.txt" &&
+  ! grep -q '^    name: ' <(sed -n '/track_event {/,/^  }/p' "$T_TMP/synth.txt")
+ok $? "synth: event names are interned, never inline"
+
+C="$T_TMP/chrome"
+mkdir -p "$C"
+cp "$NEX_SHARED_TRACES/catapult_flow.json" "$NEX_SHARED_TRACES/catapult_x_event_trace.json" "$C/"
+roundtrip chrome "$C"
+[ "$(wc -l < "$T_TMP/chrome.a.flows")" -gt 50 ] &&
+  [ "$(wc -l < "$T_TMP/chrome.a.counters")" -gt 10 ]
+ok $? "chrome: flows and counters compared"
+grep -q 'debug_annotations {' "$T_TMP/chrome.txt"
+ok $? "chrome: args as debug annotations"
+
+# the same bytes over HTTP (the server opens the store just written)
+"$SERVER" --dir "$C" --db "$T_TMP/chrome.a.db" --port 0 --no-watch \
+  2>"$T_TMP/serve.err" &
+pid=$!
+health() {
+  port=$(sed -n 's|.*serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T_TMP/serve.err" | head -1)
+  [ -n "$port" ] && curl -s -H "Host: localhost" "http://127.0.0.1:$port/api/v1/health" |
+    grep -q '"state":"ready"'
+}
+for _ in $(seq 3000); do
+  health && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.01
+done
+curl -s -H "Host: localhost" -o "$T_TMP/h.pftrace" -D "$T_TMP/h.head" \
+  "http://127.0.0.1:$port/api/v1/export?format=pftrace"
+kill -TERM $pid
+wait $pid 2>/dev/null
+grep -qi '^content-type: application/octet-stream' "$T_TMP/h.head"
+ok $? "HTTP: application/octet-stream"
+cmp -s "$T_TMP/h.pftrace" "$T_TMP/chrome.rt/export.pftrace"
+ok $? "HTTP: the same bytes as --output-format pftrace"
+tap_done
