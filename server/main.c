@@ -40,7 +40,8 @@ enum {
                        could not be used (see the Warning table) */
   EXIT_USAGE = 2,   /* bad option, missing or unreadable --dir */
   EXIT_INGEST = 3,  /* no store could be built */
-  EXIT_SERVE = 4    /* the server could not start */
+  EXIT_SERVE = 4,   /* the server could not start */
+  EXIT_INTERRUPTED = 5 /* SIGINT/SIGTERM before the first ingest ended */
 };
 
 struct main_opts {
@@ -79,7 +80,11 @@ static void main_usage(FILE *f) {
       "                     or summary-json, and exit\n"
       "  --output-file F    where --output-format writes (default stdout)\n"
       "  --quiet            no progress output\n"
-      "  --version, --help\n",
+      "  --version, --help\n"
+      "\n"
+      "Exit status: 0 done, 1 some input skipped (--ingest-only), 2 usage,\n"
+      "3 no store could be built, 4 cannot listen, 5 interrupted (SIGINT or\n"
+      "SIGTERM) during the first ingest, its temporary store removed.\n",
       f);
 }
 
@@ -402,10 +407,19 @@ static int main_serve(struct main_opts *o, char *db_path) {
   int sig;
   sigwait(&set, &sig);
   if (!atomic_load(&mi.done)) {
-    /* The ingest cannot be interrupted cleanly; its temporary store is
-     * replaced by the next run, and no half-written store is ever used. */
-    log_info("interrupted during the ingest (%s)", strsignal(sig));
-    exit(EXIT_OK);
+    /* The ingest cannot be interrupted cleanly: its temporary store (and
+     * SQLite's files beside it) is removed, no half-written store is ever
+     * used, and the status says the store was not built. */
+    static const char *const suffix[] = {".tmp", ".tmp-journal", ".tmp-wal",
+                                         ".tmp-shm"};
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+      char *tmp = xasprintf("%s%s", db_path, suffix[i]);
+      unlink(tmp);
+      free(tmp);
+    }
+    log_info("interrupted during the ingest (%s); no store was written",
+             strsignal(sig));
+    exit(EXIT_INTERRUPTED);
   }
   if (!o->quiet)
     log_info("shutting down (%s)", strsignal(sig));

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <strings.h>
 #include <microhttpd.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -228,8 +229,10 @@ static enum MHD_Result http_static(struct http *h, struct MHD_Connection *conn,
       real[strlen(h->root)] != '/')
     return http_error(conn, 404, "not_found", "no such file");
   if (stat(real, &st) == 0 && S_ISDIR(st.st_mode)) {
-    /* a folder: its index.html, by redirect so relative URLs work */
-    char *loc = xasprintf("%s/", url);
+    /* a folder: its index.html, by redirect so relative URLs work; the
+     * leading slashes collapse to one, as "//host/" would name another
+     * host to the browser */
+    char *loc = xasprintf("/%s/", url + strspn(url, "/"));
     struct MHD_Response *r =
         MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     if (r)
@@ -237,7 +240,9 @@ static enum MHD_Result http_static(struct http *h, struct MHD_Connection *conn,
     free(loc);
     return http_queue(conn, 301, r);
   }
-  int fd = open(real, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer; only regular
+   * files are served */
+  int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
     if (fd >= 0)
       close(fd);
@@ -308,6 +313,54 @@ static enum MHD_Result http_count_header(void *cls, enum MHD_ValueKind kind,
   return MHD_YES;
 }
 
+/* Counts the Host headers and the Content-Length headers, and notes
+ * whether two Content-Length values differ. */
+struct http_framing {
+  unsigned hosts, lengths;
+  const char *length;
+  bool lengths_differ;
+};
+
+static enum MHD_Result http_framing_header(void *cls, enum MHD_ValueKind kind,
+                                           const char *key,
+                                           const char *value) {
+  struct http_framing *f = cls;
+  (void)kind;
+  if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+    f->hosts++;
+  else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+    if (f->lengths++ && strcmp(f->length, value ? value : "") != 0)
+      f->lengths_differ = true;
+    f->length = value ? value : "";
+  }
+  return MHD_YES;
+}
+
+/* The request's framing, checked before any body is read: one Host header
+ * (a second one could name another host than the one checked), no two
+ * different Content-Length values, no transfer coding but chunked (MHD
+ * would wait for a body it cannot delimit).  Queues a 400/501 and returns
+ * its result, or returns MHD_NO with *refused false when all is well. */
+static enum MHD_Result http_framing_check(struct MHD_Connection *conn,
+                                          bool *refused) {
+  struct http_framing f = {0};
+  MHD_get_connection_values(conn, MHD_HEADER_KIND, http_framing_header, &f);
+  const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                               MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  *refused = true;
+  if (f.hosts > 1)
+    return http_error(conn, 400, "bad_request",
+                      "a request has one Host header");
+  if (f.lengths_differ)
+    return http_error(conn, 400, "bad_request",
+                      "two different Content-Length headers");
+  if (te && strcasecmp(te, "chunked") != 0)
+    return http_error(conn, 501, "not_implemented",
+                      "the only transfer coding understood is chunked");
+  *refused = false;
+  return MHD_NO;
+}
+
 static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
                                        const char *url, const char *method,
                                        const char *version,
@@ -320,6 +373,10 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *conn,
     const char *cl =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     *con_cls = rq = xcalloc(1, sizeof *rq);
+    bool refused;
+    enum MHD_Result res = http_framing_check(conn, &refused);
+    if (refused)
+      return res;
     if (cl && strtoull(cl, NULL, 10) > HTTP_MAX_BODY)
       return http_error(conn, 413, "body_too_large",
                         "request bodies are limited to 1 MiB");
@@ -406,7 +463,12 @@ int http_start(struct app *a, const char *bind, struct budget *budget,
 int http_add_connection(struct http *h, int fd, const struct sockaddr *sa,
                         socklen_t len) {
   if (MHD_add_connection(h->d, fd, sa, len) != MHD_YES) {
-    log_warn("http: cannot take a connection: %s", strerror(errno));
+    /* libmicrohttpd says ENFILE when its own connection limit is reached */
+    if (errno == ENFILE)
+      log_warn("http: connection refused: the limit of %d HTTP connections "
+               "is reached", HTTP_MAX_CONNECTIONS);
+    else
+      log_warn("http: cannot take a connection: %s", strerror(errno));
     return -EIO;
   }
   return 0;

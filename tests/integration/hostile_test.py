@@ -428,6 +428,41 @@ def check_paths(srv):
     srv.alive("the traversal attempts")
 
 
+def check_redirect_fifo_framing(srv):
+    """Faults of issue #16: a protocol-relative redirect, a FIFO in the web
+    root, and request framing (Host, Content-Length, Transfer-Encoding)."""
+    p = srv.port
+    for t in ("//js", "///js"):
+        a = raw(p, b"GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: "
+                b"close\r\n\r\n" % t.encode())
+        loc = a.headers.get("location", "")
+        check(a.status == 301 and loc.startswith("/") and
+              not loc.startswith("//"), "GET %s redirects to a path on this "
+              "host, never to a Location starting with //" % t, (a, loc))
+    a = raw(p, b"GET /fifo.js HTTP/1.1\r\nHost: localhost\r\nConnection: "
+            b"close\r\n\r\n", timeout=10)
+    check(a.status == 404, "a FIFO in the web root is refused at once (404)",
+          a)
+    cases = [
+        (b"GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\nHost: evil.com"
+         b"\r\nConnection: close\r\n\r\n", 400, "two Host headers"),
+        (b"POST /api/v1/sql HTTP/1.1\r\nHost: localhost\r\nContent-Length: "
+         b"5\r\nContent-Length: 7\r\nConnection: close\r\n\r\n12345", 400,
+         "two different Content-Length headers"),
+        (b"POST /api/v1/sql HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding"
+         b": gzip\r\nConnection: close\r\n\r\nxxxx", 501,
+         "Transfer-Encoding: gzip")]
+    for req, status, what in cases:
+        a = raw(p, req, timeout=20)
+        try:
+            err = json.loads(a.body).get("error")
+        except ValueError:
+            err = None
+        check(a.status == status and err, "%s: %d with a JSON error, not "
+              "held until the timeout" % (what, status), a)
+    srv.alive("the framing faults")
+
+
 # ------------------------------------------------------------------ SQL
 
 def sql(p, body, timeout=30):
@@ -770,14 +805,18 @@ def check_hosts(srv):
             if a.status != 403 or not json_error(a):
                 bad.append("Host %r %s -> %r" % (h[:40], path, a))
     for req in (b"GET /api/v1/health HTTP/1.0\r\n\r\n",
-                b"GET /api/v1/health HTTP/1.1\r\nConnection: close\r\n\r\n",
-                b"GET /api/v1/health HTTP/1.1\r\nHost: evil.com\r\nHost: "
-                b"localhost\r\nConnection: close\r\n\r\n"):
+                b"GET /api/v1/health HTTP/1.1\r\nConnection: close\r\n\r\n"):
         a = raw(p, req)
         if a.status != 403 or not json_error(a):
             bad.append("%r -> %r" % (req[:60], a))
-    check(not bad, "%d foreign, malformed or missing Host headers get 403 "
-          "with a JSON error, API and static alike" % (2 * len(hosts) + 3),
+    # two Host headers: 400 (see check_redirect_fifo_framing)
+    a = raw(p, b"GET /api/v1/health HTTP/1.1\r\nHost: evil.com\r\nHost: "
+            b"localhost\r\nConnection: close\r\n\r\n")
+    if a.status != 400 or not json_error(a):
+        bad.append("two Host headers -> %r" % a)
+    check(not bad, "%d foreign, malformed, repeated or missing Host headers "
+          "get 403 (400 when repeated) with a JSON error, API and static "
+          "alike" % (2 * len(hosts) + 3),
           "\n".join(bad))
     host = "localhost:%d" % p
     ok_line = upgrade(p, host, "http://" + host)
@@ -1054,6 +1093,7 @@ def run(tmp):
     os.mkdir(os.path.join(tmp, "web2"))
     with open(os.path.join(tmp, "web2", "secret.txt"), "w") as f:
         f.write("TOPSECRET in a sibling folder\n")
+    os.mkfifo(os.path.join(web, "fifo.js"))
     store = os.path.join(tmp, "store.db")
     srv = Server(tmp, prof, store, web, ["--no-watch"])
     if not check(srv.wait_ready() == "ready", "the server becomes ready"):
@@ -1064,6 +1104,7 @@ def run(tmp):
     srv.alive("the parameter batches")
     check_methods(srv)
     check_paths(srv)
+    check_redirect_fifo_framing(srv)
     check_sql(srv, tmp)
     check_sql_limits(srv)
     check_post_origin(srv)
