@@ -5,6 +5,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <regex.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,211 @@ int query_summary(sqlite3 *db, json_t **out, struct query_err *e) {
 /* GET /search */
 
 #define QUERY_SEARCH_MAX_OFFSET 100000
+#define QUERY_SEARCH_MAX_TERMS 16
+
+/* One term of the query; term i binds the parameters ?(10+2i), ?(11+2i). */
+enum query_term_kind { QT_WORD, QT_REGEX, QT_TRACK, QT_ARG, QT_DUR };
+struct query_term {
+  enum query_term_kind kind;
+  const char *col;    /* QT_TRACK: track column; QT_DUR: the operator */
+  char *text, *path;  /* owned: value text; QT_ARG: JSON path of the key */
+  int64_t num;        /* QT_DUR, integer QT_TRACK */
+  bool is_num;
+};
+struct query_terms {
+  struct query_term v[QUERY_SEARCH_MAX_TERMS];
+  size_t n;
+  struct sbuf name, track, slice; /* SQL conditions: " AND ..." */
+};
+
+static const struct {
+  const char *key, *col;
+  bool num;
+} query_search_track_keys[] = {
+    {"instance", "t.instance_id", false}, {"pid", "t.pid", true},
+    {"tid", "t.tid", true},               {"nc", "t.nc_idx", true},
+    {"neuroncore", "t.nc_idx", true},     {"source", "t.source", false},
+};
+
+/* POSIX regex behind SQL REGEXP, the compiled pattern cached per statement
+ * as the auxiliary data of argument 0. */
+static void query_search_regfree(void *p) {
+  regfree(p);
+  free(p);
+}
+
+static void query_search_regexp(sqlite3_context *cx, int argc,
+                                sqlite3_value **argv) {
+  (void)argc;
+  regex_t *re = sqlite3_get_auxdata(cx, 0);
+  const char *s = (const char *)sqlite3_value_text(argv[1]);
+  if (!re) {
+    const char *pat = (const char *)sqlite3_value_text(argv[0]);
+    re = xcalloc(1, sizeof *re);
+    if (!pat || regcomp(re, pat, REG_EXTENDED | REG_NOSUB | REG_ICASE) != 0) {
+      free(re);
+      sqlite3_result_error(cx, "bad regular expression", -1);
+      return;
+    }
+    sqlite3_set_auxdata(cx, 0, re, query_search_regfree);
+    re = sqlite3_get_auxdata(cx, 0);
+    if (!re) /* SQLite dropped it: compile again next row */
+      return sqlite3_result_int(cx, 0);
+  }
+  sqlite3_result_int(cx, s && regexec(re, s, 0, NULL, 0) == 0);
+}
+
+static int query_search_bad(struct query_err *e, const char *term,
+                            const char *why) {
+  return query_fail(e, -EINVAL, 400, "bad_parameter",
+                    "parameter 'q': term '%.64s': %s", term, why);
+}
+
+/* Parses "2ms", "10us", "1.5s", "300" (ns) into ns. */
+static int query_search_dur(const char *v, int64_t *ns) {
+  char *end;
+  errno = 0;
+  double d = strtod(v, &end);
+  if (end == v || errno || d < 0)
+    return -EINVAL;
+  static const struct {
+    const char *u;
+    double f;
+  } units[] = {{"", 1},   {"ns", 1},  {"us", 1e3},
+               {"\xc2\xb5s", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+    if (strcmp(end, units[i].u) == 0 && d * units[i].f < 9e18) {
+      *ns = (int64_t)(d * units[i].f + 0.5);
+      return 0;
+    }
+  return -EINVAL;
+}
+
+/* A term "key:value" with key an identifier and a value not starting with
+ * ':' (so "aten::mm" stays a word); returns the length of key or 0. */
+static size_t query_search_keylen(const char *w) {
+  size_t k = 0;
+  while (w[k] == '_' || w[k] == '.' || w[k] == '-' ||
+         (w[k] >= 'a' && w[k] <= 'z') || (w[k] >= 'A' && w[k] <= 'Z') ||
+         (k > 0 && w[k] >= '0' && w[k] <= '9'))
+    k++;
+  return k > 0 && w[k] == ':' && w[k + 1] && w[k + 1] != ':' ? k : 0;
+}
+
+/* One whitespace-free term into t->v[t->n] and its SQL condition. */
+static int query_search_term(struct query_terms *t, char *w,
+                             struct query_err *e) {
+  struct query_term *q = &t->v[t->n];
+  int p = 10 + 2 * (int)t->n;
+  size_t k;
+  memset(q, 0, sizeof *q);
+  if (strncmp(w, "name~", 5) == 0) {
+    regex_t re;
+    if (!w[5] || regcomp(&re, w + 5, REG_EXTENDED | REG_NOSUB | REG_ICASE))
+      return query_search_bad(e, w, "not a valid regular expression");
+    regfree(&re);
+    q->kind = QT_REGEX;
+    q->text = xstrdup(w + 5);
+    sbuf_printf(&t->name, " AND s REGEXP ?%d", p);
+  } else if (strncmp(w, "dur", 3) == 0 && strchr("<>=", w[3]) && w[3]) {
+    size_t n = strspn(w + 3, "<>=");
+    static const char *ops[] = {">", "<", ">=", "<=", "="};
+    q->kind = QT_DUR;
+    for (size_t i = 0; i < 5; i++)
+      if (strlen(ops[i]) == n && strncmp(w + 3, ops[i], n) == 0)
+        q->col = ops[i];
+    if (!q->col)
+      return query_search_bad(e, w, "the operator must be >, <, >=, <= or =");
+    if (query_search_dur(w + 3 + n, &q->num) < 0)
+      return query_search_bad(
+          e, w, "the duration must be a number with unit ns, us, ms or s");
+    sbuf_printf(&t->slice, " AND dur %s ?%d", q->col, p);
+  } else if ((k = query_search_keylen(w)) > 0) {
+    char *v = w + k + 1;
+    w[k] = '\0';
+    for (size_t i = 0; i < sizeof query_search_track_keys /
+                               sizeof *query_search_track_keys;
+         i++)
+      if (strcasecmp(w, query_search_track_keys[i].key) == 0) {
+        q->kind = QT_TRACK;
+        q->col = query_search_track_keys[i].col;
+        q->is_num = query_search_track_keys[i].num;
+      }
+    if (q->kind == QT_TRACK && q->is_num &&
+        util_parse_i64(v, &q->num) < 0) {
+      w[k] = ':';
+      return query_search_bad(e, w, "the value must be an integer");
+    }
+    q->text = xstrdup(v);
+    if (q->kind == QT_TRACK) {
+      sbuf_printf(&t->track, " AND %s = ?%d", q->col, p);
+    } else {
+      q->kind = QT_ARG;
+      struct sbuf path = {0};
+      sbuf_adds(&path, "$.");
+      sbuf_add_json_str(&path, w, k);
+      q->path = path.s;
+      sbuf_printf(&t->slice,
+                  " AND CAST(json_extract(args, ?%d) AS TEXT) = ?%d", p,
+                  p + 1);
+    }
+  } else {
+    q->kind = QT_WORD;
+    q->text = xstrdup(w);
+    sbuf_printf(&t->name, " AND instr(lower(s), lower(?%d))", p);
+  }
+  t->n++;
+  return 0;
+}
+
+/* Splits the query on blanks into terms (combined with AND). */
+static int query_search_parse(const char *text, struct query_terms *t,
+                              struct query_err *e) {
+  char *copy = xstrdup(text), *save = NULL, *w;
+  int rc = 0;
+  memset(t, 0, sizeof *t);
+  for (w = strtok_r(copy, " \t\r\n", &save); w && rc == 0;
+       w = strtok_r(NULL, " \t\r\n", &save))
+    rc = t->n == QUERY_SEARCH_MAX_TERMS
+             ? query_search_bad(e, w, "at most 16 terms")
+             : query_search_term(t, w, e);
+  if (rc == 0 && t->n == 0)
+    rc = query_fail(e, -EINVAL, 400, "bad_parameter",
+                    "parameter 'q': no search term");
+  free(copy);
+  sbuf_adds(&t->name, "");
+  sbuf_adds(&t->track, "");
+  sbuf_adds(&t->slice, "");
+  return rc;
+}
+
+static void query_search_terms_free(struct query_terms *t) {
+  for (size_t i = 0; i < t->n; i++) {
+    free(t->v[i].text);
+    free(t->v[i].path);
+  }
+  sbuf_free(&t->name);
+  sbuf_free(&t->track);
+  sbuf_free(&t->slice);
+}
+
+/* Binds every term's parameters that s holds. */
+static void query_search_bind(sqlite3_stmt *s, const struct query_terms *t) {
+  int n = sqlite3_bind_parameter_count(s);
+  for (size_t i = 0; i < t->n; i++) {
+    const struct query_term *q = &t->v[i];
+    int p = 10 + 2 * (int)i;
+    if (p > n)
+      break;
+    if (q->kind == QT_DUR || (q->kind == QT_TRACK && q->is_num))
+      sqlite3_bind_int64(s, p, q->num);
+    else if (q->kind == QT_ARG) {
+      sqlite3_bind_text(s, p, q->path, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s, p + 1, q->text, -1, SQLITE_STATIC);
+    } else
+      sqlite3_bind_text(s, p, q->text, -1, SQLITE_STATIC);
+  }
+}
 
 /* The tracks holding names that match, with those names. */
 struct query_match {
@@ -82,23 +289,27 @@ struct query_match {
 };
 
 static int query_search_matches(sqlite3 *db, const struct query_search *q,
+                                const struct query_terms *t,
                                 struct query_match **out, size_t *n,
                                 struct query_err *e) {
-  sqlite3_stmt *s = query_stmt(
-      db,
-      "SELECT ns.track, ns.name, ns.count, t.lanes, coalesce(t.first_ts, 0), "
-      "coalesce(t.last_ts, 0) FROM name_stat ns JOIN track t ON t.id = "
-      "ns.track WHERE ns.name IN (SELECT id FROM str WHERE "
-      "instr(lower(s), lower(?1))) AND t.domain = ?2 AND t.kind = 'slices' "
-      "AND (?3 < 0 OR t.device_profile_id = ?3) ORDER BY ns.track, ns.name",
-      e);
+  struct sbuf sql = {0};
+  sbuf_printf(&sql,
+              "SELECT ns.track, ns.name, ns.count, t.lanes, "
+              "coalesce(t.first_ts, 0), coalesce(t.last_ts, 0) FROM name_stat "
+              "ns JOIN track t ON t.id = ns.track WHERE ns.name IN (SELECT id "
+              "FROM str WHERE 1%s) AND t.domain = ?2 AND t.kind = 'slices' AND "
+              "(?3 < 0 OR t.device_profile_id = ?3)%s ORDER BY ns.track, "
+              "ns.name",
+              t->name.s, t->track.s);
+  sqlite3_stmt *s = query_util_stmt_once(db, sql.s, e);
   size_t cap = 0;
   int rc;
   *out = NULL;
   *n = 0;
+  sbuf_free(&sql);
   if (!s)
     return -EIO;
-  sqlite3_bind_text(s, 1, q->q, -1, SQLITE_STATIC);
+  query_search_bind(s, t);
   sqlite3_bind_text(s, 2, q->domain, -1, SQLITE_STATIC);
   sqlite3_bind_int64(s, 3, q->profile);
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -113,7 +324,7 @@ static int query_search_matches(sqlite3 *db, const struct query_search *q,
       memset(m, 0, sizeof *m);
       m->track = track;
       m->lanes = sqlite3_column_int64(s, 3);
-      m->covered = q->start <= sqlite3_column_int64(s, 4) &&
+      m->covered = !t->slice.s[0] && q->start <= sqlite3_column_int64(s, 4) &&
                    sqlite3_column_int64(s, 5) < q->end;
       sbuf_addc(&m->names, '[');
     } else {
@@ -122,7 +333,7 @@ static int query_search_matches(sqlite3 *db, const struct query_search *q,
     sbuf_add_i64(&m->names, sqlite3_column_int64(s, 1));
     m->count += sqlite3_column_int64(s, 2);
   }
-  sqlite3_reset(s);
+  sqlite3_finalize(s);
   for (size_t i = 0; i < *n; i++)
     sbuf_addc(&(*out)[i].names, ']');
   return rc == SQLITE_DONE ? 0 : query_util_db_fail(e, db);
@@ -130,14 +341,26 @@ static int query_search_matches(sqlite3 *db, const struct query_search *q,
 
 /* Matching events of one track starting in the window (a partial window:
  * counted lane by lane). */
+static sqlite3_stmt *query_search_slices(sqlite3 *db, const char *what,
+                                        const struct query_terms *t,
+                                        struct query_err *e) {
+  struct sbuf sql = {0};
+  sbuf_printf(&sql,
+              "SELECT %s FROM slice WHERE track=?1 AND lane=?2 AND ts>=?3 AND "
+              "ts<?4 AND name IN (SELECT value FROM json_each(?5))%s%s",
+              what, t->slice.s, strchr(what, '(') ? "" : " ORDER BY ts");
+  sqlite3_stmt *s = query_util_stmt_once(db, sql.s, e);
+  sbuf_free(&sql);
+  if (s)
+    query_search_bind(s, t);
+  return s;
+}
+
 static int query_search_count(sqlite3 *db, const struct query_search *q,
+                              const struct query_terms *t,
                               const struct query_match *m, int64_t *count,
                               struct query_err *e) {
-  sqlite3_stmt *s = query_stmt(
-      db,
-      "SELECT count(*) FROM slice WHERE track=?1 AND lane=?2 AND ts>=?3 AND "
-      "ts<?4 AND name IN (SELECT value FROM json_each(?5))",
-      e);
+  sqlite3_stmt *s = query_search_slices(db, "count(*)", t, e);
   if (!s)
     return -EIO;
   *count = 0;
@@ -148,9 +371,13 @@ static int query_search_count(sqlite3 *db, const struct query_search *q,
     if (rc == SQLITE_ROW)
       *count += sqlite3_column_int64(s, 0);
     sqlite3_reset(s);
-    if (rc != SQLITE_ROW)
-      return query_util_db_fail(e, db);
+    if (rc != SQLITE_ROW) {
+      rc = query_util_db_fail(e, db);
+      sqlite3_finalize(s);
+      return rc;
+    }
   }
+  sqlite3_finalize(s);
   return 0;
 }
 
@@ -186,19 +413,32 @@ int query_search(sqlite3 *db, const struct query_search *q, json_t **out,
                  struct query_err *e) {
   struct query_match *m;
   size_t nm, nl = 0;
-  int64_t total = 0, offset = (q->page - 1) * q->per_page;
+  struct query_terms t;
+  int64_t total = 0, offset = (q->page - 1) * q->per_page + q->offset;
   if (offset > QUERY_SEARCH_MAX_OFFSET)
     return query_fail(e, -EINVAL, 400, "bad_parameter",
-                      "parameter 'page': at most %d results can be skipped; "
-                      "narrow the search with start/end",
+                      "parameter 'page'/'offset': at most %d results can be "
+                      "skipped; narrow the search with start/end",
                       QUERY_SEARCH_MAX_OFFSET);
-  int rc = query_search_matches(db, q, &m, &nm, e);
+  int rc = query_search_parse(q->q, &t, e);
+  if (rc < 0) {
+    query_search_terms_free(&t);
+    return rc;
+  }
+  sqlite3_create_function(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                          NULL, query_search_regexp, NULL, NULL);
+  rc = query_search_matches(db, q, &t, &m, &nm, e);
+  json_t *per_track = json_array();
   for (size_t i = 0; i < nm && rc == 0; i++) {
-    int64_t c = m[i].count;
     if (!m[i].covered)
-      rc = query_search_count(db, q, &m[i], &c, e);
-    total += c;
+      rc = query_search_count(db, q, &t, &m[i], &m[i].count, e);
+    total += m[i].count;
     nl += (size_t)m[i].lanes;
+    if (m[i].count > 0)
+      json_array_append_new(per_track,
+                            json_pack("{s:o, s:I}", "track",
+                                      query_util_id(m[i].track), "count",
+                                      (json_int_t)m[i].count));
   }
   struct query_search_lane *lanes = xcalloc(nl ? nl : 1, sizeof *lanes);
   struct query_cursor_lane **h = xcalloc(nl ? nl : 1, sizeof *h);
@@ -208,12 +448,7 @@ int query_search(sqlite3 *db, const struct query_search *q, json_t **out,
       struct query_search_lane *sl = &lanes[k++];
       sl->track = m[i].track;
       sl->lane = l;
-      sl->c.s = query_util_stmt_once(
-          db,
-          "SELECT ts, dur, name, id FROM slice WHERE track=?1 AND lane=?2 "
-          "AND ts>=?3 AND ts<?4 AND name IN (SELECT value FROM json_each(?5)) "
-          "ORDER BY ts",
-          e);
+      sl->c.s = query_search_slices(db, "ts, dur, name, id", &t, e);
       if (!sl->c.s) {
         rc = -EIO;
         break;
@@ -258,13 +493,16 @@ int query_search(sqlite3 *db, const struct query_search *q, json_t **out,
   free(m);
   free(lanes);
   free(h);
+  query_search_terms_free(&t);
   if (rc < 0) {
     json_decref(items);
+    json_decref(per_track);
     return rc;
   }
-  *out = json_pack("{s:I, s:I, s:I, s:o}", "total", (json_int_t)total, "page",
-                   (json_int_t)q->page, "per_page", (json_int_t)q->per_page,
-                   "items", items);
+  *out = json_pack("{s:I, s:I, s:I, s:I, s:o, s:o}", "total", (json_int_t)total,
+                   "page", (json_int_t)q->page, "per_page",
+                   (json_int_t)q->per_page, "offset", (json_int_t)offset,
+                   "tracks", per_track, "items", items);
   return 0;
 }
 

@@ -444,6 +444,8 @@ static void api_search(struct api_ctx *c) {
   if (!api_window(c, false, false, &w) ||
       !api_int(c, "page", 1, 1000000, false, 1, &s.page) ||
       !api_int(c, "per_page", 1, 500, false, 50, &s.per_page) ||
+      !api_int(c, "limit", 1, 500, false, s.per_page, &s.per_page) ||
+      !api_int(c, "offset", 0, 100000, false, 0, &s.offset) ||
       !api_int(c, "profile", 0, INT64_MAX, false, -1, &s.profile))
     return;
   s.start = w.start;

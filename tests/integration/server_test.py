@@ -10,11 +10,13 @@ and every refusal.  Needs NEX_BUILDDIR and NEX_SRCDIR (set by make check).
 import collections
 import json
 import os
+import re
 import socket
 import sqlite3
 import subprocess
 import sys
 import time
+import urllib.parse
 
 from nextest import SRC, SYNTH, Client, Server, check, main
 
@@ -464,6 +466,48 @@ def check_search(c, m, db):
     d = c.json("/api/v1/search?q=MATMUL&domain=device&per_page=1")
     n = db.execute("SELECT count(*) FROM Instruction WHERE opcode LIKE '%matmul%'").fetchone()[0]
     check(d["total"] == n, "device search finds instructions", (d["total"], n))
+    check_search_terms(c, db)
+
+
+def check_search_terms(c, db):
+    """Attribute terms, regex, duration bounds and per-track counts, each
+    cross-checked against SQL over the store."""
+    base = ("SELECT s.track, count(*) FROM slice s JOIN str ON str.id = s.name "
+            "JOIN track t ON t.id = s.track WHERE t.domain = 'system' AND "
+            "t.kind = 'slices' AND ")
+    cases = (
+        ("nrt dur>=1us", "instr(lower(str.s), 'nrt') AND s.dur >= 1000"),
+        ("dur<10us", "s.dur < 10000"),
+        ("nrt type:2", "instr(lower(str.s), 'nrt') AND "
+         "CAST(json_extract(s.args, '$.type') AS TEXT) = '2'"),
+    )
+    for q, where in cases:
+        rows = db.execute(base + where + " GROUP BY s.track ORDER BY s.track").fetchall()
+        want = sum(n for _, n in rows)
+        d = c.json("/api/v1/search?q=%s&limit=3" % urllib.parse.quote(q))
+        got = sorted((int(t["track"]), t["count"]) for t in d["tracks"])
+        check(want > 0 and d["total"] == want and got == [tuple(r) for r in rows],
+              "search %r: total and per-track counts equal SQL" % q,
+              (d["total"], want))
+    names = [r[0] for r in db.execute(
+        "SELECT DISTINCT str.s FROM slice s JOIN str ON str.id = s.name JOIN track t "
+        "ON t.id = s.track WHERE t.domain = 'system'")]
+    want_names = [n for n in names if re.search("^nrt_.*te$", n, re.I)]
+    want = db.execute(base + "str.s IN (%s)" % ",".join("?" * len(want_names)),
+                      want_names).fetchall()
+    d = c.json("/api/v1/search?q=%s&limit=500" % urllib.parse.quote("name~^nrt_.*te$"))
+    check(want_names and d["total"] == sum(n for _, n in want) and
+          all(re.search("^nrt_.*te$", i["name"], re.I) for i in d["items"]),
+          "search name~regex matches the names the regex matches", d["total"])
+    all_hits = c.json("/api/v1/search?q=nrt&limit=6")["items"]
+    d = c.json("/api/v1/search?q=nrt&limit=3&offset=3")
+    check([i["key"] for i in d["items"]] == [i["key"] for i in all_hits[3:]],
+          "search offset/limit pages the same ordered hits", d["items"])
+    for q in ("dur>2xs", "pid:abc", "name~(", "dur=>1ms"):
+        st, _, body = c.get("/api/v1/search?q=" + urllib.parse.quote(q))
+        b = json.loads(body)
+        check(st == 400 and b["error"] == "bad_parameter" and q in b["detail"],
+              "search %r answers 400 naming the term" % q, body)
 
 
 def union(intervals):

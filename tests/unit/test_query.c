@@ -614,6 +614,54 @@ static void test_search(void **state) {
   store_pool_put(pool, db);
 }
 
+/* The total of one search, or the (negative) error. */
+static int64_t search_total(sqlite3 *db, const char *q, int64_t offset,
+                            json_t **out) {
+  struct query_search s = {q, INT64_MIN, INT64_MAX, 1, 10, "system", -1, offset};
+  struct query_err e;
+  int rc = query_search(db, &s, out, &e);
+  if (rc < 0) {
+    assert_int_equal(e.status, 400);
+    assert_non_null(strstr(e.detail, q));
+    return rc;
+  }
+  return json_integer_value(json_object_get(*out, "total"));
+}
+
+static void test_search_terms(void **state) {
+  static const struct {
+    const char *q;
+    int64_t total;
+  } cases[] = {
+      {"o", SHORT_N + 1},     {"o dur>1us", 1},      {"dur<=50ns", SHORT_N},
+      {"name~^SH", SHORT_N},  {"pid:7 name~g$", 1},  {"pid:8", 0},
+      {"tid:8 nc:0 instance:i-1 source:neuron_rt", SHORT_N + 1},
+      {"dur>=1.5us", 1},      {"dur>1.5us", 0},      {"source:neuron_hw", 0},
+  };
+  sqlite3 *db = store_pool_get(pool);
+  json_t *out;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    int64_t n = search_total(db, cases[i].q, 0, &out);
+    if (n != cases[i].total)
+      fail_msg("search '%s': %lld hits, want %lld", cases[i].q, (long long)n,
+               (long long)cases[i].total);
+    json_decref(out);
+  }
+  assert_int_equal(search_total(db, "short", SHORT_N - 5, &out), SHORT_N);
+  json_t *items = json_object_get(out, "items");
+  assert_int_equal(json_array_size(items), 5);
+  assert_string_equal(
+      json_string_value(json_object_get(json_array_get(items, 0), "start_ts")),
+      "11500");
+  json_t *t0 = json_array_get(json_object_get(out, "tracks"), 0);
+  assert_int_equal(json_integer_value(json_object_get(t0, "count")), SHORT_N);
+  json_decref(out);
+  static const char *bad[] = {"dur>1x", "name~[", "pid:x", "dur=>1", "dur>"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    assert_int_equal(search_total(db, bad[i], 0, &out), -EINVAL);
+  store_pool_put(pool, db);
+}
+
 static void test_range_summary(void **state) {
   struct query_window w = {&track_a, 1, 0, 1000000, 0, NULL};
   struct query_err e;
@@ -761,6 +809,7 @@ int main(void) {
       cmocka_unit_test(test_search),
       cmocka_unit_test(test_sql_names),
       cmocka_unit_test(test_sql_budget),
+      cmocka_unit_test(test_search_terms),
       cmocka_unit_test(test_range_summary),
       cmocka_unit_test(test_sql_guard),
   };
