@@ -914,6 +914,39 @@ test('the SQL console runs a query, reveals a row on the timeline, keeps saved q
   await page.click('#exp-close');
 });
 
+test('the device viewer says which execution the drill-down came from and which ones were captured', async () => {
+  const hit = (await api('search?q=nc_exec_running&per_page=1')).items[0];
+  const ev = await api(`events/${encodeURIComponent(hit.key)}`);
+  const x = String(ev.attributes.exec_id);
+  const dr = await api(`events/${encodeURIComponent(hit.key)}/device-profile`);
+  const dp = await api(`device-profiles/${dr.device_profile.id}`);
+  const i = dp.executions.findIndex((e) => String(e.exec_id) === x);
+  await page.evaluate((k) => window.nexApp.goEvent(k), hit.key);
+  await page.waitForFunction((k) => window.nexTest.state()?.selection === k, hit.key);
+  await page.waitForSelector('#open-device');
+  await page.click('#open-device');
+  await page.waitForFunction(() => window.nexTest.view() === 'device');
+  await idle();
+  eq(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('x'), x, 'the URL keeps the execution drilled from');
+  const note = await page.textContent('#exec-note');
+  if (i >= 0) {
+    eq(note, `Drilled down from execution ${x}: captured (#${dp.executions[i].execution_index})`, 'captured execution note');
+    eq(await page.$eval('#exec', (e) => e.value), String(i), 'the captured execution is chosen');
+  } else assert(note.startsWith(`Execution ${x} was not captured`), `note: ${note}`);
+  // An execution the profile does not hold: said, with the captured ones offered.
+  const st = { v: 'device', dp: dr.device_profile.id, x: '987654321' };
+  await page.evaluate((h) => { location.hash = h; }, '#' + new URLSearchParams(st).toString());
+  await page.waitForFunction(() => /987654321/.test(document.getElementById('exec-note')?.textContent || ''));
+  const ids = dp.executions.map((e) => e.exec_id).filter((v) => v != null);
+  const note2 = await page.textContent('#exec-note');
+  assert(note2.startsWith('Execution 987654321 was not captured in this profile; '), `note: ${note2}`);
+  if (ids.length) assert(note2.includes(`captured: exec ${ids[0]}`), `the captured ones are listed: ${note2}`);
+  eq(await page.$$eval('#exec option', (o) => o.length), dp.executions.length + 1, 'every captured execution is offered');
+  await page.evaluate(() => { location.hash = '#v=timeline'; });
+  await page.waitForFunction(() => window.nexTest.view() === 'timeline');
+  await idle();
+});
+
 test('no script errors on the page', async () => {
   eq(pageErrors, [], 'page errors');
 });

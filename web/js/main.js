@@ -58,12 +58,16 @@ const app = {
     this.show('timeline', { sel: key });
   },
 
-  /** Opens the Device Trace Viewer of profile `id`, optionally at [start, end) (device ns). */
-  openDevice(id, start, end) {
+  /**
+   * Opens the Device Trace Viewer of profile `id`, optionally at [start, end)
+   * (device ns); `exec` the exec_id of the execution drilled down from.
+   */
+  openDevice(id, start, end, exec) {
     this.fromSystem = this.viewName === 'timeline';
     this.writeHash({ v: 'timeline', ...this.view.state() }, false);
     const st = { v: 'device', dp: String(id) };
     if (start && end) { st.s = String(start); st.e = String(end); }
+    if (exec !== undefined && exec !== null) st.x = String(exec);
     this.writeHash(st, true);
     this.show('device', st);
   },
@@ -247,8 +251,7 @@ function toggleTheme() {
 }
 document.getElementById('theme').onclick = toggleTheme;
 document.getElementById('help').onclick = openHelp;
-const openSql = () => { if (loaded) openSqlConsole((key) => app.goEvent(key)); };
-document.getElementById('sql-open').onclick = openSql;
+app.openSql = () => { if (loaded) openSqlConsole((key) => app.goEvent(key)); };
 
 const typing = (e) => e.target instanceof Element && e.target.matches('input:not([type=checkbox]):not([type=radio]):not([type=button]), select, textarea');
 
@@ -259,7 +262,7 @@ document.addEventListener('keydown', (e) => {
   if (e.key === '?') { openHelp(); e.preventDefault(); return; }
   if (e.key === '/') { app.search.focus(); e.preventDefault(); return; }
   if (e.key === 't' || e.key === 'T') { toggleTheme(); return; }
-  if (e.key === 'q' || e.key === 'Q') { openSql(); e.preventDefault(); return; }
+  if (e.key === 'q' || e.key === 'Q') { app.openSql(); e.preventDefault(); return; }
   if (e.key === 'Enter' && app.search.q) { app.search.step(e.shiftKey ? -1 : 1); e.preventDefault(); return; }
   if (app.view?.key(e, true)) e.preventDefault();
 });
