@@ -855,6 +855,98 @@ test('an area selection sums the dragged rows only and its table sorts', async (
   await page.keyboard.press('Escape');
 });
 
+test('the SQL console runs a query, reveals a row on the timeline, keeps saved queries; export links the window', async () => {
+  const sql = 'SELECT track, lane, start_ts, name, duration_ns FROM SystemProfileEvents ORDER BY duration_ns DESC, start_ts LIMIT 7';
+  const want = await (await fetch(`http://127.0.0.1:${port}/api/v1/db/system/_search`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ type: 'databaseExplorerQuery', query: sql }),
+  })).json();
+  eq(want.rows.length, 7, 'rows of the query over REST');
+  await page.click('#sql-open');
+  await page.waitForSelector('#sql-q');
+  await page.waitForSelector('#sql-tables button[data-t=SystemProfileEvents]');
+  await page.fill('#sql-q', sql);
+  await page.click('#sql-run');
+  await page.waitForSelector('table.sql-grid tbody tr');
+  eq(await page.$$eval('table.sql-grid th', (ths) => ths.map((th) => th.textContent)), want.columns, 'grid columns');
+  const grid = await page.$$eval('table.sql-grid tbody tr', (trs) => trs.map((tr) => ({ key: tr.dataset.key, name: tr.cells[3].textContent })));
+  eq(grid.map((r) => r.name), want.rows.map((r) => r[3]), 'grid names in order');
+  eq(grid.map((r) => r.key), want.rows.map((r) => `${r[0]}:${r[1]}:${r[2]}`), 'every row names its event');
+  assert(/^7 rows/.test(await page.textContent('#sql-status')), `status: ${await page.textContent('#sql-status')}`);
+  await shot('30-sql-console');
+  // A bad query says why and keeps the console open.
+  await page.fill('#sql-q', 'DELETE FROM slice');
+  await page.click('#sql-run');
+  await page.waitForSelector('.sql-error');
+  // Save a query, then pick a row: the console closes and the event is selected and in view.
+  await page.fill('#sql-q', sql);
+  await page.fill('#sql-name', 'longest seven');
+  await page.click('#sql-save');
+  await page.waitForSelector('#sql-saved button[data-i="0"]');
+  await page.click('#sql-run');
+  await page.waitForSelector('table.sql-grid tbody tr');
+  const target = grid[2].key;
+  await page.click('table.sql-grid tbody tr:nth-child(3)');
+  await page.waitForFunction((k) => window.nexTest.state()?.selection === k, target);
+  await idle();
+  const w = await win();
+  const ts = BigInt(target.split(':')[2]);
+  assert(BigInt(w.s) <= ts && ts < BigInt(w.e), `the event ${target} is in the window ${w.s}..${w.e}`);
+  assert(await page.evaluate((k) => window.nexTest.locate(k) !== null, target), 'the selected event is drawn');
+  eq(await page.$('#sql-q'), null, 'the console closed');
+  // The saved query survives a reload.
+  await page.reload();
+  await idle();
+  await page.click('#sql-open');
+  await page.waitForSelector('#sql-saved button[data-i="0"]');
+  eq(await page.textContent('#sql-saved button[data-i="0"]'), 'longest seven', 'the saved query after a reload');
+  await page.click('#sql-close');
+  // Export: links of the current window; the CSV one answers that window's events.
+  await page.click('#export-open');
+  await page.waitForSelector('a.exp-link[data-format=csv]');
+  const w2 = await win();
+  const href = await page.getAttribute('a.exp-link[data-format=csv]', 'href');
+  const u = new URL(href, `http://localhost:${port}`);
+  eq([u.pathname, u.searchParams.get('format'), u.searchParams.get('start'), u.searchParams.get('end')], ['/api/v1/export', 'csv', w2.s, w2.e], 'CSV export of the window');
+  eq((await page.$$eval('a.exp-link', (as) => as.map((a) => a.dataset.format))), ['perfetto', 'json', 'csv', 'summary-text', 'summary-json'], 'export formats');
+  const csv = await page.evaluate(async (h) => { const r = await fetch(h); return { status: r.status, text: await r.text() }; }, href);
+  eq(csv.status, 200, 'CSV export status');
+  assert(csv.text.split('\n').filter(Boolean).length > 1, 'the CSV has rows');
+  await page.click('#exp-close');
+});
+
+test('the device viewer says which execution the drill-down came from and which ones were captured', async () => {
+  const hit = (await api('search?q=nc_exec_running&per_page=1')).items[0];
+  const ev = await api(`events/${encodeURIComponent(hit.key)}`);
+  const x = String(ev.attributes.exec_id);
+  const dr = await api(`events/${encodeURIComponent(hit.key)}/device-profile`);
+  const dp = await api(`device-profiles/${dr.device_profile.id}`);
+  const i = dp.executions.findIndex((e) => String(e.exec_id) === x);
+  await page.evaluate((k) => window.nexApp.goEvent(k), hit.key);
+  await page.waitForFunction((k) => window.nexTest.state()?.selection === k, hit.key);
+  await page.waitForSelector('#open-device');
+  await page.click('#open-device');
+  await page.waitForFunction(() => window.nexTest.view() === 'device');
+  await idle();
+  eq(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('x'), x, 'the URL keeps the execution drilled from');
+  const note = await page.textContent('#exec-note');
+  if (i >= 0) {
+    eq(note, `Drilled down from execution ${x}: captured (#${dp.executions[i].execution_index})`, 'captured execution note');
+    eq(await page.$eval('#exec', (e) => e.value), String(i), 'the captured execution is chosen');
+  } else assert(note.startsWith(`Execution ${x} was not captured`), `note: ${note}`);
+  // An execution the profile does not hold: said, with the captured ones offered.
+  const st = { v: 'device', dp: dr.device_profile.id, x: '987654321' };
+  await page.evaluate((h) => { location.hash = h; }, '#' + new URLSearchParams(st).toString());
+  await page.waitForFunction(() => /987654321/.test(document.getElementById('exec-note')?.textContent || ''));
+  const ids = dp.executions.map((e) => e.exec_id).filter((v) => v != null);
+  const note2 = await page.textContent('#exec-note');
+  assert(note2.startsWith('Execution 987654321 was not captured in this profile; '), `note: ${note2}`);
+  if (ids.length) assert(note2.includes(`captured: exec ${ids[0]}`), `the captured ones are listed: ${note2}`);
+  eq(await page.$$eval('#exec option', (o) => o.length), dp.executions.length + 1, 'every captured execution is offered');
+  await page.evaluate(() => { location.hash = '#v=timeline'; });
+  await page.waitForFunction(() => window.nexTest.view() === 'timeline');
+  await idle();
+});
+
 test('no script errors on the page', async () => {
   eq(pageErrors, [], 'page errors');
 });

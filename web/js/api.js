@@ -31,11 +31,25 @@ function apiUrl(path, params) {
  * an ApiError (status, code, detail) or, when `signal` aborts, an AbortError.
  * `quiet` suppresses the error listeners (the caller shows the error itself).
  */
-export async function get(path, params, { signal, quiet } = {}) {
-  const url = apiUrl(path, params);
+export function get(path, params, { signal, quiet } = {}) {
+  return request(apiUrl(path, params), { signal, headers: { Accept: 'application/json' } }, quiet);
+}
+
+/** POST /api/v1/<path> with the JSON `body`; resolves and rejects like get(). */
+export function post(path, body, { signal, quiet } = {}) {
+  return request(apiUrl(path), {
+    method: 'POST', signal, body: JSON.stringify(body),
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+  }, quiet);
+}
+
+/** The URL of GET /api/v1/<path>?params (links, downloads). */
+export function apiHref(path, params) { return apiUrl(path, params); }
+
+async function request(url, init, quiet) {
   let res;
   try {
-    res = await fetch(url, { signal, headers: { Accept: 'application/json' } });
+    res = await fetch(url, init);
   } catch (e) {
     if (e.name === 'AbortError') throw e;
     throw report(new ApiError(0, 'unreachable', 'The server does not answer.', url), quiet);

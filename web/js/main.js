@@ -9,6 +9,7 @@ import { esc, fmtDur, fmtInt } from './format.js';
 import { Search } from './panels/search.js';
 import { openHelp } from './panels/help.js';
 import { closeModal, modalOpen } from './panels/modal.js';
+import { openSqlConsole } from './panels/sqlconsole.js';
 import { SystemView, GROUPINGS } from './views/system.js';
 import { DeviceView } from './views/device.js';
 import { SummaryView } from './views/summary.js';
@@ -50,12 +51,23 @@ const app = {
     if (this.search.q) this.search.rerun().catch(() => {});
   },
 
-  /** Opens the Device Trace Viewer of profile `id`, optionally at [start, end) (device ns). */
-  openDevice(id, start, end) {
+  /** Selects event `key` of the system timeline and brings it into view, switching to the timeline if needed. */
+  goEvent(key) {
+    if (this.viewName === 'timeline') { this.view.tv.selectKey(key, true); this.saveState(); return; }
+    this.writeHash({ v: 'timeline', sel: key }, true);
+    this.show('timeline', { sel: key });
+  },
+
+  /**
+   * Opens the Device Trace Viewer of profile `id`, optionally at [start, end)
+   * (device ns); `exec` the exec_id of the execution drilled down from.
+   */
+  openDevice(id, start, end, exec) {
     this.fromSystem = this.viewName === 'timeline';
     this.writeHash({ v: 'timeline', ...this.view.state() }, false);
     const st = { v: 'device', dp: String(id) };
     if (start && end) { st.s = String(start); st.e = String(end); }
+    if (exec !== undefined && exec !== null) st.x = String(exec);
     this.writeHash(st, true);
     this.show('device', st);
   },
@@ -216,11 +228,7 @@ app.search = new Search({
   scope: () => (app.view?.scope?.() ?? { domain: 'system' }),
   onHits: (hits, cur) => app.view?.setHits(hits, cur),
   onGo: (h) => {
-    if (app.viewName === 'summary') {
-      app.writeHash({ v: 'timeline', sel: h.key }, true);
-      app.show('timeline', { sel: h.key });
-      return;
-    }
+    if (app.viewName === 'summary') { app.goEvent(h.key); return; }
     app.view?.goHit(h);
     app.saveState();
   },
@@ -243,6 +251,7 @@ function toggleTheme() {
 }
 document.getElementById('theme').onclick = toggleTheme;
 document.getElementById('help').onclick = openHelp;
+app.openSql = () => { if (loaded) openSqlConsole((key) => app.goEvent(key)); };
 
 const typing = (e) => e.target instanceof Element && e.target.matches('input:not([type=checkbox]):not([type=radio]):not([type=button]), select, textarea');
 
@@ -253,6 +262,7 @@ document.addEventListener('keydown', (e) => {
   if (e.key === '?') { openHelp(); e.preventDefault(); return; }
   if (e.key === '/') { app.search.focus(); e.preventDefault(); return; }
   if (e.key === 't' || e.key === 'T') { toggleTheme(); return; }
+  if (e.key === 'q' || e.key === 'Q') { app.openSql(); e.preventDefault(); return; }
   if (e.key === 'Enter' && app.search.q) { app.search.step(e.shiftKey ? -1 : 1); e.preventDefault(); return; }
   if (app.view?.key(e, true)) e.preventDefault();
 });

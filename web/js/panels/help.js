@@ -26,6 +26,7 @@ const KEYS = [
   ['{[} / {]}', 'Go to the first upstream / downstream event'],
   ['{Esc}', 'Clear the selection, close dialogs'],
   ['{T}', 'Dark / light theme'],
+  ['{Q}', 'SQL console'],
   ['{?}', 'This help'],
 ];
 

@@ -4,7 +4,7 @@ import { esc } from '../format.js';
 
 let current = null;
 
-/** Opens a modal with `title`; returns { body, footer, close }.  Esc or the backdrop closes it. */
+/** Opens a modal with `title`; returns { dialog, body, footer, close }.  Esc or the backdrop closes it. */
 export function openModal(title, subtitle = '', onClose = null) {
   closeModal();
   const back = document.createElement('div');
@@ -15,7 +15,7 @@ export function openModal(title, subtitle = '', onClose = null) {
   back.addEventListener('mousedown', (e) => { if (e.target === back) closeModal(); });
   document.getElementById('modal-root').append(back);
   current = { back, onClose };
-  return { body: back.querySelector('.body'), footer: back.querySelector('footer'), close: closeModal };
+  return { dialog: back.querySelector('.modal'), body: back.querySelector('.body'), footer: back.querySelector('footer'), close: closeModal };
 }
 
 export function closeModal() {

@@ -24,7 +24,8 @@ export class DeviceView {
     bar.innerHTML = `<button id="back" title="Back to the System Trace Viewer">← System view</button>
       <span class="title" title="${esc(name)}">${esc(name)}</span>
       <label class="stat">Execution <select id="exec" aria-label="execution"><option value="">all</option>${(dp.executions || []).map((x, i) =>
-        `<option value="${i}">#${esc(x.execution_index ?? i)} — ${esc(fmtDur(Number(x.execution_end_ts) - Number(x.execution_start_ts)))}</option>`).join('')}</select></label>
+        `<option value="${i}">${x.exec_id != null ? `exec ${esc(x.exec_id)} ` : ''}#${esc(x.execution_index ?? i)} — ${esc(fmtDur(Number(x.execution_end_ts) - Number(x.execution_start_ts)))}</option>`).join('')}</select></label>
+      <span id="exec-slot"></span>
       <span class="stat">Duration <b>${esc(fmtDur(Number(BigInt(dp.end) - BigInt(dp.start))))}</b></span>
       <span class="stat">Instructions <b>${esc(fmtInt(dp.instruction_count))}</b></span>
       ${sum.mfu_percent != null ? `<span class="stat">MFU <b>${esc(fmtPct(sum.mfu_percent))}</b></span>` : ''}
@@ -56,6 +57,28 @@ export class DeviceView {
     this.tv.apply(st);
     const i = (dp.executions || []).findIndex((x) => String(x.execution_start_ts) === st.s && String(x.execution_end_ts) === st.e);
     if (i >= 0) $('exec').value = String(i);
+    this.showExec(st.x);
+  }
+
+  /**
+   * States what the drill-down from execution `x` (the event's exec_id)
+   * opened: that execution, chosen in the list, when it was captured; else
+   * which ones were.
+   */
+  showExec(x) {
+    this.exec = x || '';
+    const slot = this.bar.querySelector('#exec-slot');
+    if (!this.exec) { slot.innerHTML = ''; return; }
+    const ex = this.dp.executions || [];
+    const i = ex.findIndex((e) => String(e.exec_id) === this.exec);
+    if (i >= 0) {
+      slot.innerHTML = `<span class="stat" id="exec-note">Drilled down from execution <b>${esc(x)}</b>: captured (#${esc(ex[i].execution_index ?? i)})</span>`;
+      this.bar.querySelector('#exec').value = String(i);
+      return;
+    }
+    const ids = ex.map((e) => e.exec_id).filter((v) => v != null);
+    const list = ids.length ? `captured: ${ids.slice(0, 8).map((v) => `exec ${v}`).join(', ')}${ids.length > 8 ? ` and ${ids.length - 8} more` : ''} — pick one` : 'no execution was captured';
+    slot.innerHTML = `<span class="stat warn" id="exec-note">Execution <b>${esc(x)}</b> was not captured in this profile; ${esc(list)}</span>`;
   }
 
   async refresh() {
@@ -65,8 +88,11 @@ export class DeviceView {
   }
 
   scope() { return { domain: 'device', profile: this.id }; }
-  state() { return { dp: this.id, ...(this.tv ? this.tv.state() : {}) }; }
-  apply(st) { this.tv?.apply(st); }
+  state() { return { dp: this.id, x: this.exec, ...(this.tv ? this.tv.state() : {}) }; }
+  apply(st) {
+    this.tv?.apply(st);
+    if (this.bar && (st.x || '') !== this.exec) this.showExec(st.x);
+  }
   key(e, down) { return this.tv ? this.tv.key(e, down) : false; }
   setHits(h, c) { this.tv?.setHits(h, c); }
   goHit(h) { this.tv?.goHit(h); }

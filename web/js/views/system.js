@@ -5,6 +5,7 @@
 import { get } from '../api.js';
 import { TraceView } from './traceview.js';
 import { openDeviceList } from '../panels/devicelist.js';
+import { openExport } from '../panels/export.js';
 import { banner } from '../panels/status.js';
 
 export const GROUPINGS = [
@@ -45,6 +46,8 @@ export class SystemView {
       <label title="Show the host CPU utilization tracks"><input type="checkbox" id="cpu-toggle"> CPU utilization</label>
       <span class="sep"></span>
       <button id="dp-open" title="Device Profiles List">☰ Device Profiles</button>
+      <button class="icon" id="sql-open" title="SQL console over the profile store (Q)" aria-label="SQL console">SQL</button>
+      <button class="icon" id="export-open" title="Export the window or the area selection" aria-label="export">⤓</button>
       <span class="sep"></span>
       <button class="icon" id="zoom-in" title="Zoom in (W)" aria-label="zoom in">+</button>
       <button class="icon" id="zoom-out" title="Zoom out (S)" aria-label="zoom out">−</button>
@@ -56,12 +59,24 @@ export class SystemView {
     $('grouping').onchange = (e) => this.setGrouping(e.target.value);
     $('cpu-toggle').onchange = (e) => { this.setCpu(e.target.checked); this.app.saveState(); };
     $('dp-open').onclick = () => openDeviceList((d) => this.app.openDevice(d.id));
+    $('sql-open').onclick = () => this.app.openSql();
+    $('export-open').onclick = () => this.openExport();
     $('zoom-in').onclick = () => this.tv.vp.zoom(0.5);
     $('zoom-out').onclick = () => this.tv.vp.zoom(2);
     $('fit').onclick = () => this.tv.vp.fit();
     $('collapse-all').onclick = () => this.tv.tl.dispatch({ type: 'collapseAll', value: true });
     $('expand-all').onclick = () => this.tv.tl.dispatch({ type: 'collapseAll', value: false });
     $('shared-scales').onclick = () => this.tv.tl.dispatch({ type: 'sharedScales', value: !this.tv.tl.state.sharedScales });
+  }
+
+  /** The Export dialog over the area selection (when there is one) and the window. */
+  openExport() {
+    const vp = this.tv.vp, a = this.tv.tl.state.area;
+    const ranges = [];
+    if (a?.bases) ranges.push({ label: 'Area selection', start: vp.abs(a.start), end: vp.abs(Math.ceil(a.end)) });
+    ranges.push({ label: 'Current window', start: vp.abs(vp.start), end: vp.abs(Math.ceil(vp.end)) });
+    ranges.push({ label: 'Whole profile', start: this.app.profile.start, end: this.app.profile.end });
+    openExport(ranges);
   }
 
   /** Shows (true) or hides the tracks hidden by default (CPU utilization). */
@@ -108,7 +123,7 @@ export class SystemView {
   async openDevice(ev) {
     try {
       const r = await get(`events/${encodeURIComponent(ev.key)}/device-profile`, null, { quiet: true });
-      this.app.openDevice(r.device_profile.id, r.start, r.end);
+      this.app.openDevice(r.device_profile.id, r.start, r.end, ev.attributes?.exec_id);
     } catch (e) {
       if (e.code === 'no_device_profile' || e.status === 404) {
         banner('drill', `No device profile was captured for this ${ev.name} (instance ${ev.instance_id}, process ${ev.process_id}, NeuronCore ${ev.nc_idx ?? '?'}).`, { kind: 'warn', timeout: 8000 });
