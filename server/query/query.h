@@ -170,15 +170,16 @@ int query_range_summary(sqlite3 *db, const struct query_window *w, json_t **out,
  * answer {"columns", "rows", "truncated"[, "reason"]} as JSON text to *out
  * (the caller's buffer, freed by the caller): at most QUERY_SQL_MAX_ROWS
  * rows and QUERY_SQL_MAX_BYTES of JSON, and whatever was written when
- * QUERY_SQL_TIMEOUT_MS of wall clock (query and serialization) ran out;
+ * timeout_ms (QUERY_SQL_TIMEOUT_MS for the endpoint) of wall clock
+ * (query and serialization) ran out;
  * any of the three ends the rows with "truncated": true and a "reason".
  * Returns 0, or a negative code with e filled (and *out unchanged) when the
  * statement is refused or fails before its first row. */
 #define QUERY_SQL_MAX_ROWS 10000
 #define QUERY_SQL_MAX_BYTES ((size_t)64 * 1024 * 1024)
 #define QUERY_SQL_TIMEOUT_MS 5000
-int query_sql(const char *path, const char *sql, struct sbuf *out,
-              struct query_err *e);
+int query_sql(const char *path, const char *sql, int timeout_ms,
+              struct sbuf *out, struct query_err *e);
 /* type tableSchema: every table and view with its columns. */
 int query_table_schema(sqlite3 *db, json_t **out, struct query_err *e);
 

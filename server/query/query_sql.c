@@ -309,14 +309,14 @@ static int query_sql_rows(sqlite3 *db, sqlite3_stmt *s, const char *sql,
   return 0;
 }
 
-int query_sql(const char *path, const char *sql, struct sbuf *out,
-              struct query_err *e) {
+int query_sql(const char *path, const char *sql, int timeout_ms,
+              struct sbuf *out, struct query_err *e) {
   sqlite3 *db = NULL;
   sqlite3_stmt *s = NULL;
   const char *tail = NULL;
   struct query_guard g = {0};
   int rc;
-  g.deadline_ns = util_now_ns() + (int64_t)QUERY_SQL_TIMEOUT_MS * 1000000;
+  g.deadline_ns = util_now_ns() + (int64_t)timeout_ms * 1000000;
   if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
     rc = query_fail(e, -EIO, 500, "store_error", "cannot open the store: %s",

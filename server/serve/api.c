@@ -492,7 +492,7 @@ static void api_range_summary(struct api_ctx *c) {
 static void api_sql(struct api_ctx *c, const char *sql) {
   struct sbuf b = {0};
   struct query_err e;
-  api_text(c, query_sql(store_pool_path(c->pool), sql, &b, &e), &b, &e);
+  api_text(c, query_sql(store_pool_path(c->pool), sql, QUERY_SQL_TIMEOUT_MS, &b, &e), &b, &e);
 }
 
 /* POST /db/{name}/_search */

@@ -134,8 +134,10 @@ static int decode(const char *path, struct rec *r,
                                rec_warning};
   char *cause = NULL;
   int rc = testutil_cause(fmt_perfetto_read(path, &cb, st, &cause), cause);
-  qsort(r->slices, r->nslices, sizeof *r->slices, item_cmp);
-  qsort(r->counters, r->ncounters, sizeof *r->counters, item_cmp);
+  if (r->nslices) /* qsort must not get NULL, even for 0 items */
+    qsort(r->slices, r->nslices, sizeof *r->slices, item_cmp);
+  if (r->ncounters)
+    qsort(r->counters, r->ncounters, sizeof *r->counters, item_cmp);
   return rc;
 }
 

@@ -689,9 +689,12 @@ static void test_range_summary(void **state) {
 
 /* Runs sql on the SQL endpoint: 0 with *out the parsed answer, or the
  * negative code with e filled. */
-static int sql_run(const char *sql, json_t **out, struct query_err *e) {
+/* The guard's rules at the endpoint's deadline; the budget tests get a
+ * minute, so that a slow build (sanitizers) meets the budget first. */
+static int sql_run_within(const char *sql, int timeout_ms, json_t **out,
+                          struct query_err *e) {
   struct sbuf b = {0};
-  int rc = query_sql(store_path, sql, &b, e);
+  int rc = query_sql(store_path, sql, timeout_ms, &b, e);
   if (rc == 0) {
     *out = json_loadb(b.s, b.len, 0, NULL);
     assert_non_null(*out);
@@ -700,6 +703,10 @@ static int sql_run(const char *sql, json_t **out, struct query_err *e) {
   }
   sbuf_free(&b);
   return rc;
+}
+
+static int sql_run(const char *sql, json_t **out, struct query_err *e) {
+  return sql_run_within(sql, QUERY_SQL_TIMEOUT_MS, out, e);
 }
 
 static void test_sql_guard(void **state) {
@@ -759,7 +766,7 @@ static void test_sql_budget(void **state) {
   struct query_err e;
   json_t *out;
   assert_int_equal(
-      sql_run("SELECT zeroblob(3000000) FROM slice LIMIT 20", &out, &e), 0);
+      sql_run_within("SELECT zeroblob(3000000) FROM slice LIMIT 20", 60000, &out, &e), 0);
   assert_int_equal(json_array_size(json_object_get(out, "rows")), 11);
   assert_true(json_is_true(json_object_get(out, "truncated")));
   assert_string_equal(json_string_value(json_object_get(out, "reason")),
@@ -767,7 +774,7 @@ static void test_sql_budget(void **state) {
                       "first 11 rows are shown");
   json_decref(out);
   assert_int_equal(
-      sql_run("SELECT zeroblob(5000000), 1, 2, 3, 4, 5, 6, 7", &out, &e), 0);
+      sql_run_within("SELECT zeroblob(5000000), 1, 2, 3, 4, 5, 6, 7", 60000, &out, &e), 0);
   assert_int_equal(json_array_size(json_object_get(out, "rows")), 0);
   assert_true(json_is_true(json_object_get(out, "truncated")));
   assert_string_equal(json_string_value(json_object_get(out, "reason")),
@@ -777,8 +784,8 @@ static void test_sql_budget(void **state) {
   json_decref(out);
   /* control characters grow 6 times when escaped */
   assert_int_equal(
-      sql_run("SELECT printf('%.*c', 4000000, char(1)) FROM slice LIMIT 5",
-              &out, &e),
+      sql_run_within("SELECT printf('%.*c', 4000000, char(1)) FROM slice LIMIT 5",
+              60000, &out, &e),
       0);
   assert_int_equal(json_array_size(json_object_get(out, "rows")), 2);
   assert_true(json_is_true(json_object_get(out, "truncated")));
