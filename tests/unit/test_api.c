@@ -127,7 +127,7 @@ static struct answer call_db(struct app *a, sqlite3 *db, const char *method,
     q.key[q.n] = p;
     q.value[q.n++] = eq + 1;
   }
-  struct api_request rq = {method, path, arg, &q, NULL, 0};
+  struct api_request rq = {method, path, arg, &q, NULL, 0, NULL};
   struct api_response rs;
   if (db)
     api_handle_db(a, db, &rq, &rs);
@@ -365,7 +365,7 @@ static void test_busy(void **state) {
   struct store_pool *p = app_acquire_pool(ready);
   sqlite3 *held[2] = {store_pool_get(p), store_pool_get(p)};
   struct query_args q = {.n = 0};
-  struct api_request rq = {"GET", "/api/v1/summary", arg, &q, NULL, 0};
+  struct api_request rq = {"GET", "/api/v1/summary", arg, &q, NULL, 0, NULL};
   struct api_response rs;
   api_handle(ready, &rq, &rs);
   assert_int_equal(rs.status, 503);
@@ -379,7 +379,7 @@ static void test_busy(void **state) {
   const char *body = "{\"type\":\"databaseExplorerQuery\",\"query\":"
                      "\"SELECT count(*) FROM slice\"}";
   struct api_request sq = {
-      "POST", "/api/v1/db/system/_search", arg, &q, body, strlen(body)};
+      "POST", "/api/v1/db/system/_search", arg, &q, body, strlen(body), NULL};
   api_handle(ready, &sq, &rs);
   assert_int_equal(rs.status, 200);
   assert_string_equal(rs.body, "{\"columns\":[\"count(*)\"],\"rows\":[[3]],"
@@ -389,7 +389,7 @@ static void test_busy(void **state) {
   q.key[0] = "format";
   q.value[0] = "csv";
   q.n = 1;
-  struct api_request eq = {"GET", "/api/v1/export", arg, &q, NULL, 0};
+  struct api_request eq = {"GET", "/api/v1/export", arg, &q, NULL, 0, NULL};
   struct sbuf out = {0};
   int more = 1, names = 0;
   api_handle(ready, &eq, &rs);

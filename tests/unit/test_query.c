@@ -593,7 +593,7 @@ static void test_key(void **state) {
 }
 
 static void test_search(void **state) {
-  struct query_search s = {"SHO", INT64_MIN, INT64_MAX, 2, 10, "system", -1};
+  struct query_search s = {"SHO", INT64_MIN, INT64_MAX, 2, 10, "system", -1, 0};
   struct query_err e;
   json_t *out;
   sqlite3 *db = store_pool_get(pool);
