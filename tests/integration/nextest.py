@@ -38,6 +38,14 @@ def check(cond, what, detail=""):
     return cond
 
 
+def skip(what, why):
+    """Prints one TAP skip line (counted as a test)."""
+    global n_tests
+    n_tests += 1
+    print("ok %d - %s # SKIP %s" % (n_tests, what, why))
+    sys.stdout.flush()
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
