@@ -101,34 +101,6 @@ static const struct {
     {"neuroncore", "t.nc_idx", true},     {"source", "t.source", false},
 };
 
-/* POSIX regex behind SQL REGEXP, the compiled pattern cached per statement
- * as the auxiliary data of argument 0. */
-static void query_search_regfree(void *p) {
-  regfree(p);
-  free(p);
-}
-
-static void query_search_regexp(sqlite3_context *cx, int argc,
-                                sqlite3_value **argv) {
-  (void)argc;
-  regex_t *re = sqlite3_get_auxdata(cx, 0);
-  const char *s = (const char *)sqlite3_value_text(argv[1]);
-  if (!re) {
-    const char *pat = (const char *)sqlite3_value_text(argv[0]);
-    re = xcalloc(1, sizeof *re);
-    if (!pat || regcomp(re, pat, REG_EXTENDED | REG_NOSUB | REG_ICASE) != 0) {
-      free(re);
-      sqlite3_result_error(cx, "bad regular expression", -1);
-      return;
-    }
-    sqlite3_set_auxdata(cx, 0, re, query_search_regfree);
-    re = sqlite3_get_auxdata(cx, 0);
-    if (!re) /* SQLite dropped it: compile again next row */
-      return sqlite3_result_int(cx, 0);
-  }
-  sqlite3_result_int(cx, s && regexec(re, s, 0, NULL, 0) == 0);
-}
-
 static int query_search_bad(struct query_err *e, const char *term,
                             const char *why) {
   return query_fail(e, -EINVAL, 400, "bad_parameter",
@@ -425,8 +397,6 @@ int query_search(sqlite3 *db, const struct query_search *q, json_t **out,
     query_search_terms_free(&t);
     return rc;
   }
-  sqlite3_create_function(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                          NULL, query_search_regexp, NULL, NULL);
   rc = query_search_matches(db, q, &t, &m, &nm, e);
   json_t *per_track = json_array();
   for (size_t i = 0; i < nm && rc == 0; i++) {

@@ -22,8 +22,9 @@
 /* ---- read-only pool ---- */
 struct store_pool;
 
-/* Opens `n` read-only connections to the complete store at `path`.
- * Returns 0 or a negative errno-style code with *cause set. */
+/* Opens `n` read-only connections to the complete store at `path`, each
+ * with the SQL function regexp(pattern, text) (POSIX extended, case-blind)
+ * behind `text REGEXP pattern`.  Returns 0 or a negative errno-style code with *cause set. */
 int store_pool_open(const char *path, int n, struct store_pool **out,
                     char **cause);
 /* Takes a connection, waiting while all are in use.  Never NULL. */

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,6 +66,35 @@ static char *store_pool_uri(const char *path) {
   return b.s;
 }
 
+/* POSIX regex behind SQL REGEXP (search terms name~/re/), registered once
+ * on every reader; the compiled pattern is cached per statement as the
+ * auxiliary data of argument 0. */
+static void store_pool_regfree(void *p) {
+  regfree(p);
+  free(p);
+}
+
+static void store_pool_regexp(sqlite3_context *cx, int argc,
+                                sqlite3_value **argv) {
+  (void)argc;
+  regex_t *re = sqlite3_get_auxdata(cx, 0);
+  const char *s = (const char *)sqlite3_value_text(argv[1]);
+  if (!re) {
+    const char *pat = (const char *)sqlite3_value_text(argv[0]);
+    re = xcalloc(1, sizeof *re);
+    if (!pat || regcomp(re, pat, REG_EXTENDED | REG_NOSUB | REG_ICASE) != 0) {
+      free(re);
+      sqlite3_result_error(cx, "bad regular expression", -1);
+      return;
+    }
+    sqlite3_set_auxdata(cx, 0, re, store_pool_regfree);
+    re = sqlite3_get_auxdata(cx, 0);
+    if (!re) /* SQLite dropped it: compile again next row */
+      return sqlite3_result_int(cx, 0);
+  }
+  sqlite3_result_int(cx, s && regexec(re, s, 0, NULL, 0) == 0);
+}
+
 /* Opens one reader with the settings every reader gets. */
 static int store_pool_open_one(const char *path, sqlite3 **out, char **cause) {
   sqlite3 *db = NULL;
@@ -86,6 +116,10 @@ static int store_pool_open_one(const char *path, sqlite3 **out, char **cause) {
                     "PRAGMA mmap_size=2147418112; PRAGMA cache_size=-32768;"
                     "PRAGMA query_only=1; PRAGMA temp_store=MEMORY;",
                     NULL, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "regexp", 2,
+                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                 store_pool_regexp, NULL, NULL);
   if (rc == SQLITE_OK)
     rc = sqlite3_exec(db, "SELECT count(*) FROM track", NULL, NULL, NULL);
   if (rc != SQLITE_OK) {

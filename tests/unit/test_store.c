@@ -133,6 +133,16 @@ static void test_complete_store(void **state) {
   assert_non_null(names);
   assert_string_equal(store_names_get(names, 2), "b");
   assert_null(store_names_get(names, 99));
+  /* REGEXP works on a reader without any query code registering it. */
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db,
+                                      "SELECT count(*) FROM str "
+                                      "WHERE s REGEXP '^B$'",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int(st, 0), 1); /* "b", case-blind */
+  sqlite3_finalize(st);
   store_pool_put(p, db);
   store_pool_close(p);
   unlink(path);
