@@ -301,8 +301,7 @@ int query_profile(sqlite3 *db, json_t **out, struct query_err *e) {
       (rc = query_util_scalar(db, "SELECT count(*) FROM Warning", 0, &warnings,
                               e)) < 0 ||
       (rc = query_util_scalar(db,
-                              "SELECT sum(event_count) FROM track WHERE kind = "
-                              "'slices'",
+                              "SELECT coalesce(sum(event_count), 0) FROM track",
                               0, &events, e)) < 0 ||
       (rc = query_util_scalar(db, "SELECT count(*) FROM DeviceProfileList", 0,
                               &profiles, e)) < 0)

@@ -171,7 +171,7 @@ def run(tmp):
     db = sqlite3.connect("file:%s?mode=ro" % store, uri=True)
     db.row_factory = sqlite3.Row
     c = Client(port)
-    check_basics(c, m, db)
+    check_basics(c, m, db, server.err_path)
     check_tracks(c, db)
     check_windows(c, db)
     check_counters(c, db)
@@ -190,7 +190,7 @@ def run(tmp):
     return server
 
 
-def check_basics(c, m, db):
+def check_basics(c, m, db, err_path):
     h = c.json("/api/v1/health")
     check(h == {"status": "ok", "state": "ready", "version": h["version"]},
           "health says ok/ready", h)
@@ -205,8 +205,13 @@ def check_basics(c, m, db):
     check(p["start"] == m["first_ts"] and p["end"] == m["last_ts"],
           "profile start/end are the first and last timestamps (strings)",
           (p["start"], p["end"]))
-    check(p["event_count"] == db.execute("SELECT count(*) FROM slice").fetchone()[0],
-          "profile event_count counts every stored event", p["event_count"])
+    stored = db.execute("SELECT (SELECT count(*) FROM slice) + (SELECT count(*) "
+                        "FROM counter WHERE series = 0)").fetchone()[0]
+    check(p["event_count"] == stored, "profile event_count counts every stored "
+          "slice and counter sample", (p["event_count"], stored))
+    logged = re.findall(r"ingested .*: (\d+) events", open(err_path).read())
+    check(logged == [str(p["event_count"])],
+          "profile event_count equals the ingest log's count", (logged, p["event_count"]))
     check(len(p["metadata"]) == m["tables"]["SystemProfileMetadata"],
           "profile carries the SystemProfileMetadata rows", len(p["metadata"]))
 
