@@ -6,6 +6,7 @@ one rank kept apart with a Warning; event attributes with the numbers the
 trace wrote."""
 import json
 import os
+import re
 import shutil
 import sqlite3
 import sys
@@ -48,6 +49,11 @@ def check_server(tmp, server):
             ("names.json/python3 100 (CPU)/thread 100 (python3)", 1),
             ("names.json/Process 5/Thread 9", 1),
             ("names.json/Spans/PyTorch Profiler", 1)]
+    p = c.json("/api/v1/profile")
+    logged = re.findall(r"ingested .*: (\d+) events", open(server.err_path).read())
+    check(p["event_count"] == 6 and logged == ["6"], "profile event_count and "
+          "the ingest log both count the 5 slices and the counter sample",
+          (p["event_count"], logged))
     check(got == want, "default: process_name <pid> (process_labels) / "
           "thread_name, no framework layer, in sort index order", got)
     got = names(c, "process")
