@@ -194,4 +194,18 @@ fi
 "$SERVER" --dir "$S" --db "$T_TMP/elsewhere.db" --ingest-only --quiet
 is "$?" 0 "--dir with --db elsewhere ingests"
 is "$(snapshot)" "$before" "nothing under --dir was created or changed"
+
+# ---------------------------------------------------------------- SIGTERM
+# SIGTERM while serving, during the first ingest, once it has printed a
+# progress line: exit 5 (interrupted) and no <db>.tmp left behind.
+DB="$T_TMP/term.db"
+"$SERVER" --dir "$P" --db "$DB" --port 0 --no-watch 2>"$T_TMP/term.err" &
+pid=$!
+progress() { grep -q "ingest: .* events" "$T_TMP/term.err"; }
+wait_until 300 $pid progress
+is "$?" 0 "the ingest prints a progress line"
+kill -TERM $pid
+wait $pid
+is "$?" 5 "SIGTERM during the first ingest exits 5"
+ok "$([ ! -e "$DB.tmp" ] && [ ! -e "$DB" ]; echo $?)" "no term.db.tmp and no term.db left"
 tap_done
