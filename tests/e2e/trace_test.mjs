@@ -9,114 +9,27 @@
 // does (NEX_REQUIRE_E2E=1 makes a missing browser a failure, NEX_SKIP_E2E=1
 // skips).  The screenshot goes to $NEX_BUILDDIR/tests/out/e2e/.
 
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { harness, assert, eq, idle as idleOf, SRC, OUT } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SRC = path.resolve(process.env.NEX_SRCDIR || path.join(here, '../..'));
-const BUILD = process.env.NEX_BUILDDIR || process.cwd();
-const CHROMIUM = process.env.NEX_CHROMIUM || '/usr/bin/chromium';
-const SERVER = path.join(BUILD, 'server/neuron-explorer-server');
 const TRACE = path.join(SRC, 'tests/data/traces/tl_h100_qwen.json.gz');
-const OUT = path.join(BUILD, 'tests/out/e2e');
-
-const TESTS = [];
-const test = (name, fn) => TESTS.push({ name, fn });
-let n = 0;
-let failed = 0;
-
-function report(ok, name, err) {
-  n++;
-  console.log(`${ok ? 'ok' : 'not ok'} ${n} - ${name}`);
-  if (!ok) {
-    failed++;
-    for (const line of String(err?.stack || err).split('\n').slice(0, 12)) console.log(`#   ${line}`);
-  }
-}
-
-function assert(cond, msg) { if (!cond) throw new Error(msg); }
-function eq(got, want, msg) {
-  const g = JSON.stringify(got), w = JSON.stringify(want);
-  if (g !== w) throw new Error(`${msg}\n got:  ${g}\n want: ${w}`);
-}
-
-// ------------------------------------------------------------ environment
-
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nex-e2e-trace-'));
-let server = null;
-let browser = null;
-let port = 0;
+const h = harness('nex-e2e-trace-');
+const { test, api } = h;
 let page = null;
 const pageErrors = [];
+const idle = () => idleOf(page);
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
-}
-
-async function api(p) {
-  const r = await fetch(`http://127.0.0.1:${port}/api/v1/${p}`);
-  if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
-  return r.json();
-}
-
-async function waitFor(what, fn, ms = 120000) {
-  const t0 = Date.now();
-  let last;
-  for (;;) {
-    try { if (await fn()) return; } catch (e) { last = e; }
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function stopServer() {
-  if (!server) return Promise.resolve();
-  const s = server;
-  return new Promise((resolve) => { s.once('exit', resolve); s.kill('SIGTERM'); });
-}
-
-const idle = async () => { await page.waitForFunction(() => window.nexTest?.ready(), null, { timeout: 20000 }); await page.evaluate(() => window.nexTest.waitIdle()); };
-
-async function browserDriver() {
-  try {
-    const { chromium } = await import('playwright-core');
-    if (!fs.existsSync(CHROMIUM)) return `Chromium not found at ${CHROMIUM} (apt-get install chromium, or set NEX_CHROMIUM)`;
-    return chromium;
-  } catch (e) {
-    return `playwright-core not found (run "npm ci" in ${SRC}): ${e.code || e.message}`;
-  }
-}
-
-async function setup(chromium) {
-  assert(fs.existsSync(SERVER), `server not built: ${SERVER}`);
-  fs.mkdirSync(OUT, { recursive: true });
-  const dir = path.join(tmp, 'profile');
+async function setup() {
+  const dir = path.join(h.tmp, 'profile');
   fs.mkdirSync(dir);
   fs.copyFileSync(TRACE, path.join(dir, path.basename(TRACE)));
-  port = await freePort();
-  const log = fs.openSync(path.join(tmp, 'server.log'), 'a');
-  server = spawn(SERVER, ['--dir', dir, '--db', path.join(tmp, 'store.db'), '--port', String(port),
-    '--web-root', path.join(SRC, 'web')], { stdio: ['ignore', log, log] });
-  server.on('exit', () => { server = null; });
-  await waitFor('the server to be ready', async () => (await api('health')).state === 'ready');
-  browser = await chromium.launchPersistentContext(path.join(tmp, 'chrome-profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  await h.startServer(dir, 120000);
+  const browser = await h.launch();
   page = await browser.newPage();
   await page.setViewportSize({ width: 1600, height: 1500 }); // the 28-lane thread row, the stream row and the details
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(`http://localhost:${port}/`);
+  await page.goto(`http://localhost:${h.port()}/`);
   await idle();
 }
 
@@ -155,7 +68,7 @@ test('a cudaLaunchKernel with a flow goes to its kernel on a stream track', asyn
 test('the launch is drawn inside its aten:: op inside its python frames', async () => {
   const s = BigInt(launch.start_ts), d = BigInt(launch.duration_ns);
   const span = 6n * (d > 0n ? d : 1000n);
-  await page.goto(`http://localhost:${port}/#v=timeline&g=default&s=${s - span}&e=${s + span}&sel=${encodeURIComponent(launch.key)}`);
+  await page.goto(`http://localhost:${h.port()}/#v=timeline&g=default&s=${s - span}&e=${s + span}&sel=${encodeURIComponent(launch.key)}`);
   await page.waitForFunction((k) => window.nexTest.state()?.selection === k, launch.key);
   await page.waitForSelector('table.details');
   await idle();
@@ -255,28 +168,4 @@ test('no script errors on the page', async () => {
 
 // ------------------------------------------------------------ main
 
-async function main() {
-  console.log(`1..${TESTS.length}`);
-  const driver = process.env.NEX_SKIP_E2E ? 'NEX_SKIP_E2E is set' : await browserDriver();
-  if (typeof driver === 'string' && (!process.env.NEX_REQUIRE_E2E || process.env.NEX_SKIP_E2E)) {
-    for (const t of TESTS) report(true, `${t.name} # SKIP ${driver}`);
-    return;
-  }
-  const timer = setTimeout(() => { console.log('# Bail out! the browser test took more than 5 minutes'); cleanup().then(() => process.exit(1)); }, 300000);
-  let setupErr = typeof driver === 'string' ? new Error(`${driver} (NEX_REQUIRE_E2E is set)`) : null;
-  if (!setupErr) try { await setup(driver); } catch (e) { setupErr = e; }
-  for (const t of TESTS) {
-    if (setupErr) { report(false, t.name, setupErr); continue; }
-    try { await t.fn(); report(true, t.name); } catch (e) { report(false, t.name, e); }
-  }
-  clearTimeout(timer);
-}
-
-async function cleanup() {
-  try { await browser?.close(); } catch { /* already gone */ }
-  await stopServer();
-  if (failed && fs.existsSync(path.join(tmp, 'server.log'))) console.log(`# server log and profile kept in ${tmp}`);
-  else fs.rmSync(tmp, { recursive: true, force: true });
-}
-
-main().then(cleanup, async (e) => { console.log(`# ${e.stack}`); failed++; await cleanup(); }).then(() => process.exit(failed ? 1 : 0));
+h.run(setup);
