@@ -313,7 +313,8 @@ SELECT s.ts AS start_ts, s.ts + s.dur AS end_ts, s.dur AS duration_ns,
        json_extract(s.args, '$.pc') AS pc,
        json_extract(s.args, '$.hlo_name') AS hlo_name,
        g.s AS framework_op, t.device_profile_id AS device_profile_id,
-       json_extract(s.args, '$.inst_dep_ids') AS inst_dep_ids
+       json_extract(s.args, '$.inst_dep_ids') AS inst_dep_ids,
+       json_extract(s.args, '$.raw_flops') AS raw_flops
 FROM slice s JOIN track t ON t.id = s.track JOIN str n ON n.id = s.name
 LEFT JOIN str g ON g.id = s.grp
 WHERE t.domain = 'device' AND t.source = 'engine';
