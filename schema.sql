@@ -158,9 +158,9 @@ CREATE TABLE inst_dep (
   dep_ts INTEGER,
   PRIMARY KEY (track, ts, lane, id, seq)
 ) WITHOUT ROWID;
--- the dependents of an instruction
-CREATE INDEX inst_dep_by_dep ON inst_dep(dep_track, dep_ts, dep_lane)
-  WHERE dep_track IS NOT NULL;
+-- created after the load (ingest_device_finish): the dependents of an
+-- instruction, CREATE INDEX inst_dep_by_dep ON inst_dep(dep_track, dep_ts,
+-- dep_lane) WHERE dep_track IS NOT NULL;
 
 -- Per (name, track) totals, for search counts and summaries.
 CREATE TABLE name_stat (

@@ -263,6 +263,13 @@ void ingest_device_end(struct ing *g) {
   }
 }
 
+void ingest_device_finish(struct ing *g) {
+  store_writer_exec(g->w,
+                    "CREATE INDEX inst_dep_by_dep ON inst_dep(dep_track, "
+                    "dep_ts, dep_lane) WHERE dep_track IS NOT NULL",
+                    "");
+}
+
 void ingest_device_read(struct ing *g, const struct discover_device *dev,
                         const char *profile_base) {
   if (dev->size == 0) {

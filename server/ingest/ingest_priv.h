@@ -315,6 +315,9 @@ struct ingest_device_info {
 void ingest_device_begin(struct ing *g, const struct ingest_device_info *d);
 void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec);
 void ingest_device_end(struct ing *g);
+/* After every device profile: indexes the instruction dependencies by
+ * dependency (one sort rather than an index grown row by row). */
+void ingest_device_finish(struct ing *g);
 
 /* The cpu time of the timestamp_sync_point of (nc, exec_id) of the
  * process being read; 0 when it has none. */

@@ -219,6 +219,7 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
             (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9,
             (double)(t3 - t2) / 1e9);
   ingest_stats_flush(&g);
+  ingest_device_finish(&g);
   char *real = realpath(o->dir, NULL);
   ingest_run_info(&g, "schema_version", INGEST_SCHEMA_VERSION);
   ingest_run_info(&g, "fingerprint", fp);
