@@ -140,6 +140,28 @@ CREATE TABLE flow (
 ) WITHOUT ROWID;
 -- created after the load: CREATE INDEX flow_by_slice ON flow(track, lane, ts, id);
 
+-- Instruction dependencies: one row per entry of an instruction's
+-- inst_dep_ids (seq: its position there).  (track, lane, ts, id) is the
+-- dependent instruction; dep_id the instruction it waits for, as the trace
+-- wrote it, and dep_track/dep_lane/dep_ts where that one lies in the same
+-- device profile (NULL: the trace does not hold it).  Arrows go from dep to
+-- the dependent.
+CREATE TABLE inst_dep (
+  track INTEGER NOT NULL,
+  ts INTEGER NOT NULL,
+  lane INTEGER NOT NULL,
+  id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  dep_id INTEGER NOT NULL,
+  dep_track INTEGER,
+  dep_lane INTEGER,
+  dep_ts INTEGER,
+  PRIMARY KEY (track, ts, lane, id, seq)
+) WITHOUT ROWID;
+-- created after the load (ingest_device_finish): the dependents of an
+-- instruction, CREATE INDEX inst_dep_by_dep ON inst_dep(dep_track, dep_ts,
+-- dep_lane) WHERE dep_track IS NOT NULL;
+
 -- Per (name, track) totals, for search counts and summaries.
 CREATE TABLE name_stat (
   name INTEGER NOT NULL,
@@ -213,7 +235,8 @@ CREATE TABLE DeviceProfileList (
   total_flops REAL NOT NULL DEFAULT 0,
   hbm_bytes REAL NOT NULL DEFAULT 0,
   peak_flops REAL,
-  hbm_ddr_bandwidth REAL
+  hbm_ddr_bandwidth REAL,
+  transpose_flops REAL NOT NULL DEFAULT 0  -- the part of total_flops spent on TRANSPOSE
 );
 
 CREATE TABLE ExecutionInfo (
@@ -289,7 +312,9 @@ SELECT s.ts AS start_ts, s.ts + s.dur AS end_ts, s.dur AS duration_ns,
        json_extract(s.args, '$.operands') AS operands, s.id AS id,
        json_extract(s.args, '$.pc') AS pc,
        json_extract(s.args, '$.hlo_name') AS hlo_name,
-       g.s AS framework_op, t.device_profile_id AS device_profile_id
+       g.s AS framework_op, t.device_profile_id AS device_profile_id,
+       json_extract(s.args, '$.inst_dep_ids') AS inst_dep_ids,
+       json_extract(s.args, '$.raw_flops') AS raw_flops
 FROM slice s JOIN track t ON t.id = s.track JOIN str n ON n.id = s.name
 LEFT JOIN str g ON g.id = s.grp
 WHERE t.domain = 'device' AND t.source = 'engine';

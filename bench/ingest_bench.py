@@ -9,7 +9,11 @@ the raw SQLite insert rate of the same number of rows measured in the same
 run (bench/sqlite_baseline).
 
   bench/ingest_bench.py --build BUILD_DIR [--events 10000000] [--work DIR]
-                        [--device-instructions 250000]
+                        [--device-instructions 250000] [--device-baseline DIR]
+
+--device-baseline: also ingests the device profiles with that build's
+server (another version, same profile, alternated with this one, 3 runs
+each) and prints both and their ratio.
 """
 import argparse
 import json
@@ -46,6 +50,7 @@ def main():
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--work", default="/tmp/nex-bench")
     ap.add_argument("--device-instructions", type=int, default=250000)
+    ap.add_argument("--device-baseline")
     a = ap.parse_args()
     synth = os.path.join(a.build, "tools/neuron-explorer-synth")
     server = os.path.join(a.build, "server/neuron-explorer-server")
@@ -84,6 +89,23 @@ def main():
           f"{dev_events / secs / 1e6:.2f} M device records/s, "
           f"peak RSS {rss:.0f} MiB")
     os.remove(db)
+    if a.device_baseline:
+        other = os.path.join(a.device_baseline, "server/neuron-explorer-server")
+        best = {}
+        for _ in range(3):
+            for name, srv in (("this build", server), ("baseline", other)):
+                s, r = run([srv, "--dir", prof, "--db", db, "--ingest-only",
+                            "--quiet", "--ignore-system-profile"])
+                os.remove(db)
+                best[name] = min(best.get(name, (s, r)), (s, r))
+        for name, (s, r) in best.items():
+            print(f"device ingest, {name} (best of 3, alternated): {s:.2f} s = "
+                  f"{instructions / s / 1e6:.2f} M instructions/s, peak RSS "
+                  f"{r:.0f} MiB")
+        print(f"device ingest: this build takes "
+              f"{best['this build'][0] / best['baseline'][0]:.2f}x the "
+              f"baseline's time ({m.get('inst_deps', 0)} instruction "
+              f"dependencies in the profile)")
     secs, rss = run([server, "--dir", prof, "--db", db, "--ingest-only",
                      "--quiet"])
     total = sys_events + dev_events

@@ -452,12 +452,13 @@ void synth_progress(struct synth *s, uint64_t n) {
 }
 
 void synth_add_device_profile(struct synth *s, const char *file, int nc,
-                              uint64_t executions, uint64_t instructions) {
+                              uint64_t executions, uint64_t instructions,
+                              uint64_t inst_deps) {
   sbuf_printf(&s->profiles_json,
               "%s\n  {\"file\":\"%s\",\"nc\":%d,\"executions\":%" PRIu64
-              ",\"instructions\":%" PRIu64 "}",
+              ",\"instructions\":%" PRIu64 ",\"inst_deps\":%" PRIu64 "}",
               s->profiles_json.len ? "," : "", file, nc, executions,
-              instructions);
+              instructions, inst_deps);
 }
 
 /* ----------------------------------------------------------------- manifest */
@@ -496,9 +497,11 @@ static int synth_write_manifest(const struct synth *s, const char *path) {
     fprintf(f, "%s\"%s\"", i ? "," : "", s->instance_ids[i]);
   fprintf(f,
           "],\n\"processes\":[%s],\n\"flows\":%" PRIu64
+          ",\n\"inst_deps\":%" PRIu64
           ",\n\"device_profiles\":[%s],\n\"first_ts\":\"%" PRId64
           "\",\"last_ts\":\"%" PRId64 "\"}\n",
           s->processes_json.s ? s->processes_json.s : "", c->flows,
+          c->inst_deps,
           s->profiles_json.s ? s->profiles_json.s : "", s->first_ts,
           s->last_ts);
   return synth_fclose(f);

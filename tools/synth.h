@@ -145,6 +145,7 @@ struct synth_counts {
   uint64_t rt, hw, fw;
   uint64_t hbm, cpu, hostmem, metadata;
   uint64_t device_profiles, executions, instructions, dma, semaphores;
+  uint64_t inst_deps; /* entries of the instructions' inst_dep_ids */
   uint64_t flows;
 };
 
@@ -173,9 +174,11 @@ uint64_t synth_events_for_steps(const struct synth_opts *o, int64_t steps);
  * line to stderr at most once a second. */
 void synth_progress(struct synth *s, uint64_t n);
 
-/* Adds a device profile to the manifest list. */
+/* Adds a device profile to the manifest list (inst_deps: the entries of
+ * its instructions' inst_dep_ids). */
 void synth_add_device_profile(struct synth *s, const char *file, int nc,
-                              uint64_t executions, uint64_t instructions);
+                              uint64_t executions, uint64_t instructions,
+                              uint64_t inst_deps);
 
 /* Creates directory `path` and its missing parents.  Returns 0 or a negative
  * errno-style code. */

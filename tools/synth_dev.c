@@ -6,6 +6,12 @@
  * the execution ran a collective, a CcOp.  Every record lies inside its
  * execution.  Records come from small generators (one per row) merged by
  * start time, so memory stays constant whatever the instruction count.
+ *
+ * Each instruction names the instructions it waits for (inst_dep_ids): the
+ * previous one of its engine queue, and for a semaphore wait (every
+ * SEM_WAIT, a quarter of the others) the last finished instruction of one
+ * or two other engines.  These draws come from a stream of their own, so
+ * every other record is the same with or without them.
  */
 #include "synth.h"
 
@@ -19,6 +25,7 @@
 
 #define SYNTH_DEV_SEMS 8
 #define SYNTH_DEV_USAGE_TICKS 64
+#define SYNTH_DEV_MAX_DEPS 3
 
 /* Engine rows: share of the instructions, busy fraction, opcodes (the first
  * one dominates). */
@@ -108,7 +115,10 @@ struct synth_dev {
   struct synth_rng rng;
   int n_queues;
   int32_t index; /* next execution index */
-  uint64_t executions, instructions;
+  uint64_t executions, instructions, inst_deps;
+  struct synth_rng dep_rng;       /* the dependencies' draws */
+  uint64_t last_id[SYNTH_DEV_ROWS]; /* per engine row, in this execution */
+  int64_t last_end[SYNTH_DEV_ROWS];
   uint64_t pc[SYNTH_DEV_ROWS];
   int32_t sem[SYNTH_DEV_SEMS];
   double sbuf, psum;
@@ -131,6 +141,9 @@ int synth_dev_open(struct synth *s, const struct synth_proc *p,
   d->file = xasprintf("%s/%s", p->dir, file);
   d->rng.s = synth_rng_stream(s->o.seed, 6,
                               (uint64_t)c->worker_gid * 2 + (session_id >= 0));
+  d->dep_rng.s = synth_rng_stream(s->o.seed, 8,
+                                  (uint64_t)c->worker_gid * 2 +
+                                      (session_id >= 0));
   d->n_queues = (int)synth_rng_range(&d->rng, 6, SYNTH_DEV_QUEUES);
   d->sbuf = 50;
   d->psum = 30;
@@ -180,7 +193,7 @@ int synth_dev_open(struct synth *s, const struct synth_proc *p,
 int synth_dev_close(struct synth_dev *d) {
   int rc = synth_fclose(d->f);
   synth_add_device_profile(d->s, d->file, d->core->nc, d->executions,
-                           d->instructions);
+                           d->instructions, d->inst_deps);
   free(d->file);
   free(d);
   return rc;
@@ -238,6 +251,28 @@ static void synth_dev_gen_place(struct synth_dev *d, struct synth_dev_gen *g) {
 
 /* ------------------------------------------------------------------ records */
 
+/* The dependencies of the instruction g is about to write on engine row
+ * g->which: fills deps, returns how many. */
+static size_t synth_dev_deps(struct synth_dev *d, const struct synth_dev_gen *g,
+                             const char *op, uint64_t *deps) {
+  struct synth_rng *r = &d->dep_rng;
+  size_t n = 0;
+  if (d->last_id[g->which])
+    deps[n++] = d->last_id[g->which];
+  int waits = !strcmp(op, "SEM_WAIT") ? (int)synth_rng_range(r, 1, 2)
+              : synth_rng_unit(r) < 0.25 ? 1
+                                         : 0;
+  for (int w = 0; w < waits && n < SYNTH_DEV_MAX_DEPS; w++) {
+    int k = (int)synth_rng_range(r, 0, SYNTH_DEV_ROWS - 2);
+    k += k >= g->which; /* another engine */
+    uint64_t id = d->last_id[k];
+    if (!id || d->last_end[k] > g->start || (n && deps[n - 1] == id))
+      continue;
+    deps[n++] = id;
+  }
+  return n;
+}
+
 static int synth_dev_instruction(struct synth_dev *d, struct synth_dev_gen *g,
                                  int64_t s0, int64_t len) {
   struct synth_rng *r = &d->rng;
@@ -259,6 +294,13 @@ static int synth_dev_instruction(struct synth_dev *d, struct synth_dev_gen *g,
              "src=bf16@0x%x[1,0,0][%d,1,1] dst=0x%x[1,0,0][%d,1,1] %d*128 ",
              sem, (int)synth_rng_range(r, 0, 3), (int)synth_rng_range(r, 0, 3),
              addr, (int)(cols / 128), 0x2000000u + addr, (int)(cols / 128),
+             (int)(cols / 128));
+    in.raw_flops = 2 * UINT64_C(128) * 128 * (uint64_t)cols;
+  } else if (!strcmp(op, "TRANSPOSE")) { /* through the PE array too */
+    snprintf(d->text, sizeof d->text,
+             "S[%u] (%s)++@complete src=bf16@0x%x[1,0,0][%d,1,1] "
+             "dst=0x%x[1,0,0][%d,1,1] transpose ",
+             sem, row->track, addr, (int)(cols / 128), 0x2000000u + addr,
              (int)(cols / 128));
     in.raw_flops = 2 * UINT64_C(128) * 128 * (uint64_t)cols;
   } else if (!strcmp(op, "SEM_WAIT") || !strcmp(op, "DRAIN") ||
@@ -295,11 +337,18 @@ static int synth_dev_instruction(struct synth_dev *d, struct synth_dev_gen *g,
   in.hlo_name = synth_pbstr(synth_dev_phases[phase].hlo);
   in.framework_op = synth_pbstr(synth_dev_phases[phase].op);
   in.execution_index = d->index;
+  uint64_t deps[SYNTH_DEV_MAX_DEPS];
+  in.n_inst_dep_ids = synth_dev_deps(d, g, op, deps);
+  in.inst_dep_ids = deps;
+  d->last_id[g->which] = in.id;
+  d->last_end[g->which] = g->start + g->dur;
   Nex__NtffRecord rec = NEX__NTFF_RECORD__INIT;
   rec.record_case = NEX__NTFF_RECORD__RECORD_INSTRUCTION;
   rec.instruction = &in;
   d->instructions++;
   d->s->c.instructions++;
+  d->inst_deps += in.n_inst_dep_ids;
+  d->s->c.inst_deps += in.n_inst_dep_ids;
   return synth_dev_record(d, &rec);
 }
 
@@ -411,6 +460,7 @@ int synth_dev_exec(struct synth_dev *d, const struct synth_dev_exec *e) {
   int ng = 0;
   int64_t rows = 0;
 
+  memset(d->last_id, 0, sizeof d->last_id); /* no dependency across executions */
   int64_t left = n_ins;
   for (int k = SYNTH_DEV_ROWS - 1; k >= 0; k--) { /* row 0 takes the rest */
     int64_t n = k ? (int64_t)((double)n_ins * synth_dev_rows[k].share) : left;

@@ -490,6 +490,20 @@ void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
   }
 }
 
+void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
+                     size_t n) {
+  if (n == 0)
+    return;
+  ingest_args_key(g, key);
+  sbuf_addc(&g->args, '[');
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      sbuf_addc(&g->args, ',');
+    sbuf_add_i64(&g->args, (int64_t)ids[i]);
+  }
+  sbuf_addc(&g->args, ']');
+}
+
 /* Moves the args text into an item (NULL when empty). */
 void ingest_args_take(struct ing *g, struct lanes_item *it) {
   if (g->args.len <= 1) {

@@ -1,7 +1,7 @@
 /* ingest_device.c -- NTFF device traces (and their NEFF headers) into the
- * store: DeviceProfileList, Metadata, ExecutionInfo, NeffHeader and the
- * device tracks (engine rows, DMA queues, semaphores, usage counters).
- * See ingest_priv.h. */
+ * store: DeviceProfileList, Metadata, ExecutionInfo, NeffHeader, the
+ * device tracks (engine rows, DMA queues, semaphores, usage counters) and
+ * the instruction dependencies (inst_dep).  See ingest_priv.h. */
 #include "fmt_neff.h"
 #include "ingest_priv.h"
 
@@ -15,7 +15,7 @@
 
 static void ingest_device_slice(struct ing *g, const char *source,
                                 const char *label, int pcore, int64_t ts,
-                                int64_t dur, uint64_t id, const char *name,
+                                int64_t dur, int64_t id, const char *name,
                                 const char *grp) {
   struct store_track d = ingest_desc("slices", "device", source, g->instance);
   d.pid = g->pid;
@@ -25,7 +25,7 @@ static void ingest_device_slice(struct ing *g, const char *source,
   d.label = label;
   struct lanes_item it = {.ts = ts,
                           .dur = dur,
-                          .id = ingest_id(g, id),
+                          .id = id,
                           .name = store_writer_intern(g->w, name),
                           .grp =
                               grp && *grp ? store_writer_intern(g->w, grp) : 0};
@@ -72,14 +72,19 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
     if (in->hbm_write_bytes)
       ingest_args_i64(g, "hbm_write_bytes", (int64_t)in->hbm_write_bytes);
     ingest_args_i64(g, "execution_index", in->execution_index);
+    ingest_args_ids(g, "inst_dep_ids", in->inst_dep_ids, in->n_inst_dep_ids);
     ingest_args_attrs(g, in->attributes, in->n_attributes);
     ingest_device_span(tot, in->start_ts, in->start_ts + in->duration_ns);
     tot->instructions++;
+    tot->inst_deps += (int64_t)in->n_inst_dep_ids;
     tot->flops += (double)in->raw_flops;
+    if (strcmp(in->opcode, "TRANSPOSE") == 0)
+      tot->transpose_flops += (double)in->raw_flops;
     tot->hbm += (double)in->hbm_read_bytes + (double)in->hbm_write_bytes;
     ingest_device_slice(
         g, "engine", *in->timeline_track ? in->timeline_track : "Unknown",
-        pcore, in->start_ts, in->duration_ns, in->id,
+        pcore, in->start_ts, in->duration_ns,
+        in->id ? (int64_t)in->id : ingest_id(g, 0), /* the signed vendor id */
         *in->opcode ? in->opcode : "(no opcode)", in->framework_op);
     break;
   }
@@ -98,8 +103,8 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
     tot->dmas++;
     const char *q = *p->queue_name ? p->queue_name : "unknown";
     char *name = xasprintf("dma %s", *p->variable ? p->variable : q);
-    ingest_device_slice(g, "dma", q, pcore, p->start_ts, p->duration_ns, p->id,
-                        name, NULL);
+    ingest_device_slice(g, "dma", q, pcore, p->start_ts, p->duration_ns,
+                        ingest_id(g, p->id), name, NULL);
     free(name);
     break;
   }
@@ -136,7 +141,8 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
     ingest_args_i64(g, "input_size", (int64_t)c->input_size);
     ingest_args_i64(g, "output_size", (int64_t)c->output_size);
     ingest_device_slice(g, "cc", "CC", pcore, c->start_ts, c->duration_ns,
-                        c->op_id, *c->operation ? c->operation : "cc_op", NULL);
+                        ingest_id(g, c->op_id),
+                        *c->operation ? c->operation : "cc_op", NULL);
     break;
   }
   case NEX__NTFF_RECORD__RECORD_USAGE: {
@@ -211,21 +217,57 @@ void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
   g->dev.nc = d->nc;
 }
 
+/* The inst_dep rows of the device profile being read (its slices are all
+ * placed): one per entry of an instruction's inst_dep_ids, with where the
+ * instruction it names lies when the profile has it.  The instructions are
+ * found by id through a temporary table, dropped after. */
+static void ingest_device_deps(struct ing *g) {
+  store_writer_exec(g->w,
+                    "CREATE TEMP TABLE inst_at (id INTEGER PRIMARY KEY, "
+                    "track INTEGER, lane INTEGER, ts INTEGER)",
+                    "");
+  store_writer_exec(g->w,
+                    "INSERT OR IGNORE INTO temp.inst_at SELECT s.id, s.track, "
+                    "s.lane, s.ts FROM track t JOIN slice s ON s.track = t.id "
+                    "WHERE t.device_profile_id = ?1 AND t.source = 'engine'",
+                    "i", g->dp_id);
+  store_writer_exec(
+      g->w,
+      "INSERT INTO inst_dep (track, ts, lane, id, seq, dep_id, dep_track, "
+      "dep_lane, dep_ts) SELECT s.track, s.ts, s.lane, s.id, j.key, j.value, "
+      "a.track, a.lane, a.ts FROM track t JOIN slice s ON s.track = t.id "
+      "JOIN json_each(s.args, '$.inst_dep_ids') j LEFT JOIN temp.inst_at a "
+      "ON a.id = j.value WHERE t.device_profile_id = ?1 AND t.source = "
+      "'engine' AND instr(s.args, '\"inst_dep_ids\"')",
+      "i", g->dp_id);
+  store_writer_exec(g->w, "DROP TABLE temp.inst_at", "");
+}
+
 void ingest_device_end(struct ing *g) {
   struct ingest_device_totals *t = &g->dev;
   bool any = t->instructions + t->dmas > 0;
   store_writer_exec(g->w,
                     "UPDATE DeviceProfileList SET first_ts=?, last_ts=?, "
                     "instruction_count=?, dma_count=?, total_flops=?, "
-                    "hbm_bytes=? WHERE id=?",
-                    "IIiirri", any ? t->first : -1, any ? t->last : -1,
-                    t->instructions, t->dmas, t->flops, t->hbm, g->dp_id);
+                    "transpose_flops=?, hbm_bytes=? WHERE id=?",
+                    "IIiirrri", any ? t->first : -1, any ? t->last : -1,
+                    t->instructions, t->dmas, t->flops, t->transpose_flops,
+                    t->hbm, g->dp_id);
   ingest_drain_device(g, t->first_track, g->dp_id);
+  if (t->inst_deps)
+    ingest_device_deps(g);
   int64_t cpu = t->exec_id ? ingest_system_sync_cpu(g, t->nc, t->exec_id) : 0;
   if (cpu) {
     g->hints = xrealloc(g->hints, (g->nhints + 1) * sizeof *g->hints);
     g->hints[g->nhints++] = (struct idevhint){g->dp_id, cpu};
   }
+}
+
+void ingest_device_finish(struct ing *g) {
+  store_writer_exec(g->w,
+                    "CREATE INDEX inst_dep_by_dep ON inst_dep(dep_track, "
+                    "dep_ts, dep_lane) WHERE dep_track IS NOT NULL",
+                    "");
 }
 
 void ingest_device_read(struct ing *g, const struct discover_device *dev,

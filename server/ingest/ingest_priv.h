@@ -92,7 +92,8 @@ struct istat {
 struct ingest_device_totals {
   int pcore, nc;
   int64_t instructions, dmas, first, last;
-  double flops, hbm;
+  int64_t inst_deps;               /* entries of the inst_dep_ids read */
+  double flops, transpose_flops, hbm; /* transpose: of TRANSPOSE opcodes */
   int64_t exec_id, exec_index;
   size_t first_track; /* tracks created since then may be its own */
 };
@@ -207,6 +208,10 @@ void ingest_args_key(struct ing *g, const char *key);
 void ingest_args_str(struct ing *g, const char *key, const char *v);
 void ingest_args_i64(struct ing *g, const char *key, int64_t v);
 void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n);
+/* A list of ids as a JSON array of signed 64-bit numbers (their bits: the
+ * vendor's ids are int64); nothing when n is 0. */
+void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
+                     size_t n);
 void ingest_args_take(struct ing *g, struct lanes_item *it);
 
 /* A row of the process table (upsert). */
@@ -310,6 +315,9 @@ struct ingest_device_info {
 void ingest_device_begin(struct ing *g, const struct ingest_device_info *d);
 void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec);
 void ingest_device_end(struct ing *g);
+/* After every device profile: indexes the instruction dependencies by
+ * dependency (one sort rather than an index grown row by row). */
+void ingest_device_finish(struct ing *g);
 
 /* The cpu time of the timestamp_sync_point of (nc, exec_id) of the
  * process being read; 0 when it has none. */

@@ -138,6 +138,13 @@ int query_device_profiles(sqlite3 *db, const char *filter, int64_t page,
 /* GET /device-profiles/{id}. */
 int query_device_profile(sqlite3 *db, int64_t id, json_t **out,
                          struct query_err *e);
+/* GET /device-profiles/{id}/dependencies: the dependency arrows of device
+ * profile `id` with an end starting in [start, end) (device timeline):
+ * {"arrows":[{"from":key,"from_end":ns,"to":key,"from_id":..,"to_id":..}],
+ * "truncated":bool}, at most `limit` arrows.  -ENOENT (404) for an unknown
+ * profile. */
+int query_device_arrows(sqlite3 *db, int64_t id, int64_t start, int64_t end,
+                        int64_t limit, json_t **out, struct query_err *e);
 
 /* GET /search. */
 struct query_search {

@@ -1,6 +1,7 @@
 /* query_device.c -- device profiles: GET /device-profiles,
- * /device-profiles/{id} and the per-profile summary with the engines'
- * active time (see query.h).
+ * /device-profiles/{id}, the per-profile summary with the engines' active
+ * time and the FLOPs utilization, and the instruction dependencies (an
+ * instruction's details, the arrows of a window; see query.h).
  */
 #include "query_priv.h"
 #include "store.h"
@@ -221,10 +222,16 @@ int query_device_summary(sqlite3 *db, sqlite3_stmt *s, json_t **out,
   int rc = query_device_engines(db, id, duration, &engines, e);
   if (rc < 0)
     return rc;
-  json_t *mfu = json_null(), *mbu = json_null();
+  /* HFU counts every FLOP the tensor engine did, MFU leaves out the
+   * transposes (doc/api.md) */
+  json_t *mfu = json_null(), *hfu = json_null(), *mbu = json_null();
+  double transpose = sqlite3_column_double(s, 21);
   if (sqlite3_column_type(s, 18) != SQLITE_NULL &&
-      sqlite3_column_double(s, 18) > 0 && secs > 0)
-    mfu = json_real(100.0 * flops / (sqlite3_column_double(s, 18) * secs));
+      sqlite3_column_double(s, 18) > 0 && secs > 0) {
+    double peak = sqlite3_column_double(s, 18) * secs;
+    mfu = json_real(100.0 * (flops - transpose) / peak);
+    hfu = json_real(100.0 * flops / peak);
+  }
   if (sqlite3_column_type(s, 19) != SQLITE_NULL &&
       sqlite3_column_double(s, 19) > 0 && secs > 0)
     mbu = json_real(100.0 * bytes / (sqlite3_column_double(s, 19) * secs));
@@ -234,7 +241,7 @@ int query_device_summary(sqlite3 *db, sqlite3_stmt *s, json_t **out,
       query_util_col_int(s, 4), "duration_ns", query_util_id(duration), "calls",
       (json_int_t)sqlite3_column_int64(s, 20), "instruction_count",
       (json_int_t)sqlite3_column_int64(s, 14), "mfu_percent", mfu,
-      "hfu_percent", json_null(), "mbu_percent", mbu, "engines", engines);
+      "hfu_percent", hfu, "mbu_percent", mbu, "engines", engines);
   return 0;
 }
 
@@ -298,5 +305,137 @@ int query_device_profile(sqlite3 *db, int64_t id, json_t **out,
   json_object_set_new(o, "metadata", meta ? meta : json_null());
   json_object_set_new(o, "summary", summary);
   *out = o;
+  return 0;
+}
+
+/* ------------------------------------------------------------ dependencies */
+
+/* The current row (id, track, lane, ts, dur, name, label) as one end of a
+ * dependency; track NULL: not in the profile. */
+static json_t *query_device_dep_json(sqlite3_stmt *s) {
+  bool found = sqlite3_column_type(s, 1) != SQLITE_NULL;
+  char *key = found ? query_util_key(sqlite3_column_int64(s, 1),
+                                     sqlite3_column_int64(s, 2),
+                                     sqlite3_column_int64(s, 3))
+                    : NULL;
+  json_t *o = json_pack(
+      "{s:o, s:o, s:o, s:o, s:o, s:o}", "key",
+      key ? json_string(key) : json_null(), "id", query_util_col_id(s, 0),
+      "name", query_util_col_text(s, 5), "label", query_util_col_text(s, 6),
+      "start_ts", query_util_col_id(s, 3), "duration_ns",
+      query_util_col_id(s, 4));
+  free(key);
+  return o;
+}
+
+/* Runs sql (bound to track, lane, ts, id) and sets o's member to its rows
+ * as dependency ends. */
+static int query_device_dep_list(sqlite3 *db, const char *sql,
+                                 const int64_t *v, const char *member,
+                                 json_t *o, struct query_err *e) {
+  sqlite3_stmt *s = query_stmt(db, sql, e);
+  int rc;
+  if (!s)
+    return -EIO;
+  query_util_bind_i64(s, v, 4);
+  json_t *list = json_array();
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+    json_array_append_new(list, query_device_dep_json(s));
+  sqlite3_reset(s);
+  if (rc != SQLITE_DONE) {
+    json_decref(list);
+    return query_util_db_fail(e, db);
+  }
+  json_object_set_new(o, member, list);
+  return 0;
+}
+
+int query_device_deps(sqlite3 *db, int64_t track, int64_t lane, int64_t ts,
+                      int64_t id, json_t *o, struct query_err *e) {
+  const int64_t v[4] = {track, lane, ts, id};
+  int rc = query_device_dep_list(
+      db,
+      "SELECT d.dep_id, d.dep_track, d.dep_lane, d.dep_ts, x.dur, (SELECT s "
+      "FROM str WHERE id = x.name), t.label FROM inst_dep d LEFT JOIN slice "
+      "x ON x.track = d.dep_track AND x.lane = d.dep_lane AND x.ts = "
+      "d.dep_ts AND x.id = d.dep_id LEFT JOIN track t ON t.id = d.dep_track "
+      "WHERE d.track = ?1 AND d.ts = ?3 AND d.lane = ?2 AND d.id = ?4 ORDER "
+      "BY d.seq",
+      v, "dependencies", o, e);
+  if (rc == 0)
+    rc = query_device_dep_list(
+        db,
+        "SELECT d.id, d.track, d.lane, d.ts, x.dur, (SELECT s FROM str "
+        "WHERE id = x.name), t.label FROM inst_dep d JOIN slice x ON "
+        "x.track = d.track AND x.lane = d.lane AND x.ts = d.ts AND x.id = "
+        "d.id JOIN track t ON t.id = d.track WHERE d.dep_track = ?1 AND "
+        "d.dep_ts = ?3 AND d.dep_lane = ?2 AND d.dep_id = ?4 ORDER BY d.ts, "
+        "d.track, d.lane LIMIT 1000",
+        v, "dependents", o, e);
+  return rc;
+}
+
+/* The arrows of a window: the dependencies whose dependent starts in it,
+ * then those whose dependency starts in it and dependent outside. */
+#define QUERY_DEVICE_ARROW_COLS                                                \
+  "SELECT d.dep_track, d.dep_lane, d.dep_ts, d.dep_ts + x.dur, d.dep_id, "     \
+  "d.track, d.lane, d.ts, d.id FROM inst_dep d JOIN slice x ON x.track = "     \
+  "d.dep_track AND x.lane = d.dep_lane AND x.ts = d.dep_ts AND x.id = "        \
+  "d.dep_id WHERE "
+#define QUERY_DEVICE_ENGINES                                                   \
+  " IN (SELECT id FROM track WHERE device_profile_id = ?1 AND source = "       \
+  "'engine')"
+
+int query_device_arrows(sqlite3 *db, int64_t id, int64_t start, int64_t end,
+                        int64_t limit, json_t **out, struct query_err *e) {
+  sqlite3_stmt *s = query_stmt(
+      db, "SELECT 1 FROM DeviceProfileList WHERE id = ?1", e);
+  int64_t n = 0;
+  int rc;
+  if (!s)
+    return -EIO;
+  sqlite3_bind_int64(s, 1, id);
+  rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  if (rc == SQLITE_DONE)
+    return query_fail(e, -ENOENT, 404, "not_found",
+                      "no device profile with id %lld", (long long)id);
+  if (rc != SQLITE_ROW)
+    return query_util_db_fail(e, db);
+  s = query_stmt(db,
+                 QUERY_DEVICE_ARROW_COLS "d.track" QUERY_DEVICE_ENGINES
+                                         " AND d.ts >= ?2 AND d.ts < ?3 AND "
+                                         "d.dep_track IS NOT NULL UNION ALL "
+                 QUERY_DEVICE_ARROW_COLS
+                 "d.dep_track" QUERY_DEVICE_ENGINES
+                 " AND d.dep_ts >= ?2 AND d.dep_ts < ?3 AND (d.ts < ?2 OR "
+                 "d.ts >= ?3) LIMIT ?4",
+                 e);
+  if (!s)
+    return -EIO;
+  query_util_bind_i64(s, (int64_t[]){id, start, end, limit + 1}, 4);
+  json_t *arrows = json_array();
+  n = 0;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW && n++ < limit) {
+    char *from = query_util_key(sqlite3_column_int64(s, 0),
+                                sqlite3_column_int64(s, 1),
+                                sqlite3_column_int64(s, 2));
+    char *to = query_util_key(sqlite3_column_int64(s, 5),
+                              sqlite3_column_int64(s, 6),
+                              sqlite3_column_int64(s, 7));
+    json_array_append_new(
+        arrows, json_pack("{s:s, s:o, s:s, s:o, s:o}", "from", from,
+                          "from_end", query_util_col_id(s, 3), "to", to,
+                          "from_id", query_util_col_id(s, 4), "to_id",
+                          query_util_col_id(s, 8)));
+    free(from);
+    free(to);
+  }
+  sqlite3_reset(s);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    json_decref(arrows);
+    return query_util_db_fail(e, db);
+  }
+  *out = json_pack("{s:o, s:b}", "arrows", arrows, "truncated", n > limit);
   return 0;
 }

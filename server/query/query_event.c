@@ -365,6 +365,8 @@ int query_event(sqlite3 *db, const char *key, struct sbuf *out,
     json_object_set_new(o, "device_profile_id", query_util_id(ev.profile));
   free(k);
   rc = query_event_flows(db, &ev, o, e);
+  if (rc == 0 && strcmp(t->source, "engine") == 0 && ev.profile >= 0)
+    rc = query_device_deps(db, ev.track, ev.lane, ev.ts, ev.id, o, e);
   if (rc == 0) {
     struct query_target tg;
     int d = query_event_drill(db, &ev, &tg, e);

@@ -154,16 +154,23 @@ int query_tracks_span(sqlite3 *db, int64_t *start, int64_t *end,
   "session_id, model_id, model_name, ntff_file, neff_file, time_offset_ns, "   \
   "first_ts, last_ts, instruction_count, dma_count, total_flops, hbm_bytes, "  \
   "peak_flops, hbm_ddr_bandwidth"
-/* QUERY_DP_COLS and the number of executions: query_device_summary()'s
- * rows. */
+/* QUERY_DP_COLS, the number of executions and the transpose FLOPs:
+ * query_device_summary()'s rows. */
 #define QUERY_SQL_DP_SUMMARY                                                   \
   "SELECT " QUERY_DP_COLS ", (SELECT count(*) FROM ExecutionInfo x WHERE "     \
-  "x.device_profile_id = d.id) FROM DeviceProfileList d"
+  "x.device_profile_id = d.id), transpose_flops FROM DeviceProfileList d"
 /* The current DeviceProfileList row (QUERY_DP_COLS) as the API object. */
 json_t *query_device_object(sqlite3_stmt *s);
 /* The summary of the device profile in the current row of s
  * (QUERY_SQL_DP_SUMMARY) in *out.  Returns 0 or a negative code. */
 int query_device_summary(sqlite3 *db, sqlite3_stmt *s, json_t **out,
                          struct query_err *e);
+/* Sets o's "dependencies" (the instructions the instruction (track, lane,
+ * ts, id) waits for, in inst_dep_ids order) and "dependents" (those that
+ * wait for it, at most 1000): arrays of {key, id, name, label, start_ts,
+ * duration_ns}, key null for one the profile does not hold.  Returns 0 or
+ * -EIO. */
+int query_device_deps(sqlite3 *db, int64_t track, int64_t lane, int64_t ts,
+                      int64_t id, json_t *o, struct query_err *e);
 
 #endif

@@ -420,6 +420,21 @@ static void api_device_profile(struct api_ctx *c, const char *sid,
     api_json(c->rs, 200, out);
 }
 
+/* GET /device-profiles/{id}/dependencies?start=&end=&limit=. */
+static void api_device_arrows(struct api_ctx *c, const char *sid) {
+  int64_t id, limit;
+  struct query_window w = {0};
+  struct query_err e;
+  json_t *out;
+  if (!api_path_id(c, sid, &id) || !api_window(c, true, false, &w) ||
+      !api_int(c, "limit", 1, 100000, false, 5000, &limit) || !api_db(c))
+    return;
+  if (query_device_arrows(c->db, id, w.start, w.end, limit, &out, &e) < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, 200, out);
+}
+
 static void api_search(struct api_ctx *c) {
   struct query_search s = {0};
   struct query_window w = {0};
@@ -713,6 +728,8 @@ static void api_route(struct api_ctx *c) {
         api_device_profile(c, seg[1], false));
   ROUTE(n == 3 && IS(0, "device-profiles") && IS(2, "tracks"), "GET",
         api_device_profile(c, seg[1], true));
+  ROUTE(n == 3 && IS(0, "device-profiles") && IS(2, "dependencies"), "GET",
+        api_device_arrows(c, seg[1]));
   ROUTE(n == 1 && IS(0, "search"), "GET", api_search(c));
   ROUTE(n == 1 && IS(0, "summary"), "GET", api_summary(c));
   ROUTE(n == 1 && IS(0, "range-summary"), "GET", api_range_summary(c));

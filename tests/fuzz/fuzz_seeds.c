@@ -185,6 +185,9 @@ static void fuzz_seeds_ntff(const char *dir) {
   in.hlo_name = "dot.1";
   in.framework_op = "linear";
   in.raw_flops = 1000;
+  uint64_t deps[] = {7, UINT64_MAX};
+  in.n_inst_dep_ids = 2;
+  in.inst_dep_ids = deps;
   in.n_attributes = 1;
   in.attributes = attrs;
   rec.record_case = NEX__NTFF_RECORD__RECORD_INSTRUCTION;

@@ -87,6 +87,23 @@ check(got == 0, "every device profile knows its offset to the system clock", f"{
 got = sorted((d["file"], d["instructions"]) for d in m["device_profiles"])
 have = sorted(db.execute("SELECT ntff_file, instruction_count FROM DeviceProfileList"))
 check(got == have, "device profiles with their instruction counts", f"got {have}")
+# Instruction dependencies: every entry of inst_dep_ids is a row, found
+# in its own device profile, starting no later than its dependent.
+if "inst_deps" in m:
+    got = sorted((d["file"], d["inst_deps"]) for d in m["device_profiles"])
+    have = sorted(db.execute("""SELECT p.ntff_file, (SELECT count(*) FROM inst_dep d
+                                JOIN track t ON t.id = d.track WHERE t.device_profile_id = p.id)
+                              FROM DeviceProfileList p"""))
+    check(got == have, f"{m['inst_deps']} instruction dependencies, each profile its own", f"got {have}")
+    got = one("SELECT coalesce(sum(json_array_length(inst_dep_ids)), 0) FROM Instruction")
+    check(got == m["inst_deps"], "the Instruction view's inst_dep_ids hold them all", f"got {got}")
+    bad = one("""SELECT count(*) FROM inst_dep d JOIN track t ON t.id = d.track
+               WHERE d.dep_track IS NULL OR d.dep_ts > d.ts OR NOT EXISTS (
+                 SELECT 1 FROM slice s JOIN track u ON u.id = s.track
+                 WHERE s.track = d.dep_track AND s.lane = d.dep_lane AND s.ts = d.dep_ts
+                   AND s.id = d.dep_id AND u.source = 'engine'
+                   AND u.device_profile_id = t.device_profile_id)""")
+    check(bad == 0, "every dependency is an earlier instruction of its profile, found", f"{bad} are not")
 check(one("SELECT count(*) FROM Warning") == 0, "no warnings on a clean profile",
       str(db.execute("SELECT * FROM Warning LIMIT 3").fetchall()))
 first = one("SELECT min(start_ts) FROM SystemProfileEvents")

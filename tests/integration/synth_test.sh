@@ -95,6 +95,7 @@ HW = {"nc_exec_running", "cc_running", "cc_exec_barrier"}
 first = last = None
 seen_last = 0
 profiles = []
+total_deps = [0]
 for p in m["processes"]:
     d = os.path.join(out, p["dir"])
     ti = list(records(os.path.join(d, "trace_info.pb"), "NXTI"))
@@ -208,8 +209,8 @@ for p in m["processes"]:
         rs = records(path, "NTFF")
         h = msg(next(rs)[1][0])
         nc, origin = get(h, 2), sint(get(h, 10))
-        n_exec = n_ins = 0
-        cur, prev_t, tm_end, overlap = None, None, {}, {}
+        n_exec = n_ins = n_deps = 0
+        cur, prev_t, tm_end, overlap, seen = None, None, {}, {}, set()
         for r in rs:
             kind = next(iter(r))
             body = msg(r[kind][0])
@@ -220,7 +221,7 @@ for p in m["processes"]:
                     err("%s: execution %d length %d != nc_exec_running %s" % (f, xid, e_ - s, execdur.get((nc, xid))))
                 if get(body, 2).decode() not in os.listdir(d):
                     err("%s: neff_name %s missing" % (f, get(body, 2)))
-                cur, prev_t, tm_end = (s, e_), None, {}
+                cur, prev_t, tm_end, seen = (s, e_), None, {}, set()
                 continue
             t = sint(get(body, 1))
             dur = get(body, 2) if kind in (2, 3, 6) else 0
@@ -237,6 +238,11 @@ for p in m["processes"]:
                 tm_end[track] = max(tm_end.get(track, -1), t + dur)
                 if get(body, 7) <= 2**53:
                     err("instruction id below 2^53")
+                deps = packed(body, 15)
+                if not seen.issuperset(deps):
+                    err("%s: a dependency is not an earlier instruction of the execution" % f)
+                n_deps += len(deps); total_deps[0] += len(deps)
+                seen.add(get(body, 7))
             elif kind == 3:
                 count["DmaPacket"] += 1
             elif kind == 4:
@@ -245,8 +251,11 @@ for p in m["processes"]:
             err("%s: %d instructions for %d executions" % (f, n_ins, n_exec))
         if dev_ins >= 1000 and (not overlap.get("TensorMatrix") or set(overlap) != {"TensorMatrix"}):
             err("%s: overlaps %s (want some on TensorMatrix only)" % (f, overlap))
+        if n_ins >= 100 and not n_ins < n_deps < 2 * n_ins:
+            err("%s: %d dependencies for %d instructions" % (f, n_deps, n_ins))
         profiles.append({"file": os.path.relpath(path, out), "nc": nc,
-                         "executions": n_exec, "instructions": n_ins})
+                         "executions": n_exec, "instructions": n_ins,
+                         "inst_deps": n_deps})
 
 def cmp(what, got, want):
     if got != want:
@@ -255,6 +264,7 @@ cmp("tables", count, m["tables"])
 cmp("events", names, m["events"])
 cmp("sources", sources, m["sources"])
 cmp("flows", len(flows), m["flows"])
+cmp("inst_deps", total_deps[0], m["inst_deps"])
 cmp("device_profiles", sorted(profiles, key=lambda x: x["file"]),
     sorted(m["device_profiles"], key=lambda x: x["file"]))
 cmp("first_ts", str(first), m["first_ts"])

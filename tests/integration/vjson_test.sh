@@ -27,6 +27,14 @@ is "$(q "SELECT device_profile_name || ' ' || instruction_count || ' ' || dma_co
   "device_profile_model_1 2 1" "the device JSON is a device profile"
 is "$(q "SELECT opcode || ' ' || timeline_track || ' ' || start_ts FROM Instruction ORDER BY start_ts LIMIT 1")" \
   "MATMUL TensorMatrix 10261883214" "instructions on their engine rows"
+is "$(q "SELECT inst_dep_ids FROM Instruction ORDER BY start_ts")" \
+  "[10463,61990]
+[-4611686018427387904]" "inst_dep_ids as the export wrote them (an id list or a string of one, signed 64-bit)"
+is "$(q "SELECT group_concat(d.seq || ':' || d.dep_id || ':' || coalesce(d.dep_ts, 'none'), ' ') FROM (SELECT * FROM inst_dep ORDER BY ts, seq) d")" \
+  "0:10463:none 1:61990:none 0:-4611686018427387904:10261883214" \
+  "dependencies: the ones the export holds found (the MATMUL), the others kept unresolved"
+is "$(q "SELECT count(*) FROM inst_dep d JOIN Instruction i ON i.start_ts = d.dep_ts AND i.id = d.dep_id WHERE i.opcode = 'MATMUL'")" 1 \
+  "the dependency is the instruction with that signed id"
 is "$(q "SELECT count(*) FROM Warning WHERE file = 'system_profile.json' AND offset > 0")" 8 \
   "every unusable record of system_profile.json is a Warning with its offset"
 is "$(q "SELECT count(*) FROM flow")" "$(q "SELECT sum(json_array_length(flow_id)) FROM SystemProfileEvents")" \

@@ -312,11 +312,12 @@ static void test_device(void **state) {
       "timeline_track=TensorMatrix opcode=MATMUL operands=S[5] "
       "(Tensor)++@complete acc_flags=3 id=13835058055282163712 pc=15013 "
       "hlo_name=%add.1 = add(%dot, %custom-call.44) framework_op=Unknown "
-      "attributes=[elements=53248#,inst_dep_ids=[10463, 61990],hlo_attrs=[],"
-      "subgroup=Tensor]",
-      /* numbers as strings, hex, a fraction of ns rounded */
+      "inst_dep_ids=[10463,61990] "
+      "attributes=[elements=53248#,hlo_attrs=[],subgroup=Tensor]",
+      /* numbers as strings, hex, a fraction of ns rounded; a list of ids
+       * as a string */
       "instruction|instruction||| start_ts=10261883400 duration_ns=3 "
-      "opcode=ACT pc=16",
+      "opcode=ACT pc=16 inst_dep_ids=[13835058055282163712]",
       "dma|dma||| start_ts=10261883214 duration_ns=50 queue_type=qSyncIO "
       "read_bytes=4096 transfer_bytes=4096 variable=w "
       "attributes=[source=[[\"WEIGHT\"]],dest=[\"SB\"],subgraph=sg00,"

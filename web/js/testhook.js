@@ -24,6 +24,9 @@
 //   locate(key)      page {x, y} of event "<track>:<lane>:<ts>", or null
 //   hitAt(x, y)      the slice at page (x, y): {count, start, end, key, name}
 //   timeAt(x)        rel ns at page x
+//   arrows()         the arrows the last frame drew: [{kind ('flow': of the
+//                    selection, 'link': between visible events), from, to}]
+//                    with event keys
 //   frames()         paint times (ms) of the frames drawn; resetFrames()
 //   transport()      window fetches over the WebSocket and over REST
 
@@ -94,6 +97,7 @@ export function installTestHook(app, loaded) {
       return h?.kind === 'slice' ? { count: h.count, start: h.ts, end: h.ts + h.dur, key: h.key, name: h.name } : null;
     },
     timeAt: (x) => (tl() ? timeAt(tl().state, x - rect().left) : null),
+    arrows: () => (tl() ? tl().arrows.map((a) => ({ ...a })) : []),
     frames: () => tl()?.frames.slice() || [],
     resetFrames: () => { if (tl()) tl().frames.length = 0; },
     transport: () => windowStats(),

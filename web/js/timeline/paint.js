@@ -211,7 +211,11 @@ export class Painter {
     ctx.restore();
   }
 
-  /** Selection, hover, search marks, flows and the area selection. */
+  /**
+   * Selection, hover, search marks, dependency links, flows and the area
+   * selection.  The arrows drawn are kept in this.arrows: [{kind ('link' |
+   * 'flow'), from, to}] (event keys, null when unknown).
+   */
   overlays(s, L) {
     const ctx = this.ctx, th = this.theme, tw = L.tw, nspp = L.nspp;
     const X = (t) => (t - s.start) / nspp;
@@ -231,7 +235,25 @@ export class Painter {
     if (hov?.kind === 'slice' && !s.drag) box(hov, th.fg, 1);
     if (hov?.kind === 'counter' && !s.drag) this.counters.cursor(ctx, s, L, th, hov.y, hov.h);
     if (s.sel) box(s.sel, th.sel, 2.5);
-    // Flow arrows for the selected event.
+    this.arrows = [];
+    const shown = (a, b) => Math.max(a.x, b.x) >= 0 && Math.min(a.x, b.x) <= tw;
+    // Dependency links of the visible events: from the end of one to the start of the other.
+    if (s.links.length) {
+      ctx.save();
+      ctx.globalAlpha = 0.45;
+      ctx.strokeStyle = th.flow;
+      ctx.fillStyle = th.flow;
+      ctx.lineWidth = 1;
+      for (const k of s.links) {
+        const p = laneY(s, L, k.from.base, k.from.lane), q = laneY(s, L, k.to.base, k.to.lane);
+        const a = p && { x: X(k.from.ts + (k.from.dur || 0)), y: p.y }, b = q && { x: X(k.to.ts), y: q.y };
+        if (!a || !b || !shown(a, b)) continue;
+        arrow(ctx, a, b);
+        this.arrows.push({ kind: 'link', from: k.from.key ?? null, to: k.to.key ?? null });
+      }
+      ctx.restore();
+    }
+    // Flow arrows for the selected event (fromEnd: from the end of the upstream one).
     const from = s.sel && s.flows.length ? laneY(s, L, s.sel.base, s.sel.lane) : null;
     if (from) {
       ctx.strokeStyle = th.flow;
@@ -240,10 +262,13 @@ export class Painter {
       for (const f of s.flows) {
         const p = laneY(s, L, f.base, f.lane);
         if (!p) continue;
-        const selX = X(s.sel.ts), fx = X(f.ts);
+        const end = (t, dur) => t + (f.fromEnd ? dur || 0 : 0);
+        const selX = X(f.up ? s.sel.ts : end(s.sel.ts, s.sel.dur)), fx = X(f.up ? end(f.ts, f.dur) : f.ts);
         const a = f.up ? { x: fx, y: p.y } : { x: selX, y: from.y };
         const b = f.up ? { x: selX, y: from.y } : { x: fx, y: p.y };
+        if (!shown(a, b)) continue;
         arrow(ctx, a, b);
+        this.arrows.push({ kind: 'flow', from: f.up ? f.key ?? null : s.sel.key ?? null, to: f.up ? s.sel.key ?? null : f.key ?? null });
       }
     }
     if (s.area) {

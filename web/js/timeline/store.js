@@ -8,7 +8,9 @@
 // scrollTop of the track list; tree (TrackTree), collapsed (Map path ->
 // bool), pins (Set of track names), showHidden (tracks hidden by default
 // shown), filter ({text, only, re}: the track filter box), sharedScales
-// (counters of one kind on one scale); sel, flows, marks and markCur, hover ({hit, x, y}), hoverRow
+// (counters of one kind on one scale); sel, flows, links (arrows between
+// visible events: [{from, to}], each end {base, lane, ts, dur, key}), marks
+// and markCur, hover ({hit, x, y}), hoverRow
 // (node), area ({start, end, y0, y1} while dragging, plus nodes and bases
 // once done), drag (the pointer gesture in progress), keys (held
 // navigation keys), mouse ({x, y} on the canvas), cursor (CSS), open (the
@@ -22,7 +24,7 @@
 // dpr}, labelW {w}, scroll {top}, tracks {tracks}, collapse {path, value},
 // collapseAll {value}, pin {name}, showHidden {value}, filter {text, only},
 // sharedScales {value}, select {sel}, flows
-// {list}, marks {list, cur}, hover {hit, x, y}, hoverRow {node}, area
+// {list}, links {list}, marks {list, cur}, hover {hit, x, y}, hoverRow {node}, area
 // {area}, drag {drag}, keys {keys}, mouse {pos}, cursor {cursor}, open
 // {hit}, origin {t}, data, theme.
 
@@ -53,7 +55,7 @@ export function initialState(min, max, labelW) {
     ...ext, start: ext.min, end: ext.max,
     W: 200, H: 120, dpr: 1, labelW, scrollTop: 0,
     tree: new TrackTree([]), collapsed: new Map(), pins: new Set(), showHidden: false, filter: NO_FILTER, sharedScales: true,
-    sel: null, flows: [], marks: [], markCur: null, hover: null, hoverRow: null,
+    sel: null, flows: [], links: [], marks: [], markCur: null, hover: null, hoverRow: null,
     area: null, drag: null, keys: [], mouse: null, cursor: 'default', open: null,
     timeOrigin: 0, dataGen: 0, themeGen: 0,
   };
@@ -125,6 +127,7 @@ export function reduce(s, a) {
     }
     case 'select': return { ...s, sel: a.sel, flows: [] };
     case 'flows': return { ...s, flows: a.list };
+    case 'links': return { ...s, links: a.list };
     case 'marks': return { ...s, marks: a.list, markCur: a.cur ?? null };
     case 'hover': return !a.hit && !s.hover ? s : { ...s, hover: a.hit ? { hit: a.hit, x: a.x, y: a.y } : null };
     case 'hoverRow': return set(s, 'hoverRow', a.node);

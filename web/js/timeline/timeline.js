@@ -19,7 +19,7 @@ import { hitTest, locate, scrollFor } from './hittest.js';
 
 // State fields a frame draws; a change of any other field needs no frame.
 const PAINTED = ['start', 'end', 'min', 'max', 'W', 'H', 'dpr', 'labelW', 'scrollTop', 'tree', 'collapsed', 'pins',
-  'showHidden', 'filter', 'sharedScales', 'timeOrigin', 'sel', 'flows', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
+  'showHidden', 'filter', 'sharedScales', 'timeOrigin', 'sel', 'flows', 'links', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
 
 const hoverKey = (s) => {
   const h = s.hover?.hit;
@@ -113,8 +113,17 @@ export class Timeline {
   /** Selects an event ({base, lane, ts, dur, key, name}) or clears with null. */
   select(sel) { this.dispatch({ type: 'select', sel }); }
 
-  /** Flow partners of the selection: [{base, lane, ts, up}]. */
+  /**
+   * Flow partners of the selection: [{base, lane, ts, up, dur, key,
+   * fromEnd}] (fromEnd: the arrow leaves the upstream event at its end).
+   */
   setFlows(list) { this.dispatch({ type: 'flows', list }); }
+
+  /** Arrows between events wherever the selection is: [{from, to}], ends {base, lane, ts, dur, key}. */
+  setLinks(list) { this.dispatch({ type: 'links', list }); }
+
+  /** The arrows the last frame drew: [{kind, from, to}] (event keys). */
+  get arrows() { return this.painter.arrows || []; }
 
   /** Search hits [{base, lane, ts, dur}] and the current one. */
   setMarks(list, cur = null) { this.dispatch({ type: 'marks', list, cur }); }

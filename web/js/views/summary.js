@@ -39,7 +39,9 @@ export class SummaryView {
     const t = document.createElement('table');
     t.className = 'grid';
     t.innerHTML = `<thead><tr><th></th><th>Profile Name</th><th class="num">LNC</th><th>Total Duration</th><th class="num">Calls</th>
-      <th class="num">MFU</th><th class="num">HFU</th><th class="num">MBU</th></tr></thead>`;
+      <th class="num" title="Model FLOPs utilization: tensor-engine FLOPs without the transposes' / (peak FLOP/s × duration)">MFU</th>
+      <th class="num" title="Hardware FLOPs utilization: every tensor-engine FLOP, transposes included / (peak FLOP/s × duration)">HFU</th>
+      <th class="num" title="Memory bandwidth utilization: HBM bytes / (HBM bandwidth × duration)">MBU</th></tr></thead>`;
     const body = document.createElement('tbody');
     for (const d of list) {
       const tr = document.createElement('tr');

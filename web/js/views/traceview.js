@@ -11,7 +11,7 @@ import { showTip, hideTip, tipHtml } from '../panels/tooltip.js';
 import { seriesColor } from '../timeline/colors.js';
 
 /** "<track>:<lane>:<ts>" -> { base, lane, abs } (abs: digit string). */
-function parseKey(key) {
+export function parseKey(key) {
   const m = /^(\d+):(\d+):(\d+)$/.exec(key || '');
   return m ? { base: m[1], lane: +m[2], abs: m[3] } : null;
 }
@@ -35,7 +35,9 @@ export function forgetEvents() { details.clear(); }
 export class TraceView {
   /**
    * o: { origin (BigInt), min, max, domain, profile (device id | undefined),
-   *      onState(), openDevice(ev) | null, hbmCapacity }
+   *      onState(), openDevice(ev) | null, hbmCapacity,
+   *      details(ev, pane, flows) | undefined: adds to the Event Details of
+   *      ev shown in pane and to the arrows (flows) drawn for it }
    */
   constructor(root, o) {
     this.o = o;
@@ -125,9 +127,10 @@ export class TraceView {
     for (const [list, up] of [[ev.upstream || [], true], [ev.downstream || [], false]]) {
       for (const f of list) {
         const p = parseKey(f.key);
-        if (p) flows.push({ base: p.base, lane: p.lane, ts: this.relOf(p.abs), up });
+        if (p) flows.push({ base: p.base, lane: p.lane, ts: this.relOf(p.abs), up, key: f.key });
       }
     }
+    this.o.details?.(ev, pane, flows);
     this.tl.setFlows(flows);
   }
 
@@ -270,8 +273,9 @@ export class TraceView {
       return tipHtml(t.name, [['CPU', cpu], ['Utilization', fmtPct(s0.last) + range(s0)], ['Time', time]]);
     }
     if (/bandwidth|throughput/.test(t.source)) return tipHtml(t.name, [['Bandwidth', fmtValue(s0.last, t.unit) + range(s0)], ['Time', time]]);
-    const rows = h.series.map((s, i) => [s.name, fmtValue(s.last, i === 0 ? t.unit : /percent/.test(s.name) ? '%' : '') + range(s)]);
+    const rows = h.series.map((s, i) => [t.seriesLabels?.[i] ?? s.name, fmtValue(s.last, i === 0 ? t.unit : /percent/.test(s.name) ? '%' : '') + range(s)]);
     rows.push(['Time', time]);
+    if (t.storeName) rows.push(['Store name', t.storeName]);
     return tipHtml(t.name, rows);
   }
 

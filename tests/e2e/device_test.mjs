@@ -1,0 +1,262 @@
+#!/usr/bin/env node
+// device_test.mjs -- browser test of the Device Trace Viewer: instruction
+// dependency arrows (of the selected instruction and of every visible one,
+// read from the page's drawn-arrow list), the clickable dependency list,
+// HFU beside MFU, counters under human names.  A real headless Chromium
+// (playwright-core) against the real server on a profile made by
+// neuron-explorer-synth; every expectation comes from the API.  Prints TAP;
+// skips like ui_test.mjs without playwright-core or Chromium
+// (NEX_REQUIRE_E2E=1 makes that a failure, NEX_SKIP_E2E=1 skips on purpose).
+
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SRC = path.resolve(process.env.NEX_SRCDIR || path.join(here, '../..'));
+const BUILD = process.env.NEX_BUILDDIR || process.cwd();
+const CHROMIUM = process.env.NEX_CHROMIUM || '/usr/bin/chromium';
+const SERVER = path.join(BUILD, 'server/neuron-explorer-server');
+const SYNTH = path.join(BUILD, 'tools/neuron-explorer-synth');
+const OUT = path.join(BUILD, 'tests/out/e2e');
+
+const TESTS = [];
+const test = (name, fn) => TESTS.push({ name, fn });
+let n = 0;
+let failed = 0;
+
+function report(ok, name, err) {
+  n++;
+  console.log(`${ok ? 'ok' : 'not ok'} ${n} - ${name}`);
+  if (!ok) {
+    failed++;
+    for (const line of String(err?.stack || err).split('\n').slice(0, 12)) console.log(`#   ${line}`);
+  }
+}
+
+function assert(cond, msg) { if (!cond) throw new Error(msg); }
+function eq(got, want, msg) {
+  const g = JSON.stringify(got), w = JSON.stringify(want);
+  if (g !== w) throw new Error(`${msg}\n got:  ${g}\n want: ${w}`);
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nex-e2e-device-'));
+let server = null, browser = null, page = null, port = 0, manifest = null;
+const pageErrors = [];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}
+
+async function api(p) {
+  const r = await fetch(`http://127.0.0.1:${port}/api/v1/${p}`);
+  if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+
+async function waitFor(what, fn, ms = 60000) {
+  const t0 = Date.now();
+  let last;
+  for (;;) {
+    try { if (await fn()) return; } catch (e) { last = e; }
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function stopServer() {
+  if (!server) return Promise.resolve();
+  const s = server;
+  return new Promise((resolve) => { s.once('exit', resolve); s.kill('SIGTERM'); });
+}
+
+const idle = async () => { await page.waitForFunction(() => window.nexTest?.ready(), null, { timeout: 20000 }); await page.evaluate(() => window.nexTest.waitIdle()); };
+
+async function browserDriver() {
+  try {
+    const { chromium } = await import('playwright-core');
+    if (!fs.existsSync(CHROMIUM)) return `Chromium not found at ${CHROMIUM} (apt-get install chromium, or set NEX_CHROMIUM)`;
+    return chromium;
+  } catch (e) {
+    return `playwright-core not found (run "npm ci" in ${SRC}): ${e.code || e.message}`;
+  }
+}
+
+async function setup(chromium) {
+  assert(fs.existsSync(SERVER), `server not built: ${SERVER}`);
+  fs.mkdirSync(OUT, { recursive: true });
+  execFileSync(SYNTH, ['--out', path.join(tmp, 'profile'), '--manifest', path.join(tmp, 'manifest.json'), '--seed', '3',
+    '--instances', '1', '--processes', '1', '--cores', '1', '--steps', '3', '--device-instructions', '2000'], { stdio: 'pipe' });
+  manifest = JSON.parse(fs.readFileSync(path.join(tmp, 'manifest.json'), 'utf8'));
+  port = await freePort();
+  const log = fs.openSync(path.join(tmp, 'server.log'), 'a');
+  server = spawn(SERVER, ['--dir', path.join(tmp, 'profile'), '--db', path.join(tmp, 'store.db'), '--port', String(port),
+    '--web-root', path.join(SRC, 'web')], { stdio: ['ignore', log, log] });
+  server.on('exit', () => { server = null; });
+  await waitFor('the server to be ready', async () => (await api('health')).state === 'ready');
+  browser = await chromium.launchPersistentContext(path.join(tmp, 'chrome-profile'), {
+    executablePath: CHROMIUM, headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  page = await browser.newPage();
+  await page.setViewportSize({ width: 1600, height: 950 });
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+}
+
+async function open(hash) {
+  await page.goto(`http://localhost:${port}/#${new URLSearchParams(hash).toString()}`);
+  await page.waitForFunction(() => window.nexTest?.view() === 'device');
+  await idle();
+}
+
+const keyTs = (k) => BigInt(k.split(':')[2]);
+const arrowSet = (list) => list.map((a) => `${a.kind} ${a.from} -> ${a.to}`).sort();
+
+// ------------------------------------------------------------ the profile
+
+let dp = null;      // GET /device-profiles/{id}
+let arrows = null;  // every arrow of the profile
+let pick = null;    // an instruction waiting for 2+ others and waited for
+
+test('the profile has instruction dependencies to show', async () => {
+  const id = (await api('device-profiles')).items[0].id;
+  dp = await api(`device-profiles/${id}`);
+  const all = await api(`device-profiles/${id}/dependencies?start=${dp.start}&end=${BigInt(dp.end) + 1n}&limit=100000`);
+  arrows = all.arrows;
+  eq(arrows.length, manifest.inst_deps, 'the arrows are the dependencies the generator wrote');
+  const ins = new Map(), outs = new Map();
+  for (const a of arrows) {
+    ins.set(a.to, [...(ins.get(a.to) || []), a]);
+    outs.set(a.from, [...(outs.get(a.from) || []), a]);
+  }
+  const mid = (BigInt(dp.start) + BigInt(dp.end)) / 2n;
+  const keys = [...ins.keys()].filter((k) => ins.get(k).length >= 2 && outs.has(k)).sort((a, b) => (keyTs(a) < keyTs(b) ? -1 : 1));
+  assert(keys.length, 'some instruction waits for two others and is waited for');
+  const key = keys.find((k) => keyTs(k) >= mid) || keys[0];
+  pick = { key, up: ins.get(key), down: outs.get(key) };
+});
+
+test('selecting an instruction draws an arrow from each dependency and to each dependent', async () => {
+  const ts = [keyTs(pick.key), ...pick.up.map((a) => keyTs(a.from)), ...pick.down.map((a) => keyTs(a.to))];
+  const lo = ts.reduce((a, b) => (a < b ? a : b)), hi = ts.reduce((a, b) => (a > b ? a : b));
+  const pad = (hi - lo) / 4n + 100n;
+  await open({ v: 'device', dp: dp.id, s: String(lo - pad), e: String(hi + pad), sel: pick.key });
+  await page.waitForSelector('.deps-up');
+  await idle();
+  const want = [...pick.up.map((a) => ({ kind: 'flow', from: a.from, to: pick.key })),
+    ...pick.down.map((a) => ({ kind: 'flow', from: pick.key, to: a.to }))];
+  eq(arrowSet(await page.evaluate(() => window.nexTest.arrows())), arrowSet(want), 'the drawn arrows');
+  await page.screenshot({ path: path.join(OUT, 'device-dependency-arrows.png') });
+});
+
+test('the details list the dependencies; a click selects one and draws its arrows', async () => {
+  const ev = await api(`events/${encodeURIComponent(pick.key)}`);
+  eq(await page.$$eval('.deps-up button.link', (b) => b.map((x) => x.dataset.key).sort()), ev.dependencies.map((d) => d.key).sort(), 'waits for');
+  eq(await page.$$eval('.deps-down button.link', (b) => b.map((x) => x.dataset.key).sort()), ev.dependents.map((d) => d.key).sort(), 'waited for by');
+  const target = ev.dependencies[0].key;
+  await page.click(`.deps-up button.link[data-key="${target}"]`);
+  await page.waitForFunction((k) => window.nexTest.state().selection === k && document.querySelector('.deps'), target);
+  await idle();
+  const tev = await api(`events/${encodeURIComponent(target)}`);
+  const want = [...tev.dependencies.filter((d) => d.key).map((d) => ({ kind: 'flow', from: d.key, to: target })),
+    ...tev.dependents.map((d) => ({ kind: 'flow', from: target, to: d.key }))];
+  await page.waitForFunction((n) => window.nexTest.arrows().length === n, want.length);
+  eq(arrowSet(await page.evaluate(() => window.nexTest.arrows())), arrowSet(want), 'the drawn arrows of the clicked dependency');
+  assert(want.some((a) => a.from === target && a.to === pick.key), 'one goes to the instruction we came from');
+});
+
+test('"all dependency arrows" draws the arrows of every visible instruction', async () => {
+  await page.check('#deps-all');
+  await page.waitForFunction(() => /arrows/.test(document.getElementById('deps-note').textContent));
+  await idle();
+  const w = await page.evaluate(() => window.nexTest.state().window);
+  const s = BigInt(w.s), e = BigInt(w.e);
+  const r = await api(`device-profiles/${dp.id}/dependencies?start=${s}&end=${e}&limit=3000`);
+  assert(!r.truncated && r.arrows.length >= 5, `a window with some arrows (${r.arrows.length})`);
+  // drawn when some part lies in the window: from the dependency's end to the dependent's start
+  const want = r.arrows.filter((a) => { const f = BigInt(a.from_end), t = keyTs(a.to); return (f > t ? f : t) >= s && (f < t ? f : t) <= e; })
+    .map((a) => ({ kind: 'link', from: a.from, to: a.to }));
+  const got = (await page.evaluate(() => window.nexTest.arrows())).filter((a) => a.kind === 'link');
+  eq(arrowSet(got), arrowSet(want), 'the drawn links');
+  eq(await page.textContent('#deps-note'), `${r.arrows.length} arrows`, 'the count is stated');
+  await page.waitForFunction(() => /(^#|&)da=1(&|$)/.test(location.hash), null, { timeout: 5000 }); // kept in the URL
+  await page.screenshot({ path: path.join(OUT, 'device-all-arrows.png') });
+  await page.uncheck('#deps-all');
+  await page.waitForFunction(() => window.nexTest.arrows().every((a) => a.kind === 'flow'));
+});
+
+test('HFU is shown beside MFU in the device bar and the System Profile Summary', async () => {
+  const pct = (v) => `${Number(v).toFixed(1)}%`;
+  const sum = dp.summary;
+  assert(sum.hfu_percent > sum.mfu_percent && sum.mfu_percent > 0, `HFU ${sum.hfu_percent} > MFU ${sum.mfu_percent} > 0`);
+  eq(await page.textContent('#stat-hfu b'), pct(sum.hfu_percent), 'HFU in the device bar');
+  eq(await page.textContent('#stat-mfu b'), pct(sum.mfu_percent), 'MFU in the device bar');
+  assert(/transposes/.test(await page.getAttribute('#stat-hfu', 'title')), 'the HFU tooltip says what it counts');
+  await page.goto(`http://localhost:${port}/#v=summary`);
+  await page.waitForSelector('#dp-table tbody tr');
+  const s = await api('summary');
+  const heads = await page.$$eval('#dp-table > table > thead th', (t) => t.map((x) => x.textContent));
+  const hi = heads.indexOf('HFU'), mi = heads.indexOf('MFU');
+  const rows = await page.$$eval('#dp-table > table > tbody > tr:not(.sub)', (r) => r.map((x) => [...x.children].map((c) => c.textContent.trim())));
+  eq(rows.map((r) => [r[mi], r[hi]]), s.device_profiles.map((d) => [pct(d.mfu_percent), pct(d.hfu_percent)]), 'MFU and HFU per device profile');
+});
+
+test('device counters have human names and units; the store name is in the tooltip', async () => {
+  await open({ v: 'device', dp: dp.id });
+  const tracks = await page.evaluate(() => window.nexTest.tracks());
+  for (const t of ['State Buffer Usage', 'PSUM Usage', 'DMA Throughput']) assert(tracks.includes(t), `track ${t} in ${tracks}`);
+  for (const t of ['sbuf_usage', 'psum_usage', 'dma_throughput']) assert(!tracks.includes(t), `no raw name ${t}`);
+  await page.fill('.tl-filter', 'State Buffer');
+  await page.waitForFunction(() => window.nexTest.state().filter.text === 'State Buffer');
+  await idle();
+  const box = (await page.evaluate(() => window.nexTest.rowBoxes())).find((b) => b.path === 'State Buffer Usage');
+  assert(box, 'the State Buffer Usage row is laid out');
+  const st = await page.evaluate(() => window.nexTest.state());
+  const c = await page.$eval('.tl-canvas', (el) => { const r = el.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
+  await page.mouse.move(c.x + c.w * 0.6, c.y + 40 + box.y - st.scrollTop + box.h / 2);
+  await page.waitForFunction(() => /Store name/.test(document.getElementById('tooltip').textContent));
+  const tip = await page.$$eval('#tooltip tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
+  assert(/^\d+\.\d%/.test(tip.Utilization || ''), `utilization in % under the pointer: ${JSON.stringify(tip)}`);
+  eq(tip['Store name'], 'sbuf_usage', 'the name SQL and the API use');
+  assert((await page.textContent('#tooltip')).includes('State Buffer Usage'), 'the tooltip title');
+  await page.fill('.tl-filter', '');
+});
+
+test('no script errors on the page', async () => {
+  eq(pageErrors, [], 'page errors');
+});
+
+// ------------------------------------------------------------ main
+
+async function main() {
+  console.log(`1..${TESTS.length}`);
+  const driver = process.env.NEX_SKIP_E2E ? 'NEX_SKIP_E2E is set' : await browserDriver();
+  if (typeof driver === 'string' && (!process.env.NEX_REQUIRE_E2E || process.env.NEX_SKIP_E2E)) {
+    for (const t of TESTS) report(true, `${t.name} # SKIP ${driver}`);
+    return;
+  }
+  const timer = setTimeout(() => { console.log('# Bail out! the browser test took more than 3 minutes'); cleanup().then(() => process.exit(1)); }, 180000);
+  let setupErr = typeof driver === 'string' ? new Error(`${driver} (NEX_REQUIRE_E2E is set)`) : null;
+  if (!setupErr) try { await setup(driver); } catch (e) { setupErr = e; }
+  for (const t of TESTS) {
+    if (setupErr) { report(false, t.name, setupErr); continue; }
+    try { await t.fn(); report(true, t.name); } catch (e) { report(false, t.name, e); }
+  }
+  clearTimeout(timer);
+}
+
+async function cleanup() {
+  try { await browser?.close(); } catch { /* already gone */ }
+  await stopServer();
+  if (failed && fs.existsSync(path.join(tmp, 'server.log'))) console.log(`# server log and profile kept in ${tmp}`);
+  else fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+main().then(cleanup, async (e) => { console.log(`# ${e.stack}`); failed++; await cleanup(); }).then(() => process.exit(failed ? 1 : 0));
