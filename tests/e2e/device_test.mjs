@@ -8,110 +8,32 @@
 // skips like ui_test.mjs without playwright-core or Chromium
 // (NEX_REQUIRE_E2E=1 makes that a failure, NEX_SKIP_E2E=1 skips on purpose).
 
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { harness, assert, eq, idle as idleOf, BUILD, OUT } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SRC = path.resolve(process.env.NEX_SRCDIR || path.join(here, '../..'));
-const BUILD = process.env.NEX_BUILDDIR || process.cwd();
-const CHROMIUM = process.env.NEX_CHROMIUM || '/usr/bin/chromium';
-const SERVER = path.join(BUILD, 'server/neuron-explorer-server');
 const SYNTH = path.join(BUILD, 'tools/neuron-explorer-synth');
-const OUT = path.join(BUILD, 'tests/out/e2e');
-
-const TESTS = [];
-const test = (name, fn) => TESTS.push({ name, fn });
-let n = 0;
-let failed = 0;
-
-function report(ok, name, err) {
-  n++;
-  console.log(`${ok ? 'ok' : 'not ok'} ${n} - ${name}`);
-  if (!ok) {
-    failed++;
-    for (const line of String(err?.stack || err).split('\n').slice(0, 12)) console.log(`#   ${line}`);
-  }
-}
-
-function assert(cond, msg) { if (!cond) throw new Error(msg); }
-function eq(got, want, msg) {
-  const g = JSON.stringify(got), w = JSON.stringify(want);
-  if (g !== w) throw new Error(`${msg}\n got:  ${g}\n want: ${w}`);
-}
-
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nex-e2e-device-'));
-let server = null, browser = null, page = null, port = 0, manifest = null;
+const h = harness('nex-e2e-device-');
+const test = h.test;
+const api = (p) => h.api(p);
+let page = null, manifest = null;
 const pageErrors = [];
+const idle = () => idleOf(page);
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
-}
-
-async function api(p) {
-  const r = await fetch(`http://127.0.0.1:${port}/api/v1/${p}`);
-  if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
-  return r.json();
-}
-
-async function waitFor(what, fn, ms = 60000) {
-  const t0 = Date.now();
-  let last;
-  for (;;) {
-    try { if (await fn()) return; } catch (e) { last = e; }
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function stopServer() {
-  if (!server) return Promise.resolve();
-  const s = server;
-  return new Promise((resolve) => { s.once('exit', resolve); s.kill('SIGTERM'); });
-}
-
-const idle = async () => { await page.waitForFunction(() => window.nexTest?.ready(), null, { timeout: 20000 }); await page.evaluate(() => window.nexTest.waitIdle()); };
-
-async function browserDriver() {
-  try {
-    const { chromium } = await import('playwright-core');
-    if (!fs.existsSync(CHROMIUM)) return `Chromium not found at ${CHROMIUM} (apt-get install chromium, or set NEX_CHROMIUM)`;
-    return chromium;
-  } catch (e) {
-    return `playwright-core not found (run "npm ci" in ${SRC}): ${e.code || e.message}`;
-  }
-}
-
-async function setup(chromium) {
-  assert(fs.existsSync(SERVER), `server not built: ${SERVER}`);
-  fs.mkdirSync(OUT, { recursive: true });
-  execFileSync(SYNTH, ['--out', path.join(tmp, 'profile'), '--manifest', path.join(tmp, 'manifest.json'), '--seed', '3',
+async function setup() {
+  execFileSync(SYNTH, ['--out', path.join(h.tmp, 'profile'), '--manifest', path.join(h.tmp, 'manifest.json'), '--seed', '3',
     '--instances', '1', '--processes', '1', '--cores', '1', '--steps', '3', '--device-instructions', '2000'], { stdio: 'pipe' });
-  manifest = JSON.parse(fs.readFileSync(path.join(tmp, 'manifest.json'), 'utf8'));
-  port = await freePort();
-  const log = fs.openSync(path.join(tmp, 'server.log'), 'a');
-  server = spawn(SERVER, ['--dir', path.join(tmp, 'profile'), '--db', path.join(tmp, 'store.db'), '--port', String(port),
-    '--web-root', path.join(SRC, 'web')], { stdio: ['ignore', log, log] });
-  server.on('exit', () => { server = null; });
-  await waitFor('the server to be ready', async () => (await api('health')).state === 'ready');
-  browser = await chromium.launchPersistentContext(path.join(tmp, 'chrome-profile'), {
-    executablePath: CHROMIUM, headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+  manifest = JSON.parse(fs.readFileSync(path.join(h.tmp, 'manifest.json'), 'utf8'));
+  await h.startServer(path.join(h.tmp, 'profile'));
+  const browser = await h.launch();
   page = await browser.newPage();
   await page.setViewportSize({ width: 1600, height: 950 });
   page.on('pageerror', (e) => pageErrors.push(e.message));
 }
 
 async function open(hash) {
-  await page.goto(`http://localhost:${port}/#${new URLSearchParams(hash).toString()}`);
+  await page.goto(`http://localhost:${h.port()}/#${new URLSearchParams(hash).toString()}`);
   await page.waitForFunction(() => window.nexTest?.view() === 'device');
   await idle();
 }
@@ -199,7 +121,7 @@ test('HFU is shown beside MFU in the device bar and the System Profile Summary',
   eq(await page.textContent('#stat-hfu b'), pct(sum.hfu_percent), 'HFU in the device bar');
   eq(await page.textContent('#stat-mfu b'), pct(sum.mfu_percent), 'MFU in the device bar');
   assert(/transposes/.test(await page.getAttribute('#stat-hfu', 'title')), 'the HFU tooltip says what it counts');
-  await page.goto(`http://localhost:${port}/#v=summary`);
+  await page.goto(`http://localhost:${h.port()}/#v=summary`);
   await page.waitForSelector('#dp-table tbody tr');
   const s = await api('summary');
   const heads = await page.$$eval('#dp-table > table > thead th', (t) => t.map((x) => x.textContent));
@@ -233,30 +155,4 @@ test('no script errors on the page', async () => {
   eq(pageErrors, [], 'page errors');
 });
 
-// ------------------------------------------------------------ main
-
-async function main() {
-  console.log(`1..${TESTS.length}`);
-  const driver = process.env.NEX_SKIP_E2E ? 'NEX_SKIP_E2E is set' : await browserDriver();
-  if (typeof driver === 'string' && (!process.env.NEX_REQUIRE_E2E || process.env.NEX_SKIP_E2E)) {
-    for (const t of TESTS) report(true, `${t.name} # SKIP ${driver}`);
-    return;
-  }
-  const timer = setTimeout(() => { console.log('# Bail out! the browser test took more than 3 minutes'); cleanup().then(() => process.exit(1)); }, 180000);
-  let setupErr = typeof driver === 'string' ? new Error(`${driver} (NEX_REQUIRE_E2E is set)`) : null;
-  if (!setupErr) try { await setup(driver); } catch (e) { setupErr = e; }
-  for (const t of TESTS) {
-    if (setupErr) { report(false, t.name, setupErr); continue; }
-    try { await t.fn(); report(true, t.name); } catch (e) { report(false, t.name, e); }
-  }
-  clearTimeout(timer);
-}
-
-async function cleanup() {
-  try { await browser?.close(); } catch { /* already gone */ }
-  await stopServer();
-  if (failed && fs.existsSync(path.join(tmp, 'server.log'))) console.log(`# server log and profile kept in ${tmp}`);
-  else fs.rmSync(tmp, { recursive: true, force: true });
-}
-
-main().then(cleanup, async (e) => { console.log(`# ${e.stack}`); failed++; await cleanup(); }).then(() => process.exit(failed ? 1 : 0));
+h.run(setup);
