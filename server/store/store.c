@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -707,24 +709,36 @@ void store_writer_abort(struct store_writer *w) {
   free(tmp);
 }
 
+/* A new store generation: 64 random bits (the clock and the process id
+ * hashed when the system gives none). */
+static uint64_t store_new_generation(void) {
+  uint64_t g;
+  if (getrandom(&g, sizeof g, 0) == (ssize_t)sizeof g)
+    return g;
+  int64_t seed[2] = {util_now_ns(), (int64_t)getpid()};
+  return util_hash(seed, sizeof seed);
+}
+
 int store_writer_finish(struct store_writer *w, char **cause) {
   store_drain(w);
   char *err = NULL;
-  if (!w->error &&
-      sqlite3_exec(w->db,
-                   /* the index sorter takes as much memory as the page
-                    * cache may: 16 MiB for both, not 64 MiB each */
-                   "PRAGMA cache_size=-16384;"
-                   "CREATE INDEX flow_by_slice ON flow(track, lane, ts, id);"
-                   "INSERT OR REPLACE INTO store_info VALUES "
-                   "('state','complete'); COMMIT;"
-                   /* statistics from a sample: a full ANALYZE would read
-                    * the whole store once more */
-                   "PRAGMA analysis_limit=1000; ANALYZE;",
-                   NULL, NULL, &err) != SQLITE_OK) {
+  char *sql = xasprintf(
+      /* the index sorter takes as much memory as the page cache may: 16 MiB
+       * for both, not 64 MiB each */
+      "PRAGMA cache_size=-16384;"
+      "CREATE INDEX flow_by_slice ON flow(track, lane, ts, id);"
+      "INSERT OR REPLACE INTO store_info VALUES ('generation', '%016" PRIx64
+      "');"
+      "INSERT OR REPLACE INTO store_info VALUES ('state','complete'); COMMIT;"
+      /* statistics from a sample: a full ANALYZE would read the whole store
+       * once more */
+      "PRAGMA analysis_limit=1000; ANALYZE;",
+      store_new_generation());
+  if (!w->error && sqlite3_exec(w->db, sql, NULL, NULL, &err) != SQLITE_OK) {
     store_error(w, "commit");
     sqlite3_free(err);
   }
+  free(sql);
   if (w->error) {
     *cause = xasprintf("cannot complete store %s: %s", w->tmp, w->error);
     store_writer_abort(w);

@@ -16,6 +16,7 @@
 #include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,6 +45,7 @@ struct store_pool {
   struct store_names *names;
   struct store_pool_memo *memo; /* guarded by mu */
   struct store_pool *next;      /* the list of open pools */
+  char gen[STORE_GEN_LEN + 1];  /* the store's generation */
 };
 
 /* The open pools. */
@@ -140,6 +142,23 @@ static void store_pool_close_one(sqlite3 *db) {
   sqlite3_close(db);
 }
 
+void store_generation(sqlite3 *db, char out[STORE_GEN_LEN + 1]) {
+  sqlite3_stmt *st = NULL;
+  snprintf(out, STORE_GEN_LEN + 1, "0");
+  if (sqlite3_prepare_v2(db,
+                         "SELECT value FROM store_info WHERE key = "
+                         "'generation'",
+                         -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    snprintf(out, STORE_GEN_LEN + 1, "%s",
+             (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+}
+
+const char *store_pool_generation(const struct store_pool *p) {
+  return p->gen;
+}
+
 int store_pool_open(const char *path, int n, struct store_pool **out,
                     char **cause) {
   if (n < 1)
@@ -160,6 +179,7 @@ int store_pool_open(const char *path, int n, struct store_pool **out,
     }
   }
   p->n = n;
+  store_generation(p->db[0], p->gen);
   pthread_mutex_lock(&store_pool_list_mu);
   p->next = store_pool_list;
   store_pool_list = p;
