@@ -778,33 +778,3 @@ int store_writer_finish(struct store_writer *w, char **cause) {
   free(path);
   return rc;
 }
-
-int store_is_current(const char *path, const char *fingerprint,
-                     uint64_t *events, uint64_t *warnings) {
-  sqlite3 *db;
-  int ok = 0;
-  if (access(path, R_OK) != 0)
-    return 0;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(
-            db,
-            "SELECT (SELECT value FROM store_info WHERE key='fingerprint'), "
-            "(SELECT value FROM store_info WHERE key='state'), "
-            "(SELECT coalesce(sum(event_count), 0) FROM track), "
-            "(SELECT count(*) FROM Warning)",
-            -1, &st, NULL) == SQLITE_OK) {
-      if (sqlite3_step(st) == SQLITE_ROW) {
-        const char *fp = (const char *)sqlite3_column_text(st, 0);
-        const char *state = (const char *)sqlite3_column_text(st, 1);
-        ok = fp && state && strcmp(fp, fingerprint) == 0 &&
-             strcmp(state, "complete") == 0;
-        *events = (uint64_t)sqlite3_column_int64(st, 2);
-        *warnings = (uint64_t)sqlite3_column_int64(st, 3);
-      }
-      sqlite3_finalize(st);
-    }
-  }
-  sqlite3_close(db);
-  return ok;
-}
