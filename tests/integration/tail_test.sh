@@ -4,7 +4,7 @@
 # 32 MiB zero-filled or garbage tail on a file of every format (Chrome JSON,
 # the runtime's JSON dump, the vendor's JSON export, Perfetto, NTFF,
 # ntrace.pb) ends that file's read with a few Warning rows; the records
-# before the tail are kept.
+# before the tail are kept.  A 2 GiB sparse tail is not read at all.
 . "$NEX_SRCDIR/tests/integration/lib.sh"
 tap_tmpdir
 D="$NEX_SRCDIR/tests/data"
@@ -90,4 +90,18 @@ check ntff "$ntff" zero 2
 check ntff "$ntff" garbage 4
 check ntrace "$ntrace" zero 2
 check ntrace "$ntrace" garbage 11
+
+# A 2 GiB sparse tail (a hole: no disk used) on ntrace.pb and on an NTFF:
+# the hole is not read (it took 8 s of CPU per file at memory speed).
+S2="$T_TMP/sparse"
+cp -r "$T_TMP/native" "$S2"
+for f in "$ntrace" "$ntff"; do truncate -s 2G "$S2/$f"; done
+/usr/bin/time -o "$T_TMP/cpu" -f "%U %S" "$SERVER" --dir "$S2" \
+  --db "$T_TMP/sparse.db" --ingest-only --quiet 2>/dev/null
+cpu=$(tail -1 "$T_TMP/cpu")
+echo "# 2 GiB sparse tails: user/sys CPU seconds $cpu"
+is "$(q "$T_TMP/sparse.db" "SELECT count(*) FROM Warning WHERE file IN ('$ntrace', '$ntff')")" 2 \
+  "2 GiB sparse tails: one Warning row per file"
+ok "$(awk -v c="$cpu" 'BEGIN { n = split(c, t, " "); exit !(n == 2 && t[1] + t[2] < 2) }'; echo $?)" \
+  "2 GiB sparse tails: the holes are not read (under 2 s of CPU: $cpu)"
 tap_done
