@@ -233,9 +233,9 @@ void app_set_listener(struct app *a, app_listener fn, void *ud) {
 json_t *app_hello_messages(struct app *a) {
   json_t *out = json_array();
   pthread_mutex_lock(&a->mu);
-  json_t *hello = json_pack("{s:s, s:s, s:s}", "type", "hello", "state",
-                            app_phase_name(a->phase), "version",
-                            PACKAGE_VERSION);
+  json_t *hello =
+      json_pack("{s:s, s:s, s:s}", "type", "hello", "state",
+                app_phase_name(a->phase), "version", PACKAGE_VERSION);
   if (a->current)
     json_object_set_new(hello, "generation",
                         json_string(store_pool_generation(a->current->pool)));

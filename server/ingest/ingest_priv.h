@@ -149,7 +149,7 @@ struct ing {
   uint64_t warned_stderr;
   /* warnings per file (ingest_warn): open addressing, file NULL when free */
   struct ingest_warn_file {
-    char *file; /* "" for the warnings of no file */
+    char *file;             /* "" for the warnings of no file */
     uint64_t n, first_left; /* how many; the offset of the first not kept */
     const char *category;   /* of the first not kept (a literal) */
   } * wfiles;

@@ -149,21 +149,18 @@ static bool api_pool(struct api_ctx *c) {
   c->pool = app_acquire_pool(c->app);
   if (c->pool)
     return api_gen_ok(c);
-  {
-    struct ingest_progress p;
-    enum app_phase ph = app_phase(c->app, &p);
-    api_json(c->rs, 503,
-             json_pack("{s:s, s:s, s:o}", "error",
-                       ph == APP_FAILED ? "failed" : "loading", "detail",
-                       ph == APP_FAILED
-                           ? "the profile could not be loaded; see the server "
-                             "log"
-                           : "the profile is still loading; retry when "
-                             "/api/v1/health says ready",
-                       "progress", api_progress(&p)));
-    return false;
-  }
-  return true;
+  struct ingest_progress p;
+  enum app_phase ph = app_phase(c->app, &p);
+  api_json(c->rs, 503,
+           json_pack("{s:s, s:s, s:o}", "error",
+                     ph == APP_FAILED ? "failed" : "loading", "detail",
+                     ph == APP_FAILED
+                         ? "the profile could not be loaded; see the server "
+                           "log"
+                         : "the profile is still loading; retry when "
+                           "/api/v1/health says ready",
+                     "progress", api_progress(&p)));
+  return false;
 }
 
 /* A pooled connection of c->pool, waited for at most API_POOL_WAIT_MS;

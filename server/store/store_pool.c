@@ -157,9 +157,7 @@ void store_generation(sqlite3 *db, char out[STORE_GEN_LEN + 1]) {
   sqlite3_finalize(st);
 }
 
-const char *store_pool_generation(const struct store_pool *p) {
-  return p->gen;
-}
+const char *store_pool_generation(const struct store_pool *p) { return p->gen; }
 
 int store_pool_open(const char *path, int n, struct store_pool **out,
                     char **cause) {

@@ -11,8 +11,9 @@
 #include "api.h"
 #include "app.h"
 #include "store.h"
-#include "../unit/teststore.h"
 #include "util.h"
+
+#include "../unit/teststore.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -41,17 +42,17 @@ static void fuzz_api_store(const char *path) {
   c.nc_idx = -1;
   c.cpu_id = "0";
   int64_t cpu = store_writer_track(w, &c);
-  teststore_slices(w, rt,
-                   &(struct teststore_slices){
-                       .name = "nrt_execute",
-                       .args = "{\"exec_id\":1,\"flow_id\":[\"5\"]}",
-                       .n = 300,
-                       .lanes = 2,
-                       .lod_level = 1,
-                       .ts0 = base,
-                       .step = 1000,
-                       .dur = 1500,
-                       .id0 = 1});
+  teststore_slices(
+      w, rt,
+      &(struct teststore_slices){.name = "nrt_execute",
+                                 .args = "{\"exec_id\":1,\"flow_id\":[\"5\"]}",
+                                 .n = 300,
+                                 .lanes = 2,
+                                 .lod_level = 1,
+                                 .ts0 = base,
+                                 .step = 1000,
+                                 .dur = 1500,
+                                 .id0 = 1});
   teststore_slices(w, hw,
                    &(struct teststore_slices){.name = "nc_exec_running",
                                               .args = "{\"exec_id\":1}",

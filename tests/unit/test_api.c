@@ -17,8 +17,8 @@
 
 #include "api.h"
 #include "app.h"
-#include "teststore.h"
 #include "store.h"
+#include "teststore.h"
 #include "util.h"
 
 static char store_path[64];

@@ -59,12 +59,9 @@ void teststore_slices(struct store_writer *w, int64_t track,
     lod_free(lod);
   }
   store_writer_name_stat(w, name, track, s->n, s->n * s->dur);
-  struct store_track_stats st = {lanes,
-                                 s->dur,
-                                 s->n,
-                                 s->ts0,
-                                 s->ts0 + (s->n - 1) * s->step + s->dur,
-                                 s->lod_level};
+  struct store_track_stats st = {
+      lanes,       s->dur, s->n, s->ts0, s->ts0 + (s->n - 1) * s->step + s->dur,
+      s->lod_level};
   store_writer_track_stats(w, track, &st);
 }
 
@@ -77,7 +74,6 @@ void teststore_counter(struct store_writer *w, int64_t track, int n,
   }
   lod_counter_flush(c, w);
   lod_counter_free(c);
-  struct store_track_stats st = {0,  0, n, ts0, ts0 + (n - 1) * 1000,
-                                 lod_level};
+  struct store_track_stats st = {0, 0, n, ts0, ts0 + (n - 1) * 1000, lod_level};
   store_writer_track_stats(w, track, &st);
 }
