@@ -134,8 +134,9 @@ void app_set_ready(struct app *a, struct store_pool *pool, uint64_t events,
     free(old);
   }
   app_tell(a, APP_EV_READY,
-           json_pack("{s:s, s:I, s:I}", "type", "ready", "event_count",
-                     (json_int_t)events, "warnings", (json_int_t)warnings));
+           json_pack("{s:s, s:I, s:I, s:s}", "type", "ready", "event_count",
+                     (json_int_t)events, "warnings", (json_int_t)warnings,
+                     "generation", store_pool_generation(pool)));
 }
 
 void app_set_failed(struct app *a, const char *error) {
@@ -232,9 +233,13 @@ void app_set_listener(struct app *a, app_listener fn, void *ud) {
 json_t *app_hello_messages(struct app *a) {
   json_t *out = json_array();
   pthread_mutex_lock(&a->mu);
-  json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "type", "hello",
-                                       "state", app_phase_name(a->phase),
-                                       "version", PACKAGE_VERSION));
+  json_t *hello =
+      json_pack("{s:s, s:s, s:s}", "type", "hello", "state",
+                app_phase_name(a->phase), "version", PACKAGE_VERSION);
+  if (a->current)
+    json_object_set_new(hello, "generation",
+                        json_string(store_pool_generation(a->current->pool)));
+  json_array_append_new(out, hello);
   json_array_extend(out, a->warnings);
   pthread_mutex_unlock(&a->mu);
   return out;

@@ -287,6 +287,7 @@ struct main_ingest {
   uint64_t skipped;
   struct watch *watch; /* started by the ingest thread once it is done */
   atomic_int done;     /* the first ingest and the watcher's start are over */
+  pthread_t waiter;    /* --ingest-only: the thread waiting for signals */
 };
 
 static void main_on_progress(void *ud, const struct ingest_progress *p) {
@@ -359,6 +360,58 @@ static void *main_ingest_thread(void *arg) {
   return NULL;
 }
 
+/* SIGINT/SIGTERM came during an ingest, which cannot be interrupted
+ * cleanly: removes its temporary store (and SQLite's files beside it), so
+ * no half-written store is ever used, and exits with EXIT_INTERRUPTED (the
+ * store was not built).  Does not return. */
+static void main_interrupted(const char *db_path, int sig) {
+  static const char *const suffix[] = {".tmp", ".tmp-journal", ".tmp-wal",
+                                       ".tmp-shm"};
+  for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+    char *tmp = xasprintf("%s%s", db_path, suffix[i]);
+    unlink(tmp);
+    free(tmp);
+  }
+  log_info("interrupted during the ingest (%s); no store was written",
+           strsignal(sig));
+  exit(EXIT_INTERRUPTED);
+}
+
+/* Runs main_ingest_once() and then wakes the waiting main thread. */
+static void *main_ingest_only_thread(void *arg) {
+  struct main_ingest *mi = arg;
+  mi->rc = main_ingest_once(mi);
+  atomic_store(&mi->done, 1);
+  pthread_kill(mi->waiter, SIGUSR1);
+  return NULL;
+}
+
+/* The command-line ingest (--ingest-only, --output-format): runs in its own
+ * thread while this one waits for SIGINT/SIGTERM (main_interrupted(), as
+ * while serving) or for the ingest's end.  Returns main_ingest_once()'s
+ * value; the signals have their default handlers again. */
+static int main_ingest_only(struct main_ingest *mi) {
+  sigset_t set, old;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &set, &old);
+  mi->waiter = pthread_self();
+  pthread_t th;
+  if (pthread_create(&th, NULL, main_ingest_only_thread, mi) != 0)
+    fatal("cannot start the ingest thread");
+  int sig;
+  do
+    sigwait(&set, &sig);
+  while (sig == SIGUSR1 && !atomic_load(&mi->done));
+  if (sig != SIGUSR1 && !atomic_load(&mi->done))
+    main_interrupted(mi->db_path, sig);
+  pthread_join(th, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return mi->rc;
+}
+
 static char *main_web_root(const char *opt) {
   if (opt)
     return xstrdup(opt);
@@ -370,9 +423,7 @@ static char *main_web_root(const char *opt) {
 
 static int main_serve(struct main_opts *o, char *db_path) {
   /* SIGINT/SIGTERM are taken with sigwait(); every thread started from
-   * here on inherits the mask.  (A command-line ingest keeps the default
-   * handlers: Ctrl-C stops it, and its temporary store is left to be
-   * replaced by the next run.) */
+   * here on inherits the mask. */
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -406,21 +457,8 @@ static int main_serve(struct main_opts *o, char *db_path) {
     fatal("cannot start the ingest thread");
   int sig;
   sigwait(&set, &sig);
-  if (!atomic_load(&mi.done)) {
-    /* The ingest cannot be interrupted cleanly: its temporary store (and
-     * SQLite's files beside it) is removed, no half-written store is ever
-     * used, and the status says the store was not built. */
-    static const char *const suffix[] = {".tmp", ".tmp-journal", ".tmp-wal",
-                                         ".tmp-shm"};
-    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-      char *tmp = xasprintf("%s%s", db_path, suffix[i]);
-      unlink(tmp);
-      free(tmp);
-    }
-    log_info("interrupted during the ingest (%s); no store was written",
-             strsignal(sig));
-    exit(EXIT_INTERRUPTED);
-  }
+  if (!atomic_load(&mi.done))
+    main_interrupted(db_path, sig);
   if (!o->quiet)
     log_info("shutting down (%s)", strsignal(sig));
   pthread_join(th, NULL);
@@ -457,7 +495,7 @@ int main(int argc, char **argv) {
   int status;
   if (o.ingest_only || o.out_format) {
     struct main_ingest mi = {.o = &o, .db_path = db};
-    if (main_ingest_once(&mi) < 0)
+    if (main_ingest_only(&mi) < 0)
       status = EXIT_INGEST;
     else if (o.out_format)
       status = main_export(&o, db);

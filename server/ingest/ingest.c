@@ -25,14 +25,36 @@
 
 /* ------------------------------------------------------------ warnings */
 
-void ingest_warn(struct ing *g, const char *category, const char *file,
-                 uint64_t offset, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *msg;
-  if (vasprintf(&msg, fmt, ap) < 0)
-    fatal("out of memory");
-  va_end(ap);
+/* The count of warnings of `file` ("" for none), its slot created on first
+ * use in g's open-addressing table (grown at half full). */
+static struct ingest_warn_file *ingest_warn_slot(struct ing *g,
+                                                 const char *file) {
+  if (2 * (g->nwfiles + 1) > g->capwfiles) {
+    struct ingest_warn_file *old = g->wfiles;
+    size_t oldcap = g->capwfiles;
+    g->capwfiles = oldcap ? 2 * oldcap : 64;
+    g->wfiles = xcalloc(g->capwfiles, sizeof *g->wfiles);
+    g->nwfiles = 0;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i].file)
+        *ingest_warn_slot(g, old[i].file) = old[i];
+    free(old);
+  }
+  size_t mask = g->capwfiles - 1;
+  size_t i = (size_t)util_hash(file, strlen(file)) & mask;
+  while (g->wfiles[i].file && strcmp(g->wfiles[i].file, file) != 0)
+    i = (i + 1) & mask;
+  if (!g->wfiles[i].file) {
+    g->wfiles[i].file = xstrdup(file);
+    g->nwfiles++;
+  }
+  return &g->wfiles[i];
+}
+
+/* Writes a Warning row, counts it and prints it (the first ones). */
+static void ingest_warn_row(struct ing *g, const char *category,
+                            const char *file, uint64_t offset,
+                            const char *msg) {
   store_writer_exec(g->w,
                     "INSERT INTO Warning (message, category, file, offset) "
                     "VALUES (?,?,?,?)",
@@ -46,9 +68,49 @@ void ingest_warn(struct ing *g, const char *category, const char *file,
     else
       log_warn("%s", msg);
   }
+}
+
+void ingest_warn(struct ing *g, const char *category, const char *file,
+                 uint64_t offset, const char *fmt, ...) {
+  struct ingest_warn_file *f = ingest_warn_slot(g, file ? file : "");
+  if (f->n++ >= INGEST_FILE_WARNINGS) { /* counted for the summary row */
+    if (f->n == INGEST_FILE_WARNINGS + 1) {
+      f->category = category;
+      f->first_left = offset;
+    }
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg;
+  if (vasprintf(&msg, fmt, ap) < 0)
+    fatal("out of memory");
+  va_end(ap);
+  ingest_warn_row(g, category, file, offset, msg);
   if (g->o->on_warning)
     g->o->on_warning(g->o->ud, file, offset, msg);
   free(msg);
+}
+
+void ingest_warn_flush(struct ing *g) {
+  for (size_t i = 0; i < g->capwfiles; i++) {
+    struct ingest_warn_file *f = &g->wfiles[i];
+    if (f->file && f->n > INGEST_FILE_WARNINGS) {
+      char *msg = xasprintf("%" PRIu64 " more warnings of this file from "
+                            "this offset on, not recorded (the first %d of "
+                            "a file are)",
+                            f->n - INGEST_FILE_WARNINGS, INGEST_FILE_WARNINGS);
+      const char *file = *f->file ? f->file : NULL;
+      ingest_warn_row(g, f->category, file, f->first_left, msg);
+      if (g->o->on_warning)
+        g->o->on_warning(g->o->ud, file, f->first_left, msg);
+      free(msg);
+    }
+    free(f->file);
+  }
+  free(g->wfiles);
+  g->wfiles = NULL;
+  g->nwfiles = g->capwfiles = 0;
 }
 
 /* ------------------------------------------------------------ progress */

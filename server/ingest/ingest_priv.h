@@ -36,6 +36,7 @@
 #define INGEST_STDERR_WARNINGS                                                 \
   100 /* warning lines printed before summing up                               \
        */
+#define INGEST_FILE_WARNINGS 1000 /* Warning rows of one file, then a sum */
 #define INGEST_SYNTHETIC_ID (1LL << 62)
 #define INGEST_RATE_BUCKETS 20000 /* samples of a bandwidth counter */
 
@@ -146,6 +147,13 @@ struct ing {
   int64_t t0, last_report;
   int bar_drawn;
   uint64_t warned_stderr;
+  /* warnings per file (ingest_warn): open addressing, file NULL when free */
+  struct ingest_warn_file {
+    char *file;             /* "" for the warnings of no file */
+    uint64_t n, first_left; /* how many; the offset of the first not kept */
+    const char *category;   /* of the first not kept (a literal) */
+  } * wfiles;
+  size_t nwfiles, capwfiles;
   /* context of the file being read */
   const char *instance;
   int64_t pid;
@@ -161,11 +169,18 @@ struct ing {
 };
 
 /* Records a Warning row (category 'Missing Data', 'Corrupt Data' or
- * 'Clock'), prints it on stderr (the first 100) and tells the listener.
- * file may be NULL. */
+ * 'Clock', a literal), prints it on stderr (the first 100) and tells the
+ * listener.  file may be NULL.  Only the first INGEST_FILE_WARNINGS of a
+ * file (or of no file) are recorded; the rest are counted for the summary
+ * row of ingest_warn_flush(). */
 void ingest_warn(struct ing *g, const char *category, const char *file,
                  uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* Records one Warning row per file that had more than INGEST_FILE_WARNINGS
+ * warnings (their count, at the offset of the first not recorded) and
+ * frees the counts.  Called once at the end of the run. */
+void ingest_warn_flush(struct ing *g);
 
 /* A track description with every optional field unset. */
 struct store_track ingest_desc(const char *kind, const char *domain,

@@ -124,6 +124,7 @@ static void ingest_run_info(struct ing *g, const char *key, const char *value) {
 }
 
 static void ingest_run_free(struct ing *g) {
+  ingest_warn_flush(g);
   ingest_tracks_free(g);
   lanes_pool_free(g->lanes);
   free(g->stats);

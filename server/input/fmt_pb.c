@@ -49,6 +49,7 @@ struct fmt_pb_arena {
 struct fmt_pb {
   uint8_t *map; /* read-only pages; ours to advise and unmap */
   uint64_t size;
+  uint64_t data_end; /* past it the file is one hole (sparse): all zeros */
   uint64_t pos;
   uint64_t dropped; /* map[0, dropped) was given back with MADV_DONTNEED */
   uint64_t page_size;
@@ -98,12 +99,26 @@ static void fmt_pb_arena_reset(struct fmt_pb_arena *a) {
   a->exhausted = 0;
 }
 
-/* Maps the whole regular file at `path` read-only.  Returns 0 and sets *map
- * and *size, or a negative errno-style code and sets *cause: -ENODATA for an
- * empty file, -EPIPE for one shorter than the header, -EINVAL if it is not a
- * regular file, else the OS error. */
+/* The end of fd's last data extent: the bytes after it are a hole, zeros
+ * that were never written (a sparse tail).  `size` when the file system
+ * cannot tell. */
+static uint64_t fmt_pb_data_end(int fd, uint64_t size) {
+  off_t at = 0, data, end = 0;
+  while ((data = lseek(fd, at, SEEK_DATA)) >= 0) {
+    end = lseek(fd, data, SEEK_HOLE);
+    if (end < 0)
+      return size;
+    at = end;
+  }
+  return errno == ENXIO ? (uint64_t)end : size;
+}
+
+/* Maps the whole regular file at `path` read-only.  Returns 0 and sets *map,
+ * *size and *data_end (fmt_pb_data_end()), or a negative errno-style code
+ * and sets *cause: -ENODATA for an empty file, -EPIPE for one shorter than
+ * the header, -EINVAL if it is not a regular file, else the OS error. */
 static int fmt_pb_map(const char *path, void **map, uint64_t *size,
-                      char **cause) {
+                      uint64_t *data_end, char **cause) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int rc = -errno;
@@ -123,8 +138,9 @@ static int fmt_pb_map(const char *path, void **map, uint64_t *size,
   else if ((*map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
                         0)) == MAP_FAILED)
     rc = -errno;
-  close(fd);
   *size = rc == 0 || rc == -EPIPE ? (uint64_t)st.st_size : 0;
+  *data_end = rc == 0 ? fmt_pb_data_end(fd, *size) : *size;
+  close(fd);
   if (rc == -EINVAL)
     *cause = xasprintf("%s: not a regular file", path);
   else if (rc == -ENODATA)
@@ -147,8 +163,8 @@ int fmt_pb_open(const char *path, const char *magic, struct fmt_pb **out,
     return -EINVAL;
   }
   void *map = NULL;
-  uint64_t size = 0;
-  int rc = fmt_pb_map(path, &map, &size, cause);
+  uint64_t size = 0, data_end = 0;
+  int rc = fmt_pb_map(path, &map, &size, &data_end, cause);
   if (rc < 0)
     return rc;
   madvise(map, (size_t)size, MADV_SEQUENTIAL);
@@ -174,6 +190,7 @@ int fmt_pb_open(const char *path, const char *magic, struct fmt_pb **out,
   struct fmt_pb *r = xcalloc(1, sizeof *r);
   r->map = map;
   r->size = size;
+  r->data_end = data_end;
   r->pos = FMT_PB_HEADER_SIZE;
   r->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
   r->allocator.alloc = fmt_pb_arena_alloc;
@@ -250,11 +267,13 @@ static ProtobufCMessage *fmt_pb_unpack(struct fmt_pb *r,
 
 /* Two zero bytes where a record length belongs (two empty records in a row,
  * which no writer makes) start a zero-filled region (a preallocated or
- * sparse tail, a hole): skipped as one unit, in one pass at memory speed.  Returns -EPIPE when the zeros run to the end of the file
- * (nothing follows), else -EBADMSG with the read position after them. */
+ * sparse tail, a hole): skipped as one unit, in one pass at memory speed,
+ * and a hole up to the end of the file is not read at all (constant time,
+ * whatever its size).  Returns -EPIPE when the zeros run to the end of the
+ * file (nothing follows), else -EBADMSG with the read position after them. */
 static int fmt_pb_zeros(struct fmt_pb *r, uint64_t *offset) {
   uint64_t start = r->pos, at = start;
-  while (at < r->size) {
+  while (at < r->data_end) {
     size_t n = r->size - at > FMT_PB_DROP_STEP ? FMT_PB_DROP_STEP
                                                 : (size_t)(r->size - at);
     const uint8_t *p = r->map + at;
@@ -267,7 +286,7 @@ static int fmt_pb_zeros(struct fmt_pb *r, uint64_t *offset) {
     r->pos = at; /* give back what was scanned */
     fmt_pb_drop_consumed(r);
   }
-  if (at == r->size)
+  if (at >= r->data_end) /* zeros to the end, the hole not read at all */
     return fmt_pb_fail(r, start, offset);
   r->pos = at;
   *offset = start;

@@ -432,7 +432,10 @@ static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jsrc *s,
     int n = fmt_perfetto_varint(s, &key);
     if (n == 0)
       return 0;
-    const char *bad = n < 0 ? "cut field key" : NULL;
+    /* field 0 does not exist: zero bytes (a zero-filled tail) end the read */
+    const char *bad = n < 0           ? "cut field key"
+                      : key >> 3 == 0 ? "field number 0 (zero-filled data?)"
+                                      : NULL;
     int wire = (int)(key & 7);
     if (!bad) {
       s->p += n;

@@ -115,27 +115,52 @@ static json_t *api_progress(const struct ingest_progress *p) {
       (json_int_t)p->bytes_total, "file", query_json_text(p->file));
 }
 
+/* The request's `gen` (when given) names the store being answered from;
+ * false (with a 409 stale answer carrying the current generation) when it
+ * names another: the ids the client holds may mean other things now. */
+static bool api_gen_ok(struct api_ctx *c) {
+  const char *want = c->rq->arg(c->rq->arg_ctx, "gen");
+  char buf[STORE_GEN_LEN + 1], detail[320];
+  const char *cur = buf;
+  if (!want)
+    return true;
+  if (c->pool)
+    cur = store_pool_generation(c->pool);
+  else
+    store_generation(c->db, buf);
+  if (strcmp(want, cur) == 0)
+    return true;
+  snprintf(detail, sizeof detail,
+           "the profile was re-ingested: generation '%.64s' is gone and its "
+           "track and event ids may mean other things now; reload "
+           "/api/v1/tracks (generation '%s')",
+           want, cur);
+  api_json(c->rs, 409,
+           json_pack("{s:s, s:o, s:s}", "error", "stale", "detail",
+                     query_json_text(detail), "generation", cur));
+  return false;
+}
+
 /* The published store for this request; false (with a 503 answer) while
- * none is published. */
+ * none is published, or a 409 when the request's gen is not its. */
 static bool api_pool(struct api_ctx *c) {
   if (c->pool)
     return true;
   c->pool = app_acquire_pool(c->app);
-  if (!c->pool) {
-    struct ingest_progress p;
-    enum app_phase ph = app_phase(c->app, &p);
-    api_json(c->rs, 503,
-             json_pack("{s:s, s:s, s:o}", "error",
-                       ph == APP_FAILED ? "failed" : "loading", "detail",
-                       ph == APP_FAILED
-                           ? "the profile could not be loaded; see the server "
-                             "log"
-                           : "the profile is still loading; retry when "
-                             "/api/v1/health says ready",
-                       "progress", api_progress(&p)));
-    return false;
-  }
-  return true;
+  if (c->pool)
+    return api_gen_ok(c);
+  struct ingest_progress p;
+  enum app_phase ph = app_phase(c->app, &p);
+  api_json(c->rs, 503,
+           json_pack("{s:s, s:s, s:o}", "error",
+                     ph == APP_FAILED ? "failed" : "loading", "detail",
+                     ph == APP_FAILED
+                         ? "the profile could not be loaded; see the server "
+                           "log"
+                         : "the profile is still loading; retry when "
+                           "/api/v1/health says ready",
+                     "progress", api_progress(&p)));
+  return false;
 }
 
 /* A pooled connection of c->pool, waited for at most API_POOL_WAIT_MS;
@@ -153,9 +178,11 @@ static bool api_take(struct api_ctx *c) {
 }
 
 /* A store connection for this request; false (with a 503 answer) while no
- * store is published or all connections stay busy. */
+ * store is published or all connections stay busy, or a 409 (api_gen_ok). */
 static bool api_db(struct api_ctx *c) {
-  return c->db || (api_pool(c) && api_take(c));
+  if (c->db)
+    return !c->borrowed || api_gen_ok(c);
+  return api_pool(c) && api_take(c);
 }
 
 /* Endpoints that need the app's pool itself, not one connection, are not
@@ -310,6 +337,8 @@ static void api_profile(struct api_ctx *c) {
     }
     json_object_update(o, more);
     json_decref(more);
+    json_object_set_new(o, "generation",
+                        json_string(store_pool_generation(c->pool)));
   }
   api_json(c->rs, 200, o);
 }
@@ -329,10 +358,14 @@ static void api_tracks_list(struct api_ctx *c) {
   }
   if (!api_db(c))
     return;
-  if (query_tracks(c->db, m, &out, &e) < 0)
+  if (query_tracks(c->db, m, &out, &e) < 0) {
     api_query_error(c->rs, &e);
-  else
-    api_json(c->rs, 200, out);
+    return;
+  }
+  char gen[STORE_GEN_LEN + 1];
+  store_generation(c->db, gen);
+  json_object_set_new(out, "generation", json_string(gen));
+  api_json(c->rs, 200, out);
 }
 
 /* GET /slices and /counters. */

@@ -6,11 +6,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -707,24 +709,36 @@ void store_writer_abort(struct store_writer *w) {
   free(tmp);
 }
 
+/* A new store generation: 64 random bits (the clock and the process id
+ * hashed when the system gives none). */
+static uint64_t store_new_generation(void) {
+  uint64_t g;
+  if (getrandom(&g, sizeof g, 0) == (ssize_t)sizeof g)
+    return g;
+  int64_t seed[2] = {util_now_ns(), (int64_t)getpid()};
+  return util_hash(seed, sizeof seed);
+}
+
 int store_writer_finish(struct store_writer *w, char **cause) {
   store_drain(w);
   char *err = NULL;
-  if (!w->error &&
-      sqlite3_exec(w->db,
-                   /* the index sorter takes as much memory as the page
-                    * cache may: 16 MiB for both, not 64 MiB each */
-                   "PRAGMA cache_size=-16384;"
-                   "CREATE INDEX flow_by_slice ON flow(track, lane, ts, id);"
-                   "INSERT OR REPLACE INTO store_info VALUES "
-                   "('state','complete'); COMMIT;"
-                   /* statistics from a sample: a full ANALYZE would read
-                    * the whole store once more */
-                   "PRAGMA analysis_limit=1000; ANALYZE;",
-                   NULL, NULL, &err) != SQLITE_OK) {
+  char *sql = xasprintf(
+      /* the index sorter takes as much memory as the page cache may: 16 MiB
+       * for both, not 64 MiB each */
+      "PRAGMA cache_size=-16384;"
+      "CREATE INDEX flow_by_slice ON flow(track, lane, ts, id);"
+      "INSERT OR REPLACE INTO store_info VALUES ('generation', '%016" PRIx64
+      "');"
+      "INSERT OR REPLACE INTO store_info VALUES ('state','complete'); COMMIT;"
+      /* statistics from a sample: a full ANALYZE would read the whole store
+       * once more */
+      "PRAGMA analysis_limit=1000; ANALYZE;",
+      store_new_generation());
+  if (!w->error && sqlite3_exec(w->db, sql, NULL, NULL, &err) != SQLITE_OK) {
     store_error(w, "commit");
     sqlite3_free(err);
   }
+  free(sql);
   if (w->error) {
     *cause = xasprintf("cannot complete store %s: %s", w->tmp, w->error);
     store_writer_abort(w);
@@ -763,34 +777,4 @@ int store_writer_finish(struct store_writer *w, char **cause) {
   free(tmp);
   free(path);
   return rc;
-}
-
-int store_is_current(const char *path, const char *fingerprint,
-                     uint64_t *events, uint64_t *warnings) {
-  sqlite3 *db;
-  int ok = 0;
-  if (access(path, R_OK) != 0)
-    return 0;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(
-            db,
-            "SELECT (SELECT value FROM store_info WHERE key='fingerprint'), "
-            "(SELECT value FROM store_info WHERE key='state'), "
-            "(SELECT coalesce(sum(event_count), 0) FROM track), "
-            "(SELECT count(*) FROM Warning)",
-            -1, &st, NULL) == SQLITE_OK) {
-      if (sqlite3_step(st) == SQLITE_ROW) {
-        const char *fp = (const char *)sqlite3_column_text(st, 0);
-        const char *state = (const char *)sqlite3_column_text(st, 1);
-        ok = fp && state && strcmp(fp, fingerprint) == 0 &&
-             strcmp(state, "complete") == 0;
-        *events = (uint64_t)sqlite3_column_int64(st, 2);
-        *warnings = (uint64_t)sqlite3_column_int64(st, 3);
-      }
-      sqlite3_finalize(st);
-    }
-  }
-  sqlite3_close(db);
-  return ok;
 }

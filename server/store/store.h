@@ -41,6 +41,15 @@ int store_pool_size(const struct store_pool *p);
 /* Closes every connection; all must have been put back.  NULL allowed. */
 void store_pool_close(struct store_pool *p);
 
+/* A store's generation: 16 hex digits drawn at random by every ingest
+ * (store_info key "generation"), so ids of one store (tracks, events) are
+ * known to be stale in another; "0" for a store without one. */
+#define STORE_GEN_LEN 16
+/* Writes db's generation (a NUL-terminated string) to out. */
+void store_generation(sqlite3 *db, char out[STORE_GEN_LEN + 1]);
+/* p's generation (borrowed: valid until store_pool_close(p)). */
+const char *store_pool_generation(const struct store_pool *p);
+
 /* The store's interned strings (table str) in memory. */
 struct store_names;
 /* p's strings, read with db (a connection to the same store that the

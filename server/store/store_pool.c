@@ -1,4 +1,5 @@
-/* store_pool.c -- the read-only connection pool of store.h.
+/* store_pool.c -- the read-only side of store.h: the connection pool,
+ * the store's generation and store_is_current().
  *
  * n connections opened SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, handed
  * out under a mutex: a connection is used by one thread at a time, so the
@@ -16,9 +17,11 @@
 #include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct store_names {
   char *text;    /* every string, NUL-terminated */
@@ -44,6 +47,7 @@ struct store_pool {
   struct store_names *names;
   struct store_pool_memo *memo; /* guarded by mu */
   struct store_pool *next;      /* the list of open pools */
+  char gen[STORE_GEN_LEN + 1];  /* the store's generation */
 };
 
 /* The open pools. */
@@ -140,6 +144,21 @@ static void store_pool_close_one(sqlite3 *db) {
   sqlite3_close(db);
 }
 
+void store_generation(sqlite3 *db, char out[STORE_GEN_LEN + 1]) {
+  sqlite3_stmt *st = NULL;
+  snprintf(out, STORE_GEN_LEN + 1, "0");
+  if (sqlite3_prepare_v2(db,
+                         "SELECT value FROM store_info WHERE key = "
+                         "'generation'",
+                         -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    snprintf(out, STORE_GEN_LEN + 1, "%s",
+             (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+}
+
+const char *store_pool_generation(const struct store_pool *p) { return p->gen; }
+
 int store_pool_open(const char *path, int n, struct store_pool **out,
                     char **cause) {
   if (n < 1)
@@ -160,6 +179,7 @@ int store_pool_open(const char *path, int n, struct store_pool **out,
     }
   }
   p->n = n;
+  store_generation(p->db[0], p->gen);
   pthread_mutex_lock(&store_pool_list_mu);
   p->next = store_pool_list;
   store_pool_list = p;
@@ -363,4 +383,36 @@ void store_pool_close(struct store_pool *p) {
   free(p->busy);
   free(p->path);
   free(p);
+}
+
+/* Read-side check of the ingest (store.h): a store is reused when complete
+ * and of the same fingerprint. */
+int store_is_current(const char *path, const char *fingerprint,
+                     uint64_t *events, uint64_t *warnings) {
+  sqlite3 *db;
+  int ok = 0;
+  if (access(path, R_OK) != 0)
+    return 0;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT (SELECT value FROM store_info WHERE key='fingerprint'), "
+            "(SELECT value FROM store_info WHERE key='state'), "
+            "(SELECT coalesce(sum(event_count), 0) FROM track), "
+            "(SELECT count(*) FROM Warning)",
+            -1, &st, NULL) == SQLITE_OK) {
+      if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *fp = (const char *)sqlite3_column_text(st, 0);
+        const char *state = (const char *)sqlite3_column_text(st, 1);
+        ok = fp && state && strcmp(fp, fingerprint) == 0 &&
+             strcmp(state, "complete") == 0;
+        *events = (uint64_t)sqlite3_column_int64(st, 2);
+        *warnings = (uint64_t)sqlite3_column_int64(st, 3);
+      }
+      sqlite3_finalize(st);
+    }
+  }
+  sqlite3_close(db);
+  return ok;
 }

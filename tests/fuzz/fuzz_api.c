@@ -10,9 +10,10 @@
  */
 #include "api.h"
 #include "app.h"
-#include "lod.h"
 #include "store.h"
 #include "util.h"
+
+#include "../unit/teststore.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -24,73 +25,46 @@
 
 static struct app *fuzz_api_app;
 
-/* A store of two slice tracks (one with two lanes and LOD rows), a
- * counter track, a flow between them and a device profile. */
+/* A store of two slice tracks (1: two lanes and LOD rows, 2: one lane),
+ * a counter track with LOD rows (3), a flow between the slice tracks and a
+ * device profile (1). */
 static void fuzz_api_store(const char *path) {
-  struct store_writer *w;
-  char *cause = NULL;
-  if (store_writer_open(path, &w, &cause) < 0) {
-    fprintf(stderr, "fuzz_api: %s\n", cause);
-    abort();
-  }
+  struct store_writer *w = teststore_open(path);
   int64_t base = 1766072157000000000LL;
-  int64_t exec = store_writer_intern(w, "nrt_execute");
-  int64_t run = store_writer_intern(w, "nc_exec_running");
-  struct store_track t = {.kind = "slices",
-                          .domain = "system",
-                          .source = "neuron_rt",
-                          .instance_id = "i-1",
-                          .pid = 10,
-                          .tid = 11,
-                          .has_pid = 1,
-                          .has_tid = 1,
-                          .nc_idx = 0,
-                          .pcore_idx = -1,
-                          .worker_gid = -1,
-                          .stream_id = -1,
-                          .device_idx = -1,
-                          .hbm_idx = -1};
+  struct store_track t = teststore_track("slices", "neuron_rt");
   int64_t rt = store_writer_track(w, &t);
   t.source = "neuron_hw";
   t.pcore_idx = 0;
   t.worker_gid = 0;
   int64_t hw = store_writer_track(w, &t);
-  struct store_track c = {.kind = "counter",
-                          .domain = "system",
-                          .source = "host_cpu_util",
-                          .instance_id = "i-1",
-                          .nc_idx = -1,
-                          .pcore_idx = -1,
-                          .worker_gid = -1,
-                          .stream_id = -1,
-                          .device_idx = -1,
-                          .hbm_idx = -1,
-                          .cpu_id = "0"};
+  struct store_track c = teststore_track("counter", "host_cpu_util");
+  c.has_pid = c.has_tid = 0;
+  c.nc_idx = -1;
+  c.cpu_id = "0";
   int64_t cpu = store_writer_track(w, &c);
-  struct lod *lod = lod_new(rt, 1);
-  for (int i = 0; i < 300; i++) {
-    int64_t ts = base + i * 1000;
-    store_writer_slice(w, rt, i % 2, ts, i + 1, 1500, exec, 0,
-                       "{\"exec_id\":1,\"flow_id\":[\"5\"]}", 28);
-    lod_slice(lod, w, i % 2, ts, 1500, i + 1, exec, 0);
-    store_writer_slice(w, hw, 0, ts + 100, 1000 + i, 500, run, 0,
-                       "{\"exec_id\":1}", 13);
-    store_writer_counter(w, cpu, 0, ts, i, (double)(i % 100));
-  }
-  lod_flush(lod, w);
-  lod_free(lod);
-  store_writer_counter_lod(w, cpu, 0, 1, base >> 8, base, 0, 99, 99, 300);
+  teststore_slices(
+      w, rt,
+      &(struct teststore_slices){.name = "nrt_execute",
+                                 .args = "{\"exec_id\":1,\"flow_id\":[\"5\"]}",
+                                 .n = 300,
+                                 .lanes = 2,
+                                 .lod_level = 1,
+                                 .ts0 = base,
+                                 .step = 1000,
+                                 .dur = 1500,
+                                 .id0 = 1});
+  teststore_slices(w, hw,
+                   &(struct teststore_slices){.name = "nc_exec_running",
+                                              .args = "{\"exec_id\":1}",
+                                              .n = 300,
+                                              .lod_level = -1,
+                                              .ts0 = base + 100,
+                                              .step = 1000,
+                                              .dur = 500,
+                                              .id0 = 1000});
+  teststore_counter(w, cpu, 300, base, 2);
   store_writer_flow(w, 5, rt, 0, base, 1);
   store_writer_flow(w, 5, hw, 0, base + 100, 1000);
-  store_writer_name_stat(w, exec, rt, 300, 450000);
-  store_writer_name_stat(w, run, hw, 300, 150000);
-  struct store_track_stats st = {2, 1500, 300, base, base + 300000, 1};
-  store_writer_track_stats(w, rt, &st);
-  st.lanes = 1;
-  st.lod_min_level = -1;
-  store_writer_track_stats(w, hw, &st);
-  st.lanes = 0;
-  store_writer_track_stats(w, cpu, &st);
   store_writer_exec(w,
                     "INSERT INTO process (instance_id, pid, name, dir) "
                     "VALUES ('i-1', 10, NULL, 'i-1_pid_10')",
@@ -106,27 +80,32 @@ static void fuzz_api_store(const char *path) {
                     "execution_index, execution_start_ts, execution_end_ts, "
                     "exec_id) VALUES (1, 0, 0, 5000, 1)",
                     "");
-  if (store_writer_finish(w, &cause) < 0) {
-    fprintf(stderr, "fuzz_api: %s\n", cause);
-    abort();
-  }
+  teststore_finish(w);
+}
+
+/* Removes the store and its folder at exit (the replay in make check). */
+static char *fuzz_api_dir, *fuzz_api_path;
+static void fuzz_api_cleanup(void) {
+  unlink(fuzz_api_path);
+  rmdir(fuzz_api_dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
-  char dir[] = "/tmp/nex-fuzz-api-XXXXXX";
+  static char dir[] = "/tmp/nex-fuzz-api-XXXXXX";
   if (!mkdtemp(dir))
     abort();
-  char *path = xasprintf("%s/store.db", dir);
-  fuzz_api_store(path);
+  fuzz_api_dir = dir;
+  fuzz_api_path = xasprintf("%s/store.db", dir);
+  atexit(fuzz_api_cleanup);
+  fuzz_api_store(fuzz_api_path);
   struct store_pool *pool;
   char *cause = NULL;
-  if (store_pool_open(path, 2, &pool, &cause) < 0)
+  if (store_pool_open(fuzz_api_path, 2, &pool, &cause) < 0)
     abort();
   fuzz_api_app = app_new(dir, dir);
   app_set_ready(fuzz_api_app, pool, 900, 0);
-  free(path);
   return 0;
 }
 

@@ -4,7 +4,8 @@
 # and the next start builds a complete store equal to the generator's
 # manifest; the same in serving mode.  A read-only --dir ingests untouched;
 # an unusable --db location, a full disk and a file-size limit fail with
-# exit 3, one clear line and nothing left behind.
+# exit 3, one clear line and nothing left behind.  SIGTERM/SIGINT during
+# an ingest (serving or --ingest-only) exits 5 and leaves no <db>.tmp.
 . "$NEX_SRCDIR/tests/integration/lib.sh"
 tap_tmpdir
 P="$T_TMP/profile"
@@ -208,4 +209,21 @@ kill -TERM $pid
 wait $pid
 is "$?" 5 "SIGTERM during the first ingest exits 5"
 ok "$([ ! -e "$DB.tmp" ] && [ ! -e "$DB" ]; echo $?)" "no term.db.tmp and no term.db left"
+
+# The same for --ingest-only (it used to die by the signal, 143, leaving
+# <db>.tmp): once the temporary store has its schema, SIGTERM or SIGINT.
+for sig in TERM INT; do
+  DB="$T_TMP/only-$sig.db"
+  "$SERVER" --dir "$P" --db "$DB" --ingest-only 2>"$T_TMP/only.err" &
+  pid=$!
+  wait_until 300 $pid tmp_over 0
+  is "$?" 0 "--ingest-only: only-$sig.db.tmp appears"
+  kill -$sig $pid
+  wait $pid
+  is "$?" 5 "--ingest-only: SIG$sig during the ingest exits 5"
+  ok "$([ ! -e "$DB.tmp" ] && [ ! -e "$DB" ]; echo $?)" \
+    "--ingest-only: no only-$sig.db.tmp and no only-$sig.db left"
+  grep -q "interrupted during the ingest .*; no store was written" "$T_TMP/only.err"
+  ok $? "--ingest-only: the log says the store was not written"
+done
 tap_done

@@ -790,9 +790,15 @@ def check_http(c, port):
 
 def check_ws(port, prof):
     st, msgs = ws(port, "--messages", "1")
+    c = Client(port)
+    gen0 = c.json("/api/v1/profile").get("generation", "")
+    check(re.fullmatch(r"[0-9a-f]{16}", gen0) is not None,
+          "/profile carries the store generation (16 hex digits)", gen0)
     check(st == "101" and msgs and msgs[0] == {"type": "hello", "state": "ready",
-                                               "version": msgs[0].get("version")},
-          "WebSocket nex.v1 on the same port: 101 and hello", (st, msgs))
+                                               "version": msgs[0].get("version"),
+                                               "generation": gen0},
+          "WebSocket nex.v1 on the same port: 101 and hello with the generation",
+          (st, msgs))
     st, _ = ws(port, "--origin", "http://evil.com")
     check(st != "101", "an upgrade whose Origin does not match Host is refused", st)
     st, _ = ws(port, "--origin", "http://localhost:1")
@@ -803,14 +809,16 @@ def check_ws(port, prof):
     check(st != "101", "an upgrade with a foreign Host is refused", st)
     st, _ = ws(port, "--protocol", "")
     check(st != "101", "an upgrade without subprotocol nex.v1 is refused", st)
-    # new data: touching a capture file re-ingests and tells open pages
+    # new data: a changed capture file re-ingests and tells open pages
     p = subprocess.Popen([sys.executable, WS_CLIENT, str(port), "--timeout", "60",
                           "--messages", "10000", "--until", "ready"],
                          stdout=subprocess.PIPE, text=True)
     time.sleep(0.5)
     for root, _, files in os.walk(prof):
         if "trace.json" in files:
-            open(os.path.join(root, "trace.json"), "a").close()  # as touch
+            # a blank line after the JSON: a new size, so a new store
+            with open(os.path.join(root, "trace.json"), "a") as f:
+                f.write("\n")
             break
     out = p.communicate(timeout=90)[0].splitlines()
     types = [json.loads(l)["type"] for l in out[1:]]
@@ -818,6 +826,34 @@ def check_ws(port, prof):
           "a changed file gives new-data ... ready to open pages", types)
     check(len([t for t in types if t == "progress"]) <= 100,
           "progress messages are rate-limited")
+    check_generation(c, gen0, json.loads(out[-1]))
+
+
+def check_generation(c, gen0, ready):
+    """After the re-ingest: requests naming the old store get 409 stale."""
+    gen1 = ready.get("generation", "")
+    check(re.fullmatch(r"[0-9a-f]{16}", gen1) is not None and gen1 != gen0,
+          "the re-ingest's ready message carries a new generation", (gen0, gen1))
+    check(c.json("/api/v1/profile").get("generation") == gen1,
+          "/profile names the new generation")
+    tracks = c.json("/api/v1/tracks?gen=" + gen1)
+    check(tracks.get("generation") == gen1, "/tracks names the new generation")
+    tid = next(t["base"][0]["id"] for t in tracks["tracks"] if t["kind"] == "slices")
+    win = "/api/v1/slices?tracks=%s&start=0&end=9223372036854775807&px=100" % tid
+    for path in [win, "/api/v1/tracks", "/api/v1/search?q=nrt",
+                 "/api/v1/summary", "/api/v1/device-profiles"]:
+        sep = "&" if "?" in path else "?"
+        st, _, body = c.get(path + sep + "gen=" + gen0)
+        b = json.loads(body)
+        check(st == 409 and b.get("error") == "stale" and b.get("generation") == gen1
+              and gen0 in b.get("detail", ""),
+              "%s with the old gen: 409 stale naming the new generation" %
+              path.split("?")[0], (st, body[:200]))
+        st, _, body = c.get(path + sep + "gen=" + gen1)
+        check(st == 200, "%s with the new gen: 200" % path.split("?")[0],
+              (st, body[:200]))
+    st, _, _ = c.get(win)
+    check(st == 200, "a request without gen is answered as before", st)
 
 
 if __name__ == "__main__":

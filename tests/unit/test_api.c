@@ -17,8 +17,8 @@
 
 #include "api.h"
 #include "app.h"
-#include "lod.h"
 #include "store.h"
+#include "teststore.h"
 #include "util.h"
 
 static char store_path[64];
@@ -29,44 +29,21 @@ static int64_t slices_id, counter_id;
 /* Track "slices": nrt_execute at 1000, 2000, 3000 (500 ns each).  Track
  * "counter": value i at i * 1000 ns for i < 100, LOD from level 2. */
 static void build_store(const char *path) {
-  struct store_writer *w;
-  char *cause = NULL;
-  assert_int_equal(store_writer_open(path, &w, &cause), 0);
-  struct store_track t = {.kind = "slices",
-                          .domain = "system",
-                          .source = "neuron_rt",
-                          .instance_id = "i-1",
-                          .pid = 10,
-                          .has_pid = 1,
-                          .tid = 11,
-                          .has_tid = 1,
-                          .nc_idx = 0,
-                          .pcore_idx = -1,
-                          .worker_gid = -1,
-                          .stream_id = -1,
-                          .device_idx = -1,
-                          .hbm_idx = -1};
+  struct store_writer *w = teststore_open(path);
+  struct store_track t = teststore_track("slices", "neuron_rt");
   slices_id = store_writer_track(w, &t);
-  int64_t name = store_writer_intern(w, "nrt_execute");
-  for (int i = 1; i <= 3; i++)
-    store_writer_slice(w, slices_id, 0, 1000 * i, i, 500, name, 0, NULL, 0);
-  store_writer_name_stat(w, name, slices_id, 3, 1500);
-  struct store_track_stats ss = {1, 500, 3, 1000, 3500, -1};
-  store_writer_track_stats(w, slices_id, &ss);
-
-  t.kind = "counter";
-  t.source = "host_mem";
+  teststore_slices(w, slices_id,
+                   &(struct teststore_slices){.name = "nrt_execute",
+                                              .n = 3,
+                                              .lod_level = -1,
+                                              .ts0 = 1000,
+                                              .step = 1000,
+                                              .dur = 500,
+                                              .id0 = 1});
+  t = teststore_track("counter", "host_mem");
   counter_id = store_writer_track(w, &t);
-  struct lod_counter *c = lod_counter_new(counter_id, 2);
-  for (int i = 0; i < 100; i++) {
-    store_writer_counter(w, counter_id, 0, i * 1000, 0, i);
-    lod_counter_sample(c, w, 0, i * 1000, i);
-  }
-  lod_counter_flush(c, w);
-  lod_counter_free(c);
-  struct store_track_stats sc = {0, 0, 100, 0, 99000, 2};
-  store_writer_track_stats(w, counter_id, &sc);
-  assert_int_equal(store_writer_finish(w, &cause), 0);
+  teststore_counter(w, counter_id, 100, 0, 2);
+  teststore_finish(w);
 }
 
 static int setup(void **state) {

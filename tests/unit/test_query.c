@@ -22,6 +22,7 @@
 #include "lod.h"
 #include "query.h"
 #include "store.h"
+#include "teststore.h"
 #include "util.h"
 
 /* Track A: one lane, "long" [0, 1500) then 100 "short" slices of 50 ns
@@ -93,25 +94,11 @@ static void add_runs(struct store_writer *w, const struct store_track *tmpl) {
 }
 
 static int setup(void **state) {
-  struct store_writer *w;
   char *cause = NULL;
   snprintf(store_path, sizeof store_path, "/tmp/nex-test-query-%d.db",
            (int)getpid());
-  assert_int_equal(store_writer_open(store_path, &w, &cause), 0);
-  struct store_track a = {.kind = "slices",
-                          .domain = "system",
-                          .source = "neuron_rt",
-                          .instance_id = "i-1",
-                          .pid = 7,
-                          .has_pid = 1,
-                          .tid = 8,
-                          .has_tid = 1,
-                          .nc_idx = 0,
-                          .pcore_idx = -1,
-                          .worker_gid = -1,
-                          .stream_id = -1,
-                          .device_idx = -1,
-                          .hbm_idx = -1};
+  struct store_writer *w = teststore_open(store_path);
+  struct store_track a = teststore_track("slices", "neuron_rt");
   track_a = store_writer_track(w, &a);
   int64_t n_long = store_writer_intern(w, "long");
   int64_t n_short = store_writer_intern(w, "short");
@@ -131,22 +118,12 @@ static int setup(void **state) {
       1, 1500, SHORT_N + 1, 0, 2000 + 100 * (SHORT_N - 1) + 50, 2};
   store_writer_track_stats(w, track_a, &sa);
 
-  struct store_track b = a;
-  b.kind = "counter";
-  b.source = "host_mem";
+  struct store_track b = teststore_track("counter", "host_mem");
   track_b = store_writer_track(w, &b);
-  struct lod_counter *c = lod_counter_new(track_b, 2);
-  for (int i = 0; i < 100; i++) {
-    store_writer_counter(w, track_b, 0, i * 1000, 0, i);
-    lod_counter_sample(c, w, 0, i * 1000, i);
-  }
-  lod_counter_flush(c, w);
-  lod_counter_free(c);
-  struct store_track_stats sb = {0, 0, 100, 0, 99000, 2};
-  store_writer_track_stats(w, track_b, &sb);
+  teststore_counter(w, track_b, 100, 0, 2);
   add_runs(w, &a);
   add_device(w);
-  assert_int_equal(store_writer_finish(w, &cause), 0);
+  teststore_finish(w);
   assert_int_equal(store_pool_open(store_path, 2, &pool, &cause), 0);
   return 0;
 }
@@ -634,8 +611,8 @@ static void test_search_terms(void **state) {
     int64_t total;
   } cases[] = {
       {"o", SHORT_N + 1},     {"o dur>1us", 1},      {"dur<=50ns", SHORT_N},
-      {"name~^SH", SHORT_N},  {"pid:7 name~g$", 1},  {"pid:8", 0},
-      {"tid:8 nc:0 instance:i-1 source:neuron_rt", SHORT_N + 1},
+      {"name~^SH", SHORT_N},  {"pid:10 name~g$", 1}, {"pid:11", 0},
+      {"tid:11 nc:0 instance:i-1 source:neuron_rt", SHORT_N + 1},
       {"dur>=1.5us", 1},      {"dur>1.5us", 0},      {"source:neuron_hw", 0},
   };
   sqlite3 *db = store_pool_get(pool);

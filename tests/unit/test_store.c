@@ -21,6 +21,7 @@
 
 #include "store.h"
 #include "store.h" /* twice: a second inclusion must add nothing */
+#include "teststore.h"
 #include "util.h"
 
 /* "/tmp/nex-test-store-<pid>-<name>" (the caller frees it). */
@@ -47,23 +48,16 @@ static struct store_writer *open_store(const char *name, char **path) {
 
 /* One slice track with n slices of 1 ns every 10 ns, each with `args`. */
 static int64_t add_slices(struct store_writer *w, int n, const char *args) {
-  struct store_track t = {.kind = "slices",
-                          .domain = "system",
-                          .source = "neuron_rt",
-                          .instance_id = "i-1",
-                          .nc_idx = -1,
-                          .pcore_idx = -1,
-                          .worker_gid = -1,
-                          .stream_id = -1,
-                          .device_idx = -1,
-                          .hbm_idx = -1};
+  struct store_track t = teststore_track("slices", "neuron_rt");
   int64_t track = store_writer_track(w, &t);
-  int64_t name = store_writer_intern(w, "op");
-  for (int i = 0; i < n; i++)
-    store_writer_slice(w, track, 0, 10 * i, i + 1, 1, name, 0, args,
-                       args ? strlen(args) : 0);
-  struct store_track_stats st = {1, 1, n, 0, 10 * (int64_t)(n - 1), -1};
-  store_writer_track_stats(w, track, &st);
+  teststore_slices(w, track,
+                   &(struct teststore_slices){.name = "op",
+                                              .args = args,
+                                              .n = n,
+                                              .lod_level = -1,
+                                              .step = 10,
+                                              .dur = 1,
+                                              .id0 = 1});
   return track;
 }
 

@@ -18,6 +18,15 @@ const errorListeners = new Set();
 /** fn(ApiError) is called for every failed request (not for aborted ones). */
 export function onApiError(fn) { errorListeners.add(fn); }
 
+// The store generation the page's ids (tracks, events) belong to, from the
+// last /profile or /tracks answer; sent as `gen` with every GET, so a
+// request made with the ids of a replaced store gets 409 stale, never
+// another track's data (doc/api.md, "Store generation").
+let generation = null;
+const staleListeners = new Set();
+/** fn() is called when the server says the page's ids are stale: reload. */
+export function onStale(fn) { staleListeners.add(fn); }
+
 function apiUrl(path, params) {
   const u = new URL(`/api/v1/${path}`, location.origin);
   for (const [k, v] of Object.entries(params || {})) {
@@ -32,7 +41,8 @@ function apiUrl(path, params) {
  * `quiet` suppresses the error listeners (the caller shows the error itself).
  */
 export function get(path, params, { signal, quiet } = {}) {
-  return request(apiUrl(path, params), { signal, headers: { Accept: 'application/json' } }, quiet);
+  const p = generation && path !== 'profile' ? { ...params, gen: generation } : params;
+  return request(apiUrl(path, p), { signal, headers: { Accept: 'application/json' } }, quiet);
 }
 
 /** POST /api/v1/<path> with the JSON `body`; resolves and rejects like get(). */
@@ -62,9 +72,15 @@ async function request(url, init, quiet) {
     const err = new ApiError(res.status, body?.error || `HTTP ${res.status}`,
       body?.detail || res.statusText || 'request failed', url);
     err.body = body;
-    throw report(err, quiet || res.status === 503);
+    const stale = res.status === 409 && body?.error === 'stale';
+    if (stale && generation !== null && new URL(url, location.origin).searchParams.get('gen') === generation) {
+      generation = null; // once per replaced store
+      for (const fn of staleListeners) fn();
+    }
+    throw report(err, quiet || res.status === 503 || stale);
   }
   if (body === null) throw report(new ApiError(res.status, 'bad_response', 'The answer is not JSON.', url), quiet);
+  if (typeof body.generation === 'string') generation = body.generation;
   return body;
 }
 

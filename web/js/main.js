@@ -2,7 +2,7 @@
 // new data), the three views (System Trace, Summary, Device Trace), the URL
 // hash that restores them, global keys, theme, search.
 
-import { get, onApiError, connectLive } from './api.js';
+import { get, onApiError, onStale, connectLive } from './api.js';
 import { installTestHook } from './testhook.js';
 import { banner, dismiss, progress } from './panels/status.js';
 import { esc, fmtDur, fmtInt } from './format.js';
@@ -113,7 +113,7 @@ const app = {
     let p;
     try { p = await get('profile'); } catch { return; }
     const old = this.profile;
-    if (onlyIfChanged && old && ['start', 'end', 'event_count', 'device_profiles'].every((k) => old[k] === p[k])) return;
+    if (onlyIfChanged && old && ['start', 'end', 'event_count', 'device_profiles', 'generation'].every((k) => old[k] === p[k])) return;
     this.profile = p;
     showTitle(p);
     forgetEvents();
@@ -125,6 +125,7 @@ const app = {
   },
 };
 window.nexApp = app;
+onStale(() => app.reload()); // a request named a replaced store's ids
 
 /** The profile title in the header: directory, instances, processes, time span. */
 function showTitle(p) {
