@@ -6,10 +6,12 @@
  * straight into the body buffer; exports are streamed.
  */
 #include "api.h"
+#include "annot.h"
 #include "app.h"
 #include "export.h"
 #include "log.h"
 #include "query.h"
+#include "query_annot.h"
 #include "store.h"
 
 #include <errno.h>
@@ -564,6 +566,57 @@ static void api_db_search(struct api_ctx *c) {
     api_json(c->rs, 200, out);
 }
 
+/* GET, POST /annotations; PATCH, DELETE /annotations/{sid} (sid NULL for
+ * the former).  Over HTTP only. */
+static void api_annotations(struct api_ctx *c, const char *sid) {
+  struct annot *a = app_annotations(c->app);
+  const char *m = c->rq->method;
+  struct query_err e;
+  json_error_t jerr;
+  json_t *out = NULL, *body = NULL;
+  int64_t id = -1;
+  char buf[80];
+  int rc;
+  if (!api_own_pool(c))
+    return;
+  if (!a || (sid && (util_parse_i64(sid, &id) < 0 || id < 0))) {
+    api_errorf(c->rs, 404, "not_found", "%s",
+               a ? "no annotation with that id (an integer)"
+                 : "this server keeps no annotations");
+    return;
+  }
+  if (strcmp(m, "POST") == 0 || strcmp(m, "PATCH") == 0) {
+    body = c->rq->body ? json_loadb(c->rq->body, c->rq->body_len, 0, &jerr)
+                       : NULL;
+    if (!json_is_object(body)) {
+      api_errorf(c->rs, 400, "bad_request",
+                 "the body must be a JSON object%s%s", body ? "" : ": ",
+                 body ? "" : c->rq->body ? jerr.text : "none was sent");
+      json_decref(body);
+      return;
+    }
+  }
+  if (strcmp(m, "DELETE") == 0) {
+    rc = query_annot_delete(a, id, &e);
+    out = rc < 0 ? NULL : json_pack("{s:s}", "deleted", api_show(sid, buf,
+                                                                   sizeof buf));
+  } else if (!api_db(c)) {
+    json_decref(body);
+    return;
+  } else if (strcmp(m, "POST") == 0) {
+    rc = query_annot_add(c->db, a, body, &out, &e);
+  } else if (strcmp(m, "PATCH") == 0) {
+    rc = query_annot_update(c->db, a, id, body, &out, &e);
+  } else {
+    rc = query_annot_list(c->db, a, &out, &e);
+  }
+  json_decref(body);
+  if (rc < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, strcmp(m, "POST") == 0 ? 201 : 200, out);
+}
+
 /* An export streams from its own connection (a pool of one, never one of
  * the app's: a slow client must not hold those), closed with the stream. */
 struct api_export {
@@ -655,31 +708,45 @@ static bool api_post_ok(struct api_ctx *c) {
   if ((site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0) ||
       (origin && (o == origin || !host || strcasecmp(o, host) != 0))) {
     api_errorf(c->rs, 403, "cross_site",
-               "POST requests from another site are refused: Origin must be "
+               "%s requests from another site are refused: Origin must be "
                "this server's (the page's own requests) and Sec-Fetch-Site "
-               "same-origin");
+               "same-origin",
+               rq->method);
     return false;
   }
   if (!type || strncasecmp(type, API_JSON, n) != 0 ||
       (type[n] && type[n] != ';' && type[n] != ' ')) {
     api_errorf(c->rs, 415, "unsupported_media_type",
-               "POST bodies must be sent with Content-Type: application/json");
+               "%s bodies must be sent with Content-Type: application/json",
+               rq->method);
     return false;
   }
   return true;
 }
 
+/* Whether method m is in allow ("GET": GET or HEAD; else a list such as
+ * "GET, HEAD, POST"). */
+static bool api_allowed(const char *m, const char *allow) {
+  size_t n = strlen(m);
+  if (strcmp(allow, "GET") == 0)
+    return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+  for (const char *p = allow; n && (p = strstr(p, m)); p += n)
+    if ((p == allow || p[-1] == ' ') && (p[n] == ',' || !p[n]))
+      return true;
+  return false;
+}
+
+/* Whether c's method is allowed (else a 405 answer) and, for a method that
+ * writes (any but GET and HEAD), api_post_ok(). */
 static bool api_method(struct api_ctx *c, const char *allow) {
   const char *m = c->rq->method;
-  bool ok = strcmp(allow, "POST") == 0
-                ? strcmp(m, "POST") == 0
-                : strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
-  if (!ok) {
+  if (!api_allowed(m, allow)) {
     api_errorf(c->rs, 405, "method_not_allowed", "%s %s: use %s", m,
                c->rq->path, allow);
-    c->rs->allow = strcmp(allow, "POST") == 0 ? "POST" : "GET, HEAD";
+    c->rs->allow = strcmp(allow, "GET") == 0 ? "GET, HEAD" : allow;
+    return false;
   }
-  return ok && (strcmp(m, "POST") != 0 || api_post_ok(c));
+  return api_allowed(m, "GET") || api_post_ok(c);
 }
 
 /* Routes c's request to its handler. */
@@ -735,6 +802,10 @@ static void api_route(struct api_ctx *c) {
   ROUTE(n == 1 && IS(0, "range-summary"), "GET", api_range_summary(c));
   ROUTE(n == 3 && IS(0, "db") && IS(2, "_search"), "POST", api_db_search(c));
   ROUTE(n == 1 && IS(0, "export"), "GET", api_export(c));
+  ROUTE(n == 1 && IS(0, "annotations"), "GET, HEAD, POST",
+        api_annotations(c, NULL));
+  ROUTE(n == 2 && IS(0, "annotations"), "PATCH, DELETE",
+        api_annotations(c, seg[1]));
 #undef ROUTE
 #undef IS
   api_errorf(rs, 404, "not_found", "no API endpoint %.200s", rq->path);
