@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,25 +54,64 @@ static char *query_annot_text(sqlite3 *db, const char *sql, const int64_t *v,
   return out;
 }
 
-/* The current id of the track at `path`, or -1 when there is none. */
-static int64_t query_annot_track_id(sqlite3 *db, const char *path) {
-  struct query_err e;
-  int rc;
-  char *id = path ? query_annot_text(db,
-                                     "SELECT id FROM track WHERE "
-                                     QUERY_ANNOT_PATH " = ?1 LIMIT 1",
-                                     NULL, 0, path, &rc, &e)
-                  : NULL;
-  int64_t v = -1;
-  if (id && util_parse_i64(id, &v) < 0)
-    v = -1;
-  free(id);
-  return v;
+/* The store's tracks by path, read once per answer. */
+struct query_annot_track {
+  char *path;
+  int64_t id;
+};
+struct query_annot_map {
+  struct query_annot_track *t;
+  size_t n;
+};
+
+static int query_annot_track_cmp(const void *a, const void *b) {
+  return strcmp(((const struct query_annot_track *)a)->path,
+                ((const struct query_annot_track *)b)->path);
 }
 
-/* The current key of r's event, or NULL (malloc'd). */
-static char *query_annot_event_key(sqlite3 *db, const struct annot_rec *r) {
-  int64_t track = query_annot_track_id(db, r->track);
+static void query_annot_map_free(struct query_annot_map *m) {
+  for (size_t i = 0; i < m->n; i++)
+    free(m->t[i].path);
+  free(m->t);
+}
+
+/* Reads every track's path into m (sorted).  Returns 0 or -EIO. */
+static int query_annot_map_load(sqlite3 *db, struct query_annot_map *m,
+                                struct query_err *e) {
+  sqlite3_stmt *s = query_stmt(
+      db, "SELECT " QUERY_ANNOT_PATH ", id FROM track ORDER BY id", e);
+  size_t cap = 0;
+  int rc;
+  memset(m, 0, sizeof *m);
+  if (!s)
+    return -EIO;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    if (m->n == cap)
+      m->t = xrealloc(m->t, (cap = cap ? 2 * cap : 64) * sizeof *m->t);
+    m->t[m->n].path = query_util_dup_col(s, 0);
+    m->t[m->n++].id = sqlite3_column_int64(s, 1);
+  }
+  sqlite3_reset(s);
+  if (rc != SQLITE_DONE) {
+    query_annot_map_free(m);
+    return query_util_db_fail(e, db);
+  }
+  qsort(m->t, m->n, sizeof *m->t, query_annot_track_cmp);
+  return 0;
+}
+
+/* The current id of the track at `path`, or -1 when there is none. */
+static int64_t query_annot_track_id(const struct query_annot_map *m,
+                                    const char *path) {
+  struct query_annot_track k = {(char *)(uintptr_t)path, 0}, *hit;
+  hit = path ? bsearch(&k, m->t, m->n, sizeof *m->t, query_annot_track_cmp)
+             : NULL;
+  return hit ? hit->id : -1;
+}
+
+/* The current key of the event of r on track `track`, or NULL (malloc'd). */
+static char *query_annot_event_key(sqlite3 *db, int64_t track,
+                                   const struct annot_rec *r) {
   struct query_err e;
   int rc;
   if (track < 0 || !r->event_name)
@@ -95,10 +135,11 @@ static json_t *query_annot_opt(const char *s) {
   return s ? query_json_text(s) : json_null();
 }
 
-/* r as the API shows it (a new reference). */
-static json_t *query_annot_json(sqlite3 *db, const struct annot_rec *r) {
-  int64_t track = query_annot_track_id(db, r->track);
-  char *key = query_annot_event_key(db, r);
+/* r as the API shows it (a new reference), its track found in m. */
+static json_t *query_annot_json(sqlite3 *db, const struct query_annot_map *m,
+                                const struct annot_rec *r) {
+  int64_t track = query_annot_track_id(m, r->track);
+  char *key = query_annot_event_key(db, track, r);
   json_t *o = json_pack(
       "{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id",
       query_util_id(r->id), "kind", r->kind, "ts", query_util_id(r->ts), "end",
@@ -111,17 +152,34 @@ static json_t *query_annot_json(sqlite3 *db, const struct annot_rec *r) {
   return o;
 }
 
+/* The answer of one annotation r into *out.  Returns 0 or -EIO. */
+static int query_annot_one(sqlite3 *db, const struct annot_rec *r,
+                           json_t **out, struct query_err *e) {
+  struct query_annot_map m;
+  if (query_annot_map_load(db, &m, e) < 0)
+    return -EIO;
+  *out = query_annot_json(db, &m, r);
+  query_annot_map_free(&m);
+  return 0;
+}
+
 int query_annot_list(sqlite3 *db, struct annot *a, json_t **out,
                      struct query_err *e) {
   struct annot_rec *recs;
   size_t n;
   char *cause = NULL;
+  struct query_annot_map m;
   int rc = annot_list(a, &recs, &n, &cause);
   if (rc < 0)
     return query_annot_fail(e, rc, cause);
+  if (query_annot_map_load(db, &m, e) < 0) {
+    annot_list_free(recs, n);
+    return -EIO;
+  }
   json_t *list = json_array();
   for (size_t i = 0; i < n; i++)
-    json_array_append_new(list, query_annot_json(db, &recs[i]));
+    json_array_append_new(list, query_annot_json(db, &m, &recs[i]));
+  query_annot_map_free(&m);
   annot_list_free(recs, n);
   *out = json_pack("{s:o, s:o}", "file", query_json_text(annot_path(a)),
                    "annotations", list);
@@ -287,7 +345,7 @@ int query_annot_add(sqlite3 *db, struct annot *a, json_t *body, json_t **out,
   if (rc == 0 && (rc = annot_add(a, &r, &r.id, &cause)) < 0)
     query_annot_fail(e, rc, cause);
   if (rc == 0)
-    *out = query_annot_json(db, &r);
+    rc = query_annot_one(db, &r, out, e);
   annot_rec_free(&r);
   return rc;
 }
@@ -305,7 +363,7 @@ int query_annot_update(sqlite3 *db, struct annot *a, int64_t id, json_t *body,
   if (rc == 0 && (rc = annot_update(a, &r, &cause)) < 0)
     query_annot_fail(e, rc, cause);
   if (rc == 0)
-    *out = query_annot_json(db, &r);
+    rc = query_annot_one(db, &r, out, e);
   annot_rec_free(&r);
   return rc;
 }

@@ -4,10 +4,12 @@
  * bug: every parameter problem must be a 4xx).
  *
  * Input: text lines.  Line 1 is the path (prefixed with "/api/v1/" unless
- * it starts with '/'); a path starting with "POST " is a POST whose body is
- * everything after the first empty line.  Other lines are query arguments
- * "key=value".
+ * it starts with '/'); a path starting with "POST ", "PATCH " or "DELETE "
+ * is a request of that method whose body is everything after the first
+ * empty line.  Other lines are query arguments "key=value".  Annotations
+ * are written to a file beside the store.
  */
+#include "annot.h"
 #include "api.h"
 #include "app.h"
 #include "lod.h"
@@ -71,7 +73,7 @@ static void fuzz_api_store(const char *path) {
   for (int i = 0; i < 300; i++) {
     int64_t ts = base + i * 1000;
     store_writer_slice(w, rt, i % 2, ts, i + 1, 1500, exec, 0,
-                       "{\"exec_id\":1,\"flow_id\":[\"5\"]}", 28);
+                       "{\"exec_id\":1,\"flow_id\":[\"5\"]}", 29);
     lod_slice(lod, w, i % 2, ts, 1500, i + 1, exec, 0);
     store_writer_slice(w, hw, 0, ts + 100, 1000 + i, 500, run, 0,
                        "{\"exec_id\":1}", 13);
@@ -126,6 +128,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     abort();
   fuzz_api_app = app_new(dir, dir);
   app_set_ready(fuzz_api_app, pool, 900, 0);
+  char *notes = xasprintf("%s%s", path, ANNOT_SUFFIX);
+  app_set_annotations(fuzz_api_app, annot_new(notes));
+  free(notes);
   free(path);
   return 0;
 }
@@ -157,9 +162,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *save = NULL, *line = strtok_r(text, "\n", &save);
   const char *method = "GET";
   char *path = NULL;
-  if (line && strncmp(line, "POST ", 5) == 0) {
-    method = "POST";
-    line += 5;
+  static const char *const writes[] = {"POST", "PATCH", "DELETE"};
+  for (size_t i = 0; line && i < sizeof writes / sizeof writes[0]; i++) {
+    size_t n = strlen(writes[i]);
+    if (strncmp(line, writes[i], n) == 0 && line[n] == ' ') {
+      method = writes[i];
+      line += n + 1;
+      break;
+    }
   }
   if (line)
     path = line[0] == '/' ? xstrdup(line) : xasprintf("/api/v1/%s", line);
@@ -177,8 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                            .path = path,
                            .arg = fuzz_api_arg,
                            .arg_ctx = &args,
-                           .body =
-                               body && !strcmp(method, "POST") ? body : NULL,
+                           .body = body && strcmp(method, "GET") ? body : NULL,
                            .body_len = body ? strlen(body) : 0};
   struct api_response rs = {0};
   api_handle(fuzz_api_app, &rq, &rs);
