@@ -33,31 +33,10 @@ static int query_annot_fail(struct query_err *e, int rc, char *cause) {
   return rc;
 }
 
-/* The text of a one-row, one-column query with int64 parameters v[0..n),
- * or NULL (no row, or an error: e filled, *rc = -EIO); malloc'd. */
-static char *query_annot_text(sqlite3 *db, const char *sql, const int64_t *v,
-                              int n, const char *s, int *rc,
-                              struct query_err *e) {
-  sqlite3_stmt *st = query_stmt(db, sql, e);
-  char *out = NULL;
-  *rc = -EIO;
-  if (!st)
-    return NULL;
-  query_util_bind_i64(st, v, n);
-  if (s)
-    sqlite3_bind_text(st, n + 1, s, -1, SQLITE_TRANSIENT);
-  int r = sqlite3_step(st);
-  if (r == SQLITE_ROW)
-    out = query_util_dup_col(st, 0);
-  *rc = r == SQLITE_ROW || r == SQLITE_DONE ? 0 : query_util_db_fail(e, db);
-  sqlite3_reset(st);
-  return out;
-}
-
 /* The store's tracks by path, read once per answer. */
 struct query_annot_track {
   char *path;
-  int64_t id;
+  int64_t id, lanes;
 };
 struct query_annot_map {
   struct query_annot_track *t;
@@ -79,7 +58,7 @@ static void query_annot_map_free(struct query_annot_map *m) {
 static int query_annot_map_load(sqlite3 *db, struct query_annot_map *m,
                                 struct query_err *e) {
   sqlite3_stmt *s = query_stmt(
-      db, "SELECT " QUERY_ANNOT_PATH ", id FROM track ORDER BY id", e);
+      db, "SELECT " QUERY_ANNOT_PATH ", id, lanes FROM track ORDER BY id", e);
   size_t cap = 0;
   int rc;
   memset(m, 0, sizeof *m);
@@ -89,7 +68,8 @@ static int query_annot_map_load(sqlite3 *db, struct query_annot_map *m,
     if (m->n == cap)
       m->t = xrealloc(m->t, (cap = cap ? 2 * cap : 64) * sizeof *m->t);
     m->t[m->n].path = query_util_dup_col(s, 0);
-    m->t[m->n++].id = sqlite3_column_int64(s, 1);
+    m->t[m->n].id = sqlite3_column_int64(s, 1);
+    m->t[m->n++].lanes = sqlite3_column_int64(s, 2);
   }
   sqlite3_reset(s);
   if (rc != SQLITE_DONE) {
@@ -100,34 +80,38 @@ static int query_annot_map_load(sqlite3 *db, struct query_annot_map *m,
   return 0;
 }
 
-/* The current id of the track at `path`, or -1 when there is none. */
-static int64_t query_annot_track_id(const struct query_annot_map *m,
-                                    const char *path) {
-  struct query_annot_track k = {(char *)(uintptr_t)path, 0}, *hit;
-  hit = path ? bsearch(&k, m->t, m->n, sizeof *m->t, query_annot_track_cmp)
-             : NULL;
-  return hit ? hit->id : -1;
+/* The current track at `path`, or NULL when there is none. */
+static const struct query_annot_track *
+query_annot_track_at(const struct query_annot_map *m, const char *path) {
+  struct query_annot_track k = {(char *)(uintptr_t)path, 0, 0};
+  return path ? bsearch(&k, m->t, m->n, sizeof *m->t, query_annot_track_cmp)
+              : NULL;
 }
 
-/* The current key of the event of r on track `track`, or NULL (malloc'd). */
-static char *query_annot_event_key(sqlite3 *db, int64_t track,
+/* The current key of r's event on track t: the event named r->event_name
+ * starting at r->ts in the lowest lane that has one; NULL when none
+ * (malloc'd).  One primary-key lookup per lane. */
+static char *query_annot_event_key(sqlite3 *db,
+                                   const struct query_annot_track *t,
                                    const struct annot_rec *r) {
   struct query_err e;
-  int rc;
-  if (track < 0 || !r->event_name)
-    return NULL;
-  char *lane = query_annot_text(
-      db,
-      "WITH RECURSIVE l(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM l WHERE "
-      "n + 1 < (SELECT lanes FROM track WHERE id = ?1)) SELECT l.n FROM l "
-      "JOIN slice s ON s.track = ?1 AND s.lane = l.n AND s.ts = ?2 WHERE "
-      "(SELECT x.s FROM str x WHERE x.id = s.name) = ?3 ORDER BY l.n LIMIT 1",
-      (int64_t[]){track, r->ts}, 2, r->event_name, &rc, &e);
-  int64_t l;
-  char *key = lane && util_parse_i64(lane, &l) == 0
-                  ? query_util_key(track, l, r->ts)
-                  : NULL;
-  free(lane);
+  char *key = NULL;
+  sqlite3_stmt *s = t && r->event_name
+                        ? query_stmt(db,
+                                     "SELECT (SELECT s FROM str WHERE id = "
+                                     "name) FROM slice WHERE track = ?1 AND "
+                                     "lane = ?2 AND ts = ?3",
+                                     &e)
+                        : NULL;
+  for (int64_t l = 0; s && !key && l < (t->lanes > 0 ? t->lanes : 1); l++) {
+    query_util_bind_i64(s, (int64_t[]){t->id, l, r->ts}, 3);
+    while (!key && sqlite3_step(s) == SQLITE_ROW) {
+      const char *name = (const char *)sqlite3_column_text(s, 0);
+      if (name && strcmp(name, r->event_name) == 0)
+        key = query_util_key(t->id, l, r->ts);
+    }
+    sqlite3_reset(s);
+  }
   return key;
 }
 
@@ -138,13 +122,13 @@ static json_t *query_annot_opt(const char *s) {
 /* r as the API shows it (a new reference), its track found in m. */
 static json_t *query_annot_json(sqlite3 *db, const struct query_annot_map *m,
                                 const struct annot_rec *r) {
-  int64_t track = query_annot_track_id(m, r->track);
-  char *key = query_annot_event_key(db, track, r);
+  const struct query_annot_track *t = query_annot_track_at(m, r->track);
+  char *key = query_annot_event_key(db, t, r);
   json_t *o = json_pack(
       "{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id",
       query_util_id(r->id), "kind", r->kind, "ts", query_util_id(r->ts), "end",
       query_util_id(r->end), "track",
-      track >= 0 ? query_util_id(track) : json_null(), "track_path",
+      t ? query_util_id(t->id) : json_null(), "track_path",
       query_annot_opt(r->track), "event", query_annot_opt(key), "event_name",
       query_annot_opt(r->event_name), "text", query_annot_opt(r->text),
       "color", query_annot_opt(r->color));
@@ -215,16 +199,19 @@ static int query_annot_str(json_t *v, const char *key, char **out,
 /* Track `id`'s path into r->track; -EINVAL (400) for an unknown id. */
 static int query_annot_track_path(sqlite3 *db, int64_t id, struct annot_rec *r,
                                   struct query_err *e) {
-  int rc;
+  sqlite3_stmt *s = query_stmt(
+      db, "SELECT " QUERY_ANNOT_PATH " FROM track WHERE id = ?1", e);
+  if (!s)
+    return -EIO;
+  sqlite3_bind_int64(s, 1, id);
+  int rc = sqlite3_step(s);
   free(r->track);
-  r->track = query_annot_text(db,
-                              "SELECT " QUERY_ANNOT_PATH
-                              " FROM track WHERE id = ?1",
-                              &id, 1, NULL, &rc, e);
-  if (!r->track && rc == 0)
+  r->track = rc == SQLITE_ROW ? query_util_dup_col(s, 0) : NULL;
+  sqlite3_reset(s);
+  if (rc == SQLITE_DONE)
     return query_fail(e, -EINVAL, 400, "bad_parameter",
                       "field 'track': no track with id %lld", (long long)id);
-  return rc;
+  return rc == SQLITE_ROW ? 0 : query_util_db_fail(e, db);
 }
 
 /* The track id field v (or null) as its path into r->track. */
