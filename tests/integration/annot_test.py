@@ -201,6 +201,9 @@ def run(tmp):
     check(ev.get("name") == name and ev.get("start_ts") == str(ts),
           "the note's new key opens the same event", ev)
     db.close()
+    rc = server.stop(10)
+    check(rc == 0, "SIGTERM stops the server cleanly",
+          (rc, open(server.err_path).read()[-2000:]))
     return server
 
 

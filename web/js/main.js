@@ -107,7 +107,6 @@ const app = {
     if (v !== this.viewName || (v === 'device' && st.dp !== this.view?.id)) this.show(v, st);
     else this.view.apply(st);
     if ((st.q || '') !== (this.search.q || '')) this.search.set(st.q || '').catch(() => {});
-    this.annots.fromHash(st.a);
   },
 
   /** New data landed: reload the profile and refresh the view in place. */
