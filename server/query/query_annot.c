@@ -147,8 +147,8 @@ static int query_annot_one(sqlite3 *db, const struct annot_rec *r,
   return 0;
 }
 
-int query_annot_list(sqlite3 *db, struct annot *a, json_t **out,
-                     struct query_err *e) {
+static int query_annot_list(sqlite3 *db, struct annot *a, json_t **out,
+                            struct query_err *e) {
   struct annot_rec *recs;
   size_t n;
   char *cause = NULL;
@@ -316,8 +316,8 @@ static int query_annot_rules(struct annot_rec *r, struct query_err *e) {
   return 0;
 }
 
-int query_annot_add(sqlite3 *db, struct annot *a, json_t *body, json_t **out,
-                    struct query_err *e) {
+static int query_annot_add(sqlite3 *db, struct annot *a, json_t *body,
+                           json_t **out, struct query_err *e) {
   struct annot_rec r = {.ts = INT64_MIN, .end = INT64_MIN};
   char *cause = NULL;
   int rc = query_annot_apply(db, body, &r, e);
@@ -337,8 +337,9 @@ int query_annot_add(sqlite3 *db, struct annot *a, json_t *body, json_t **out,
   return rc;
 }
 
-int query_annot_update(sqlite3 *db, struct annot *a, int64_t id, json_t *body,
-                       json_t **out, struct query_err *e) {
+static int query_annot_update(sqlite3 *db, struct annot *a, int64_t id,
+                              json_t *body, json_t **out,
+                              struct query_err *e) {
   struct annot_rec r;
   char *cause = NULL;
   int rc = annot_get(a, id, &r, &cause);
@@ -355,8 +356,35 @@ int query_annot_update(sqlite3 *db, struct annot *a, int64_t id, json_t *body,
   return rc;
 }
 
-int query_annot_delete(struct annot *a, int64_t id, struct query_err *e) {
+static int query_annot_delete(struct annot *a, int64_t id, json_t **out,
+                              struct query_err *e) {
   char *cause = NULL;
   int rc = annot_delete(a, id, &cause);
-  return rc < 0 ? query_annot_fail(e, rc, cause) : 0;
+  if (rc < 0)
+    return query_annot_fail(e, rc, cause);
+  *out = json_pack("{s:o}", "deleted", query_util_id(id));
+  return 0;
+}
+
+int query_annot(sqlite3 *db, struct annot *a, const char *method, int64_t id,
+                const char *body, size_t body_len, json_t **out,
+                struct query_err *e) {
+  json_error_t jerr;
+  json_t *j = NULL;
+  int rc;
+  if (strcmp(method, "DELETE") == 0)
+    return query_annot_delete(a, id, out, e);
+  if (strcmp(method, "POST") != 0 && strcmp(method, "PATCH") != 0)
+    return query_annot_list(db, a, out, e);
+  j = body ? json_loadb(body, body_len, 0, &jerr) : NULL;
+  if (!json_is_object(j))
+    rc = query_fail(e, -EINVAL, 400, "bad_request",
+                    "the body must be a JSON object%s%s", j ? "" : ": ",
+                    j ? "" : body ? jerr.text : "none was sent");
+  else if (strcmp(method, "POST") == 0)
+    rc = query_annot_add(db, a, j, out, e);
+  else
+    rc = query_annot_update(db, a, id, j, out, e);
+  json_decref(j);
+  return rc;
 }

@@ -18,18 +18,14 @@
 #include "annot.h"
 #include "query.h"
 
-/* GET /annotations: {"file": path, "annotations": [...]} by ts. */
-int query_annot_list(sqlite3 *db, struct annot *a, json_t **out,
-                     struct query_err *e);
-/* POST /annotations: adds the annotation the JSON object body describes;
- * *out is it as GET lists it (201). */
-int query_annot_add(sqlite3 *db, struct annot *a, json_t *body, json_t **out,
-                    struct query_err *e);
-/* PATCH /annotations/{id}: changes the fields body names; *out the
- * annotation after the change. */
-int query_annot_update(sqlite3 *db, struct annot *a, int64_t id, json_t *body,
-                       json_t **out, struct query_err *e);
-/* DELETE /annotations/{id}. */
-int query_annot_delete(struct annot *a, int64_t id, struct query_err *e);
+/* One request on the annotations: GET or HEAD (the list), POST (adds the
+ * annotation the JSON object `body` describes), PATCH (changes the fields
+ * `body` names of annotation `id`), DELETE (annotation `id`); body is the
+ * request's text of body_len bytes (NULL: none).  *out: {"file",
+ * "annotations": [...]} by ts; the annotation added or changed; or
+ * {"deleted": id}.  db may be NULL for DELETE. */
+int query_annot(sqlite3 *db, struct annot *a, const char *method, int64_t id,
+                const char *body, size_t body_len, json_t **out,
+                struct query_err *e);
 
 #endif

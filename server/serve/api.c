@@ -6,9 +6,9 @@
  * straight into the body buffer; exports are streamed.
  */
 #include "api.h"
-#include "annot.h"
 #include "app.h"
 #include "export.h"
+#include "hostcheck.h"
 #include "log.h"
 #include "query.h"
 #include "query_annot.h"
@@ -572,48 +572,19 @@ static void api_annotations(struct api_ctx *c, const char *sid) {
   struct annot *a = app_annotations(c->app);
   const char *m = c->rq->method;
   struct query_err e;
-  json_error_t jerr;
-  json_t *out = NULL, *body = NULL;
+  json_t *out;
   int64_t id = -1;
-  char buf[80];
-  int rc;
   if (!api_own_pool(c))
     return;
-  if (!a || (sid && (util_parse_i64(sid, &id) < 0 || id < 0))) {
-    api_errorf(c->rs, 404, "not_found", "%s",
-               a ? "no annotation with that id (an integer)"
-                 : "this server keeps no annotations");
-    return;
-  }
-  if (strcmp(m, "POST") == 0 || strcmp(m, "PATCH") == 0) {
-    body = c->rq->body ? json_loadb(c->rq->body, c->rq->body_len, 0, &jerr)
-                       : NULL;
-    if (!json_is_object(body)) {
-      api_errorf(c->rs, 400, "bad_request",
-                 "the body must be a JSON object%s%s", body ? "" : ": ",
-                 body ? "" : c->rq->body ? jerr.text : "none was sent");
-      json_decref(body);
-      return;
-    }
-  }
-  if (strcmp(m, "DELETE") == 0) {
-    rc = query_annot_delete(a, id, &e);
-    out = rc < 0 ? NULL : json_pack("{s:s}", "deleted", api_show(sid, buf,
-                                                                   sizeof buf));
-  } else if (!api_db(c)) {
-    json_decref(body);
-    return;
-  } else if (strcmp(m, "POST") == 0) {
-    rc = query_annot_add(c->db, a, body, &out, &e);
-  } else if (strcmp(m, "PATCH") == 0) {
-    rc = query_annot_update(c->db, a, id, body, &out, &e);
-  } else {
-    rc = query_annot_list(c->db, a, &out, &e);
-  }
-  json_decref(body);
-  if (rc < 0)
+  if (!a || (sid && (util_parse_i64(sid, &id) < 0 || id < 0)))
+    api_error(c->rs, 404, "not_found",
+              a ? "no annotation with that id (an integer)"
+                : "this server keeps no annotations");
+  else if ((strcmp(m, "DELETE") == 0 || api_db(c)) &&
+           query_annot(c->db, a, m, id, c->rq->body, c->rq->body_len, &out,
+                       &e) < 0)
     api_query_error(c->rs, &e);
-  else
+  else if (!c->rs->status)
     api_json(c->rs, strcmp(m, "POST") == 0 ? 201 : 200, out);
 }
 
@@ -699,14 +670,8 @@ static bool api_post_ok(struct api_ctx *c) {
   const char *origin = rq->header(rq->arg_ctx, "Origin");
   const char *host = rq->header(rq->arg_ctx, "Host");
   const char *type = rq->header(rq->arg_ctx, "Content-Type");
-  const char *o = origin;
   size_t n = strlen(API_JSON);
-  if (o && strncasecmp(o, "http://", 7) == 0)
-    o += 7;
-  else if (o && strncasecmp(o, "https://", 8) == 0)
-    o += 8;
-  if ((site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0) ||
-      (origin && (o == origin || !host || strcasecmp(o, host) != 0))) {
+  if (!hostcheck_same_origin(site, origin, host)) {
     api_errorf(c->rs, 403, "cross_site",
                "%s requests from another site are refused: Origin must be "
                "this server's (the page's own requests) and Sec-Fetch-Site "
