@@ -36,7 +36,7 @@ async function send(method, p, body) {
 
 async function openPage(hash = '') {
   page = await browser.newPage();
-  await page.setViewportSize({ width: 1500, height: 900 });
+  await page.setViewportSize({ width: 1600, height: 950 });
   page.on('pageerror', (e) => pageErrors.push(e.message));
   await page.goto(`http://localhost:${h.port()}/${hash}`);
   await idle();
@@ -202,7 +202,7 @@ test('"Copy link to this event" opens the event, its window and the annotations 
   for (const a of await annots()) eq((await send('DELETE', `annotations/${a.id}`)).status, 200, 'deleted');
   await page.close();
   page = await browser.newPage();
-  await page.setViewportSize({ width: 1500, height: 900 });
+  await page.setViewportSize({ width: 1600, height: 950 });
   page.on('pageerror', (e) => pageErrors.push(e.message));
   await page.goto(link);
   await idle();

@@ -93,7 +93,7 @@ export class Annotations {
       const sub = a.kind === 'note' && a.event_name ? `<div class="annot-sub dim">on ${esc(a.event_name)}${a.event ? '' : ' (not in this profile any more)'}</div>` : '';
       return `<li class="annot" data-id="${esc(a.id)}" data-kind="${esc(a.kind)}">
         <span class="annot-ico" style="color:${esc(color)}">${ICON[a.kind] || ''}</span>
-        <button class="link annot-jump" title="Go to it">${esc(this.timeOf(a))}</button>
+        <button class="link annot-jump" title="Go to it: ${esc(this.timeOf(a))}">${esc(this.timeOf(a))}</button>
         <input type="color" class="annot-color" value="${esc(/^#[0-9a-f]{6}$/i.test(color) ? color : '#888888')}" title="Colour" aria-label="colour">
         <button class="icon annot-del" title="Delete" aria-label="delete">×</button>
         <input class="annot-text" value="${esc(a.text || '')}" placeholder="${a.kind === 'note' ? 'Note…' : 'Name…'}" aria-label="text">${sub}</li>`;
