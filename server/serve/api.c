@@ -576,15 +576,17 @@ static void api_annotations(struct api_ctx *c, const char *sid) {
   int64_t id = -1;
   if (!api_own_pool(c))
     return;
-  if (!a || (sid && (util_parse_i64(sid, &id) < 0 || id < 0)))
+  if (!a || (sid && (util_parse_i64(sid, &id) < 0 || id < 0))) {
     api_error(c->rs, 404, "not_found",
               a ? "no annotation with that id (an integer)"
                 : "this server keeps no annotations");
-  else if ((strcmp(m, "DELETE") == 0 || api_db(c)) &&
-           query_annot(c->db, a, m, id, c->rq->body, c->rq->body_len, &out,
-                       &e) < 0)
+    return;
+  }
+  if (strcmp(m, "DELETE") != 0 && !api_db(c)) /* a delete needs no store */
+    return;
+  if (query_annot(c->db, a, m, id, c->rq->body, c->rq->body_len, &out, &e) < 0)
     api_query_error(c->rs, &e);
-  else if (!c->rs->status)
+  else
     api_json(c->rs, strcmp(m, "POST") == 0 ? 201 : 200, out);
 }
 
