@@ -13,10 +13,10 @@
 /* A track's path: its identifying columns joined by '/'; the same text
  * names the same track in every store built from the same profile. */
 #define QUERY_ANNOT_PATH                                                       \
-  "(kind||'/'||domain||'/'||source||'/'||instance_id||'/'||ifnull(pid,'')||" \
-  "'/'||ifnull(tid,'')||'/'||ifnull(nc_idx,'')||'/'||ifnull(pcore_idx,'')||" \
-  "'/'||ifnull(worker_gid,'')||'/'||ifnull(stream_id,'')||'/'||"             \
-  "ifnull(device_idx,'')||'/'||ifnull(hbm_idx,'')||'/'||ifnull(cpu_id,'')||" \
+  "(kind||'/'||domain||'/'||source||'/'||instance_id||'/'||ifnull(pid,'')||"   \
+  "'/'||ifnull(tid,'')||'/'||ifnull(nc_idx,'')||'/'||ifnull(pcore_idx,'')||"   \
+  "'/'||ifnull(worker_gid,'')||'/'||ifnull(stream_id,'')||'/'||"               \
+  "ifnull(device_idx,'')||'/'||ifnull(hbm_idx,'')||'/'||ifnull(cpu_id,'')||"   \
   "'/'||ifnull(device_profile_id,'')||'/'||ifnull(label,''))"
 
 /* Maps an annot.h error code and its cause to e; frees cause. */
@@ -127,18 +127,17 @@ static json_t *query_annot_json(sqlite3 *db, const struct query_annot_map *m,
   json_t *o = json_pack(
       "{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id",
       query_util_id(r->id), "kind", r->kind, "ts", query_util_id(r->ts), "end",
-      query_util_id(r->end), "track",
-      t ? query_util_id(t->id) : json_null(), "track_path",
-      query_annot_opt(r->track), "event", query_annot_opt(key), "event_name",
-      query_annot_opt(r->event_name), "text", query_annot_opt(r->text),
-      "color", query_annot_opt(r->color));
+      query_util_id(r->end), "track", t ? query_util_id(t->id) : json_null(),
+      "track_path", query_annot_opt(r->track), "event", query_annot_opt(key),
+      "event_name", query_annot_opt(r->event_name), "text",
+      query_annot_opt(r->text), "color", query_annot_opt(r->color));
   free(key);
   return o;
 }
 
 /* The answer of one annotation r into *out.  Returns 0 or -EIO. */
-static int query_annot_one(sqlite3 *db, const struct annot_rec *r,
-                           json_t **out, struct query_err *e) {
+static int query_annot_one(sqlite3 *db, const struct annot_rec *r, json_t **out,
+                           struct query_err *e) {
   struct query_annot_map m;
   if (query_annot_map_load(db, &m, e) < 0)
     return -EIO;
@@ -181,8 +180,7 @@ static int query_annot_time(json_t *v, const char *key, int64_t *out,
   if (json_is_string(v) && util_parse_i64(json_string_value(v), out) == 0)
     return 0;
   return query_fail(e, -EINVAL, 400, "bad_parameter",
-                    "field '%s' must be an integer or a string of digits",
-                    key);
+                    "field '%s' must be an integer or a string of digits", key);
 }
 
 /* A string-or-null field into *out (replacing it). */
@@ -199,8 +197,8 @@ static int query_annot_str(json_t *v, const char *key, char **out,
 /* Track `id`'s path into r->track; -EINVAL (400) for an unknown id. */
 static int query_annot_track_path(sqlite3 *db, int64_t id, struct annot_rec *r,
                                   struct query_err *e) {
-  sqlite3_stmt *s = query_stmt(
-      db, "SELECT " QUERY_ANNOT_PATH " FROM track WHERE id = ?1", e);
+  sqlite3_stmt *s =
+      query_stmt(db, "SELECT " QUERY_ANNOT_PATH " FROM track WHERE id = ?1", e);
   if (!s)
     return -EIO;
   sqlite3_bind_int64(s, 1, id);
@@ -307,8 +305,8 @@ static int query_annot_apply(sqlite3 *db, json_t *body, struct annot_rec *r,
 
 /* The kind's rules: a flag is a time; an area a range. */
 static int query_annot_rules(struct annot_rec *r, struct query_err *e) {
-  if (strcmp(r->kind, "flag") == 0 || (strcmp(r->kind, "note") == 0 &&
-                                       !r->event_name && r->end < r->ts))
+  if (strcmp(r->kind, "flag") == 0 ||
+      (strcmp(r->kind, "note") == 0 && !r->event_name && r->end < r->ts))
     r->end = r->ts;
   if (strcmp(r->kind, "area") == 0 && r->end <= r->ts)
     return query_fail(e, -EINVAL, 400, "bad_parameter",
@@ -338,8 +336,7 @@ static int query_annot_add(sqlite3 *db, struct annot *a, json_t *body,
 }
 
 static int query_annot_update(sqlite3 *db, struct annot *a, int64_t id,
-                              json_t *body, json_t **out,
-                              struct query_err *e) {
+                              json_t *body, json_t **out, struct query_err *e) {
   struct annot_rec r;
   char *cause = NULL;
   int rc = annot_get(a, id, &r, &cause);
@@ -380,7 +377,9 @@ int query_annot(sqlite3 *db, struct annot *a, const char *method, int64_t id,
   if (!json_is_object(j))
     rc = query_fail(e, -EINVAL, 400, "bad_request",
                     "the body must be a JSON object%s%s", j ? "" : ": ",
-                    j ? "" : body ? jerr.text : "none was sent");
+                    j      ? ""
+                    : body ? jerr.text
+                           : "none was sent");
   else if (strcmp(method, "POST") == 0)
     rc = query_annot_add(db, a, j, out, e);
   else

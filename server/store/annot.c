@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #define ANNOT_SCHEMA                                                           \
-  "CREATE TABLE IF NOT EXISTS annotation (id INTEGER PRIMARY KEY, kind TEXT " \
+  "CREATE TABLE IF NOT EXISTS annotation (id INTEGER PRIMARY KEY, kind TEXT "  \
   "NOT NULL, ts INTEGER NOT NULL, end_ts INTEGER NOT NULL, track TEXT, "       \
   "event_name TEXT, text TEXT, color TEXT)"
 #define ANNOT_COLS "id, kind, ts, end_ts, track, event_name, text, color"
@@ -60,10 +60,9 @@ static int annot_open(struct annot *a, bool create, char **cause) {
     return 1;
   if (!create && access(a->path, F_OK) != 0)
     return 0;
-  int rc = sqlite3_open_v2(a->path, &a->db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                               SQLITE_OPEN_NOMUTEX,
-                           NULL);
+  int rc = sqlite3_open_v2(
+      a->path, &a->db,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
   if (rc == SQLITE_OK) {
     sqlite3_busy_timeout(a->db, 2000);
     rc = sqlite3_exec(a->db, ANNOT_SCHEMA, NULL, NULL, NULL);
@@ -141,8 +140,9 @@ static int annot_rows(struct annot *a, const char *sql, int64_t id,
 int annot_list(struct annot *a, struct annot_rec **out, size_t *n,
                char **cause) {
   pthread_mutex_lock(&a->mu);
-  int rc = annot_rows(a, "SELECT " ANNOT_COLS " FROM annotation ORDER BY ts, id",
-                      -1, out, n, cause);
+  int rc =
+      annot_rows(a, "SELECT " ANNOT_COLS " FROM annotation ORDER BY ts, id", -1,
+                 out, n, cause);
   pthread_mutex_unlock(&a->mu);
   return rc;
 }

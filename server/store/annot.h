@@ -57,8 +57,7 @@ void annot_list_free(struct annot_rec *recs, size_t n);
 
 /* Annotation `id` into *out (free its strings with annot_rec_free()).
  * Returns 0, -ENOENT (no such id) or -EIO, with *cause set. */
-int annot_get(struct annot *a, int64_t id, struct annot_rec *out,
-              char **cause);
+int annot_get(struct annot *a, int64_t id, struct annot_rec *out, char **cause);
 void annot_rec_free(struct annot_rec *r);
 
 /* Adds r (its id is ignored), creating the file if need be; *id gets the

@@ -1,7 +1,10 @@
 /* test_annot.c -- the annotations database (store/annot.c): created on the
  * first write only, records kept exactly and in order, updates and deletes
  * of known and unknown ids, the text and count limits, and a second opening
- * of the same file (a restart) seeing the same records. */
+ * of the same file (a restart) seeing the same records.  Then the API's view
+ * of them (query/query_annot.c) across three stores of one profile: a track
+ * renumbered and an event moved to another lane keep their annotations,
+ * an event gone leaves its note without a key. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +21,8 @@
 #include <sqlite3.h>
 
 #include "annot.h"
+#include "query_annot.h"
+#include "store.h"
 
 /* "/tmp/nex-test-annot-<pid>-<name>", removed first (malloc'd). */
 static char *test_path(const char *name) {
@@ -208,6 +213,136 @@ static void test_unwritable(void **state) {
   annot_free(a);
 }
 
+/* A store at path: track "rt" (pid 10, tid 11, NeuronCore 0) with
+ * nrt_execute at 1000 (lane 0, 500 ns) and, when load_lane >= 0, nrt_load
+ * at 1100 (100 ns) on lane load_lane; first, when `before`, another track
+ * (pid 9), so that "rt" is track 2 instead of 1. */
+static void build_store(const char *path, int before, int load_lane) {
+  struct store_writer *w;
+  char *cause = NULL;
+  unlink(path);
+  assert_int_equal(store_writer_open(path, &w, &cause), 0);
+  struct store_track t = {.kind = "slices",
+                          .domain = "system",
+                          .source = "neuron_rt",
+                          .instance_id = "i-1",
+                          .pid = 9,
+                          .has_pid = 1,
+                          .tid = 11,
+                          .has_tid = 1,
+                          .nc_idx = 0,
+                          .pcore_idx = -1,
+                          .worker_gid = -1,
+                          .stream_id = -1,
+                          .device_idx = -1,
+                          .hbm_idx = -1};
+  if (before)
+    store_writer_track(w, &t);
+  t.pid = 10;
+  int64_t rt = store_writer_track(w, &t);
+  store_writer_slice(w, rt, 0, 1000, 1, 500,
+                     store_writer_intern(w, "nrt_execute"), 0, NULL, 0);
+  if (load_lane >= 0)
+    store_writer_slice(w, rt, load_lane, 1100, 2, 100,
+                       store_writer_intern(w, "nrt_load"), 0, NULL, 0);
+  struct store_track_stats st = {
+      load_lane + 1 > 1 ? load_lane + 1 : 1, 500, 2, 1000, 1500, -1};
+  store_writer_track_stats(w, rt, &st);
+  assert_int_equal(store_writer_finish(w, &cause), 0);
+}
+
+/* query_annot() through a connection to the store at path; the answer's
+ * JSON text (malloc'd) or, on an error, "<status> <detail>". */
+static char *ask(const char *store, struct annot *a, const char *method,
+                 int64_t id, const char *body) {
+  struct store_pool *p;
+  char *cause = NULL, *text;
+  assert_int_equal(store_pool_open(store, 1, &p, &cause), 0);
+  sqlite3 *db = store_pool_get(p);
+  struct query_err e;
+  json_t *out;
+  if (query_annot(db, a, method, id, body, body ? strlen(body) : 0, &out, &e) <
+      0) {
+    text = malloc(600);
+    snprintf(text, 600, "%d %s", e.status, e.detail);
+  } else {
+    text = json_dumps(out, JSON_COMPACT);
+    json_decref(out);
+  }
+  store_pool_put(p, db);
+  store_pool_close(p);
+  return text;
+}
+
+static void expect(char *got, const char *want) {
+  assert_string_equal(got, want);
+  free(got);
+}
+
+#define PATH_RT "slices/system/neuron_rt/i-1/10/11/0////////"
+#define NOTE(id, tr, ev, name, ts, end, text)                                  \
+  "{\"id\":\"" id "\",\"kind\":\"note\",\"ts\":\"" ts "\",\"end\":\"" end      \
+  "\",\"track\":" tr ",\"track_path\":\"" PATH_RT "\",\"event\":" ev           \
+  ",\"event_name\":\"" name "\",\"text\":\"" text "\",\"color\":null}"
+
+static void test_across_stores(void **state) {
+  (void)state;
+  char *s1 = test_path("one.db"), *s2 = test_path("two.db"),
+       *s3 = test_path("three.db"), *notes = test_path("x.notes.sqlite");
+  build_store(s1, 0, 1);
+  build_store(s2, 1, 2);
+  build_store(s3, 1, -1);
+  struct annot *a = annot_new(notes);
+  const char *n1 =
+      NOTE("1", "\"1\"", "\"1:1:1100\"", "nrt_load", "1100", "1200", "why");
+  expect(ask(s1, a, "POST", -1,
+             "{\"kind\":\"note\",\"event\":\"1:1:1100\",\"text\":\"why\"}"),
+         n1);
+  expect(
+      ask(s1, a, "POST", -1,
+          "{\"kind\":\"area\",\"ts\":900,\"end\":\"2000\",\"track\":1,\"text\":"
+          "\"a\"}"),
+      "{\"id\":\"2\",\"kind\":\"area\",\"ts\":\"900\",\"end\":\"2000\","
+      "\"track\":\"1\",\"track_path\":\"" PATH_RT
+      "\",\"event\":null,\"event_name\":null,\"text\":\"a\",\"color\":null}");
+  expect(
+      ask(s1, a, "POST", -1,
+          "{\"kind\":\"note\",\"event\":\"1:0:1000\",\"text\":\"x\"}"),
+      NOTE("3", "\"1\"", "\"1:0:1000\"", "nrt_execute", "1000", "1500", "x"));
+  expect(ask(s1, a, "POST", -1, "{\"kind\":\"note\",\"event\":\"1:0:1100\"}"),
+         "400 field 'event': no event with key 1:0:1100");
+  expect(ask(s1, a, "POST", -1,
+             "{\"kind\":\"area\",\"ts\":1,\"end\":2,\"track\":7}"),
+         "400 field 'track': no track with id 7");
+  expect(ask(s1, a, "PATCH", 9, "{\"text\":\"y\"}"),
+         "404 no annotation with id 9");
+  expect(ask(s1, a, "PATCH", 3, "[]"), "400 the body must be a JSON object");
+  /* Store two: the track is 2, nrt_load on lane 2; the list by ts. */
+  const char *n1b =
+      NOTE("1", "\"2\"", "\"2:2:1100\"", "nrt_load", "1100", "1200", "why");
+  char want[2048];
+  snprintf(
+      want, sizeof want,
+      "{\"file\":\"%s\",\"annotations\":[{\"id\":\"2\",\"kind\":\"area\","
+      "\"ts\":\"900\",\"end\":\"2000\","
+      "\"track\":\"2\",\"track_path\":\"" PATH_RT
+      "\",\"event\":null,\"event_name\":null,\"text\":\"a\","
+      "\"color\":null},%s,%s]}",
+      notes,
+      NOTE("3", "\"2\"", "\"2:0:1000\"", "nrt_execute", "1000", "1500", "x"),
+      n1b);
+  expect(ask(s2, a, "GET", -1, NULL), want);
+  /* Store three: nrt_load is gone; its note keeps its time and name. */
+  expect(ask(s3, a, "PATCH", 1, "{\"text\":\"gone?\"}"),
+         NOTE("1", "\"2\"", "null", "nrt_load", "1100", "1200", "gone?"));
+  expect(ask(s3, a, "DELETE", 1, NULL), "{\"deleted\":\"1\"}");
+  annot_free(a);
+  test_done(s1);
+  test_done(s2);
+  test_done(s3);
+  test_done(notes);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_created_on_first_write),
@@ -215,6 +350,7 @@ int main(void) {
       cmocka_unit_test(test_bad_records),
       cmocka_unit_test(test_count_limit),
       cmocka_unit_test(test_unwritable),
+      cmocka_unit_test(test_across_stores),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
