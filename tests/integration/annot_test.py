@@ -14,6 +14,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import traceback
 
 from nextest import SYNTH, Client, Server, check, main
 
@@ -68,6 +69,15 @@ def run(tmp):
     server = Server(tmp, prof, store)
     if not check(server.wait_ready() == "ready", "the server becomes ready"):
         return server
+    try:
+        exercise(server, prof, notes, store)
+    except Exception:  # an unexpected answer: a failed check, not a hang
+        check(False, "the checks ran to the end", traceback.format_exc())
+    return server
+
+
+def exercise(server, prof, notes, store):
+    """Everything against the running server."""
     c = Client(server.port)
     c.port = server.port
     db = sqlite3.connect("file:%s?mode=ro" % store, uri=True)
@@ -204,7 +214,6 @@ def run(tmp):
     rc = server.stop(10)
     check(rc == 0, "SIGTERM stops the server cleanly",
           (rc, open(server.err_path).read()[-2000:]))
-    return server
 
 
 if __name__ == "__main__":
