@@ -5,6 +5,7 @@
  * Listener calls happen after the mutex is released.
  */
 #include "app.h"
+#include "annot.h"
 #include "store.h"
 #include "util.h"
 
@@ -32,6 +33,7 @@ struct app {
   json_t *warnings; /* the first APP_MAX_WARNINGS warning messages */
   struct app_pool_ref *current;
   struct app_pool_ref *retired; /* replaced pools still in use */
+  struct annot *annot;          /* set before serving, then constant */
   app_listener listener;        /* guarded by listener_mu */
   void *listener_ud;
 };
@@ -61,6 +63,7 @@ void app_free(struct app *a) {
     free(r);
   }
   json_decref(a->warnings);
+  annot_free(a->annot);
   pthread_mutex_destroy(&a->mu);
   pthread_mutex_destroy(&a->listener_mu);
   free(a->dir);
@@ -221,6 +224,20 @@ void app_release_pool(struct app *a, struct store_pool *pool) {
     store_pool_close(dead->pool);
     free(dead);
   }
+}
+
+void app_set_annotations(struct app *a, struct annot *n) {
+  pthread_mutex_lock(&a->mu);
+  annot_free(a->annot);
+  a->annot = n;
+  pthread_mutex_unlock(&a->mu);
+}
+
+struct annot *app_annotations(struct app *a) {
+  pthread_mutex_lock(&a->mu);
+  struct annot *n = a->annot;
+  pthread_mutex_unlock(&a->mu);
+  return n;
 }
 
 void app_set_listener(struct app *a, app_listener fn, void *ud) {

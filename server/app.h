@@ -18,6 +18,7 @@
 #include "ingest.h"
 
 struct store_pool;
+struct annot;
 
 enum app_phase { APP_LOADING = 0, APP_READY, APP_FAILED };
 
@@ -63,6 +64,12 @@ struct store_pool *app_acquire_pool(struct app *a);
 /* Gives back a pool from app_acquire_pool(); a replaced pool is closed by
  * its last user. */
 void app_release_pool(struct app *a, struct store_pool *pool);
+
+/* The annotations database (annot.h): app_set_annotations() hands it to
+ * the app, which frees it in app_free(); app_annotations() borrows it (NULL
+ * when none was set), valid until app_free(). */
+void app_set_annotations(struct app *a, struct annot *n);
+struct annot *app_annotations(struct app *a);
 
 /* Listener: called (from the ingest thread, with no lock held) after every
  * change, with a JSON message as documented in doc/api.md for the

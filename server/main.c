@@ -7,6 +7,7 @@
  * progress and the finished store through app.h, then wait for SIGINT or
  * SIGTERM.  Shut-down: stop the server, join the ingest, free the state.
  */
+#include "annot.h"
 #include "app.h"
 #include "export.h"
 #include "filter.h"
@@ -436,6 +437,9 @@ static int main_serve(struct main_opts *o, char *db_path) {
               "the API still answers", index);
   free(index);
   struct app *app = app_new(o->dir, web);
+  char *notes = xasprintf("%s%s", db_path, ANNOT_SUFFIX);
+  app_set_annotations(app, annot_new(notes));
+  free(notes);
   struct net *net = NULL;
   char *cause = NULL;
   int rc = net_start(app, o->bind, o->port, &net, &cause);

@@ -1,5 +1,6 @@
 /* watch.c -- see watch.h. */
 #include "watch.h"
+#include "annot.h"
 #include "log.h"
 #include "util.h"
 
@@ -63,7 +64,8 @@ static bool watch_ignored(const char *name) {
   size_t n = strlen(name);
   return name[0] == '.' || (n >= 3 && strcmp(name + n - 3, ".db") == 0) ||
          (n >= 7 && strcmp(name + n - 7, ".db.tmp") == 0) ||
-         (n >= 11 && strcmp(name + n - 11, ".db-journal") == 0);
+         (n >= 11 && strcmp(name + n - 11, ".db-journal") == 0) ||
+         strstr(name, ANNOT_SUFFIX) != NULL; /* and its -journal */
 }
 
 static void watch_note(struct watch *w, const char *rel) {

@@ -5,8 +5,8 @@
  * The watcher runs its own thread.  After a change it waits until the
  * directory has been quiet for WATCH_QUIET_MS (a capture still being
  * written produces a stream of events), then calls the callback once with
- * the relative paths that changed.  Store files (*.db, *.db.tmp) are
- * ignored.
+ * the relative paths that changed.  Store files (*.db, *.db.tmp) and
+ * annotation files (*.notes.sqlite*, annot.h) are ignored.
  *
  * Ownership: the file names passed to the callback are borrowed for the
  * call.  watch_stop() joins the thread and frees the watcher.

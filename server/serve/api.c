@@ -8,8 +8,10 @@
 #include "api.h"
 #include "app.h"
 #include "export.h"
+#include "hostcheck.h"
 #include "log.h"
 #include "query.h"
+#include "query_annot.h"
 #include "store.h"
 
 #include <errno.h>
@@ -597,6 +599,30 @@ static void api_db_search(struct api_ctx *c) {
     api_json(c->rs, 200, out);
 }
 
+/* GET, POST /annotations; PATCH, DELETE /annotations/{sid} (sid NULL for
+ * the former).  Over HTTP only. */
+static void api_annotations(struct api_ctx *c, const char *sid) {
+  struct annot *a = app_annotations(c->app);
+  const char *m = c->rq->method;
+  struct query_err e;
+  json_t *out;
+  int64_t id = -1;
+  if (!api_own_pool(c))
+    return;
+  if (!a || (sid && (util_parse_i64(sid, &id) < 0 || id < 0))) {
+    api_error(c->rs, 404, "not_found",
+              a ? "no annotation with that id (an integer)"
+                : "this server keeps no annotations");
+    return;
+  }
+  if (strcmp(m, "DELETE") != 0 && !api_db(c)) /* a delete needs no store */
+    return;
+  if (query_annot(c->db, a, m, id, c->rq->body, c->rq->body_len, &out, &e) < 0)
+    api_query_error(c->rs, &e);
+  else
+    api_json(c->rs, strcmp(m, "POST") == 0 ? 201 : 200, out);
+}
+
 /* An export streams from its own connection (a pool of one, never one of
  * the app's: a slow client must not hold those), closed with the stream. */
 struct api_export {
@@ -679,40 +705,48 @@ static bool api_post_ok(struct api_ctx *c) {
   const char *origin = rq->header(rq->arg_ctx, "Origin");
   const char *host = rq->header(rq->arg_ctx, "Host");
   const char *type = rq->header(rq->arg_ctx, "Content-Type");
-  const char *o = origin;
   size_t n = strlen(API_JSON);
-  if (o && strncasecmp(o, "http://", 7) == 0)
-    o += 7;
-  else if (o && strncasecmp(o, "https://", 8) == 0)
-    o += 8;
-  if ((site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0) ||
-      (origin && (o == origin || !host || strcasecmp(o, host) != 0))) {
+  if (!hostcheck_same_origin(site, origin, host)) {
     api_errorf(c->rs, 403, "cross_site",
-               "POST requests from another site are refused: Origin must be "
+               "%s requests from another site are refused: Origin must be "
                "this server's (the page's own requests) and Sec-Fetch-Site "
-               "same-origin");
+               "same-origin",
+               rq->method);
     return false;
   }
   if (!type || strncasecmp(type, API_JSON, n) != 0 ||
       (type[n] && type[n] != ';' && type[n] != ' ')) {
     api_errorf(c->rs, 415, "unsupported_media_type",
-               "POST bodies must be sent with Content-Type: application/json");
+               "%s bodies must be sent with Content-Type: application/json",
+               rq->method);
     return false;
   }
   return true;
 }
 
+/* Whether method m is in allow ("GET": GET or HEAD; else a list such as
+ * "GET, HEAD, POST"). */
+static bool api_allowed(const char *m, const char *allow) {
+  size_t n = strlen(m);
+  if (strcmp(allow, "GET") == 0)
+    return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+  for (const char *p = allow; n && (p = strstr(p, m)); p += n)
+    if ((p == allow || p[-1] == ' ') && (p[n] == ',' || !p[n]))
+      return true;
+  return false;
+}
+
+/* Whether c's method is allowed (else a 405 answer) and, for a method that
+ * writes (any but GET and HEAD), api_post_ok(). */
 static bool api_method(struct api_ctx *c, const char *allow) {
   const char *m = c->rq->method;
-  bool ok = strcmp(allow, "POST") == 0
-                ? strcmp(m, "POST") == 0
-                : strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
-  if (!ok) {
+  if (!api_allowed(m, allow)) {
     api_errorf(c->rs, 405, "method_not_allowed", "%s %s: use %s", m,
                c->rq->path, allow);
-    c->rs->allow = strcmp(allow, "POST") == 0 ? "POST" : "GET, HEAD";
+    c->rs->allow = strcmp(allow, "GET") == 0 ? "GET, HEAD" : allow;
+    return false;
   }
-  return ok && (strcmp(m, "POST") != 0 || api_post_ok(c));
+  return api_allowed(m, "GET") || api_post_ok(c);
 }
 
 /* Routes c's request to its handler. */
@@ -768,6 +802,10 @@ static void api_route(struct api_ctx *c) {
   ROUTE(n == 1 && IS(0, "range-summary"), "GET", api_range_summary(c));
   ROUTE(n == 3 && IS(0, "db") && IS(2, "_search"), "POST", api_db_search(c));
   ROUTE(n == 1 && IS(0, "export"), "GET", api_export(c));
+  ROUTE(n == 1 && IS(0, "annotations"), "GET, HEAD, POST",
+        api_annotations(c, NULL));
+  ROUTE(n == 2 && IS(0, "annotations"), "PATCH, DELETE",
+        api_annotations(c, seg[1]));
 #undef ROUTE
 #undef IS
   api_errorf(rs, 404, "not_found", "no API endpoint %.200s", rq->path);

@@ -41,3 +41,17 @@ bool hostcheck_allowed(const char *host, const char *bind) {
            strncasecmp(name + 1, bind, n - 2) == 0;
   return strcasecmp(name, bind) == 0;
 }
+
+bool hostcheck_same_origin(const char *site, const char *origin,
+                           const char *host) {
+  const char *o = origin;
+  if (site && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0)
+    return false;
+  if (!origin)
+    return true;
+  if (strncasecmp(o, "http://", 7) == 0)
+    o += 7;
+  else if (strncasecmp(o, "https://", 8) == 0)
+    o += 8;
+  return o != origin && host && strcasecmp(o, host) == 0;
+}

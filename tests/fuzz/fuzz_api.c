@@ -4,10 +4,12 @@
  * bug: every parameter problem must be a 4xx).
  *
  * Input: text lines.  Line 1 is the path (prefixed with "/api/v1/" unless
- * it starts with '/'); a path starting with "POST " is a POST whose body is
- * everything after the first empty line.  Other lines are query arguments
- * "key=value".
+ * it starts with '/'); a path starting with "POST ", "PATCH " or "DELETE "
+ * is a request of that method whose body is everything after the first
+ * empty line.  Other lines are query arguments "key=value".  Annotations
+ * are written to a file beside the store.
  */
+#include "annot.h"
 #include "api.h"
 #include "app.h"
 #include "store.h"
@@ -15,6 +17,7 @@
 
 #include "../unit/teststore.h"
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,8 +88,18 @@ static void fuzz_api_store(const char *path) {
 
 /* Removes the store and its folder at exit (the replay in make check). */
 static char *fuzz_api_dir, *fuzz_api_path;
+/* Removes the store, the annotations file (and any journal of theirs) and
+ * the directory. */
 static void fuzz_api_cleanup(void) {
-  unlink(fuzz_api_path);
+  DIR *d = opendir(fuzz_api_dir);
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (e->d_name[0] != '.') {
+      char *f = xasprintf("%s/%s", fuzz_api_dir, e->d_name);
+      unlink(f);
+      free(f);
+    }
+  if (d)
+    closedir(d);
   rmdir(fuzz_api_dir);
 }
 
@@ -106,6 +119,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     abort();
   fuzz_api_app = app_new(dir, dir);
   app_set_ready(fuzz_api_app, pool, 900, 0);
+  char *notes = xasprintf("%s%s", fuzz_api_path, ANNOT_SUFFIX);
+  app_set_annotations(fuzz_api_app, annot_new(notes));
+  free(notes);
   return 0;
 }
 
@@ -136,9 +152,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *save = NULL, *line = strtok_r(text, "\n", &save);
   const char *method = "GET";
   char *path = NULL;
-  if (line && strncmp(line, "POST ", 5) == 0) {
-    method = "POST";
-    line += 5;
+  static const char *const writes[] = {"POST", "PATCH", "DELETE"};
+  for (size_t i = 0; line && i < sizeof writes / sizeof writes[0]; i++) {
+    size_t n = strlen(writes[i]);
+    if (strncmp(line, writes[i], n) == 0 && line[n] == ' ') {
+      method = writes[i];
+      line += n + 1;
+      break;
+    }
   }
   if (line)
     path = line[0] == '/' ? xstrdup(line) : xasprintf("/api/v1/%s", line);
@@ -156,8 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                            .path = path,
                            .arg = fuzz_api_arg,
                            .arg_ctx = &args,
-                           .body =
-                               body && !strcmp(method, "POST") ? body : NULL,
+                           .body = body && strcmp(method, "GET") ? body : NULL,
                            .body_len = body ? strlen(body) : 0};
   struct api_response rs = {0};
   api_handle(fuzz_api_app, &rq, &rs);

@@ -248,11 +248,28 @@ static void test_host_allowed(void **state) {
   assert_false(hostcheck_allowed("[fe80::2]:3001", "fe80::1"));
 }
 
+static void test_host_same_origin(void **state) {
+  (void)state;
+  const char *h = "localhost:3001";
+  assert_true(hostcheck_same_origin(NULL, NULL, h)); /* curl, scripts */
+  assert_true(hostcheck_same_origin("same-origin", "http://localhost:3001", h));
+  assert_true(hostcheck_same_origin("none", NULL, h));
+  assert_true(hostcheck_same_origin(NULL, "HTTPS://LOCALHOST:3001", h));
+  assert_false(hostcheck_same_origin("cross-site", NULL, h));
+  assert_false(hostcheck_same_origin("same-site", "http://localhost:3001", h));
+  assert_false(hostcheck_same_origin(NULL, "http://evil.com", h));
+  assert_false(hostcheck_same_origin(NULL, "http://localhost:3002", h));
+  assert_false(hostcheck_same_origin(NULL, "localhost:3001", h));
+  assert_false(hostcheck_same_origin(NULL, "null", h));
+  assert_false(hostcheck_same_origin(NULL, "http://localhost:3001", NULL));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_event_names),  cmocka_unit_test(test_extra_names),
       cmocka_unit_test(test_device_names), cmocka_unit_test(test_group_order),
       cmocka_unit_test(test_modes),        cmocka_unit_test(test_host_allowed),
-      cmocka_unit_test(test_chrome_names), cmocka_unit_test(test_chrome_order)};
+      cmocka_unit_test(test_chrome_names), cmocka_unit_test(test_chrome_order),
+      cmocka_unit_test(test_host_same_origin)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,9 +46,12 @@ export function get(path, params, { signal, quiet } = {}) {
 }
 
 /** POST /api/v1/<path> with the JSON `body`; resolves and rejects like get(). */
-export function post(path, body, { signal, quiet } = {}) {
+export function post(path, body, opts) { return send('POST', path, body, opts); }
+
+/** `method` (POST, PATCH, DELETE) /api/v1/<path> with the JSON `body` (DELETE: none); resolves and rejects like get(). */
+export function send(method, path, body, { signal, quiet } = {}) {
   return request(apiUrl(path), {
-    method: 'POST', signal, body: JSON.stringify(body),
+    method, signal, body: body === undefined ? undefined : JSON.stringify(body),
     headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
   }, quiet);
 }

@@ -10,6 +10,7 @@ import { Search } from './panels/search.js';
 import { openHelp } from './panels/help.js';
 import { closeModal, modalOpen } from './panels/modal.js';
 import { openSqlConsole } from './panels/sqlconsole.js';
+import { Annotations } from './panels/annotations.js';
 import { SystemView, GROUPINGS } from './views/system.js';
 import { DeviceView } from './views/device.js';
 import { SummaryView } from './views/summary.js';
@@ -83,7 +84,7 @@ const app = {
     clearTimeout(this.saveTimer);
     const write = () => {
       if (!this.view) return;
-      this.writeHash({ v: this.viewName, ...this.view.state(), q: this.search.q || '' }, false);
+      this.writeHash({ v: this.viewName, ...this.view.state(), q: this.search.q || '', a: this.annots.hashValue() }, false);
     };
     if (now) write(); else this.saveTimer = setTimeout(write, 250);
   },
@@ -117,6 +118,7 @@ const app = {
     this.profile = p;
     showTitle(p);
     forgetEvents();
+    await this.annots.load();
     if (!this.view) return;
     if (old && old.start !== p.start) { this.show(this.viewName, parseHash()); return; }
     await this.view.refresh(p);
@@ -165,7 +167,9 @@ async function start() {
   const st = parseHash();
   app.lastHash = location.hash;
   if (st.q) app.search.input.value = st.q;
+  await app.annots.load();
   await app.show(st.v || 'timeline', st);
+  await app.annots.fromHash(st.a);
   if (st.q) app.search.set(st.q).catch(() => {});
 }
 
@@ -224,6 +228,8 @@ onApiError((e) => {
 });
 
 // ------------------------------------------------------------ chrome
+
+app.annots = new Annotations(app);
 
 app.search = new Search({
   scope: () => (app.view?.scope?.() ?? { domain: 'system' }),

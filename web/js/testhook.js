@@ -27,6 +27,8 @@
 //   arrows()         the arrows the last frame drew: [{kind ('flow': of the
 //                    selection, 'link': between visible events), from, to}]
 //                    with event keys
+//   annotations()    the flags, notes and areas the last frame drew: [{id,
+//                    kind, x}] (x: page px of the annotation's start)
 //   frames()         paint times (ms) of the frames drawn; resetFrames()
 //   transport()      window fetches over the WebSocket and over REST
 
@@ -98,6 +100,7 @@ export function installTestHook(app, loaded) {
     },
     timeAt: (x) => (tl() ? timeAt(tl().state, x - rect().left) : null),
     arrows: () => (tl() ? tl().arrows.map((a) => ({ ...a })) : []),
+    annotations: () => (tl() ? tl().annotsDrawn.map((a) => ({ ...a, x: rect().left + a.x })) : []),
     frames: () => tl()?.frames.slice() || [],
     resetFrames: () => { if (tl()) tl().frames.length = 0; },
     transport: () => windowStats(),

@@ -16,6 +16,7 @@ const KEYS = [
   ['Double click', 'Zoom to the event'],
   ['{Ctrl} + click a hardware event', 'Open its device profile'],
   ['Double click on the time axis', 'Count time from there (set the origin)'],
+  ['Click on the time axis', 'Drop a flag (listed with notes and named areas in the ⚑ panel)'],
   ['{O}', 'Count time from the selected event (no selection: from the profile start)'],
   ['{Shift} + {O}, double click on the corner', 'Count time from the profile start again'],
   ['{Y}', 'Counters of one kind on one scale (HBM against its capacity, bandwidth across NeuronCores) or each on its own'],

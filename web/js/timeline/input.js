@@ -4,11 +4,12 @@
 
 import { AXIS_H, layout, trackVisible } from './layout.js';
 import { rowAt, hitTest } from './hittest.js';
-import { timeAt } from './viewport.js';
+import { timeAt, nsPerPx } from './viewport.js';
 import { NAV_KEYS } from './store.js';
 
 const MIN_LABEL_W = 140;
 const DRAG_PX = 4;
+const DBLCLICK_MS = 250;
 
 export class Input {
   /** tl: the widget ({store, canvas, tiles, absOf(rel)}); attaches the listeners. */
@@ -91,6 +92,7 @@ export class Input {
       return;
     }
     if (d.mode === 'area' && d.moved) { this.finishArea(d, x, y); return; }
+    if (d.mode === 'axis' && x > s.labelW) { this.axisClick(timeAt(s, x), 6 * nsPerPx(s)); return; }
     if (d.moved) return;
     if (d.mode === 'label') { this.labelClick(x, y); return; }
     if (d.mode === 'pan' || d.mode === 'area') {
@@ -148,7 +150,14 @@ export class Input {
     if (n.children.length) this.act({ type: 'collapse', path: n.path });
   }
 
+  /** A single click on the axis, told once no second click made it a double click. */
+  axisClick(t, tol) {
+    clearTimeout(this.axisTimer);
+    this.axisTimer = setTimeout(() => this.act({ type: 'axisClick', t, tol }), DBLCLICK_MS);
+  }
+
   dblclick(e) {
+    clearTimeout(this.axisTimer);
     const { x, y } = this.pos(e), s = this.s;
     if (y < AXIS_H) { this.act({ type: 'origin', t: x > s.labelW ? timeAt(s, x) : 0 }); return; }
     const h = this.hit(x, y);

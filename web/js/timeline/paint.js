@@ -10,6 +10,7 @@ import { laneY } from './hittest.js';
 import { SliceBatch, makeHatch, drawAxis, drawGrid, axisTicks } from './render.js';
 import { colorIndex, colorFill } from './colors.js';
 import { Counters } from './counters.js';
+import { drawAnnots, drawAnnotHeads } from './annotdraw.js';
 
 export class Painter {
   /** ctx: the canvas 2D context; fmtDur(ns): duration text for the corner; hbmCapacity: bytes or 0. */
@@ -58,6 +59,7 @@ export class Painter {
     ctx.rect(0, AXIS_H, tw, H - AXIS_H);
     ctx.clip();
     this.overlays(s, L);
+    drawAnnots(ctx, s, L);
     ctx.restore();
     const stickyH = L.sticky.length * GROUP_H;
     if (stickyH) {
@@ -68,6 +70,7 @@ export class Painter {
     }
     drawAxis(ctx, s.start - s.timeOrigin, nspp, tw, AXIS_H, th, this.axis);
     this.axisOverlay(s, L);
+    this.annotsDrawn = drawAnnotHeads(ctx, s, L, this.theme);
     ctx.restore();
 
     // Track labels.

@@ -16,7 +16,9 @@
 // navigation keys), mouse ({x, y} on the canvas), cursor (CSS), open (the
 // event last asked to be opened), timeOrigin (rel ns shown as time 0 on
 // the axis and in tooltips: the profile start unless the user moves it),
-// dataGen and themeGen (bumped when tiles
+// annots (flags, notes and named areas drawn: [{id, kind, ts, end, text,
+// color, base, lane}], rel ns), axisClick ({t, tol}: the last single click
+// on the time axis), dataGen and themeGen (bumped when tiles
 // arrive or colours change: a repaint, nothing else).
 //
 // Actions ({type, ...}): window {start, end}, zoom {factor, at}, pan {dns},
@@ -26,7 +28,7 @@
 // sharedScales {value}, select {sel}, flows
 // {list}, links {list}, marks {list, cur}, hover {hit, x, y}, hoverRow {node}, area
 // {area}, drag {drag}, keys {keys}, mouse {pos}, cursor {cursor}, open
-// {hit}, origin {t}, data, theme.
+// {hit}, origin {t}, annots {list}, axisClick {t, tol}, data, theme.
 
 import { clampWindow, zoomWindow, revealWindow, timeAt } from './viewport.js';
 import { TrackTree } from './tracktree.js';
@@ -57,7 +59,7 @@ export function initialState(min, max, labelW) {
     tree: new TrackTree([]), collapsed: new Map(), pins: new Set(), showHidden: false, filter: NO_FILTER, sharedScales: true,
     sel: null, flows: [], links: [], marks: [], markCur: null, hover: null, hoverRow: null,
     area: null, drag: null, keys: [], mouse: null, cursor: 'default', open: null,
-    timeOrigin: 0, dataGen: 0, themeGen: 0,
+    timeOrigin: 0, annots: [], axisClick: null, dataGen: 0, themeGen: 0,
   };
 }
 
@@ -138,6 +140,8 @@ export function reduce(s, a) {
     case 'cursor': return set(s, 'cursor', a.cursor);
     case 'open': return { ...s, open: a.hit };
     case 'origin': return set(s, 'timeOrigin', Math.round(a.t));
+    case 'annots': return { ...s, annots: a.list };
+    case 'axisClick': return { ...s, axisClick: { t: a.t, tol: a.tol } };
     case 'data': return { ...s, dataGen: s.dataGen + 1 };
     case 'theme': return { ...s, themeGen: s.themeGen + 1 };
     default: throw new Error(`unknown timeline action ${a.type}`);

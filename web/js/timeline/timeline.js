@@ -19,7 +19,7 @@ import { hitTest, locate, scrollFor } from './hittest.js';
 
 // State fields a frame draws; a change of any other field needs no frame.
 const PAINTED = ['start', 'end', 'min', 'max', 'W', 'H', 'dpr', 'labelW', 'scrollTop', 'tree', 'collapsed', 'pins',
-  'showHidden', 'filter', 'sharedScales', 'timeOrigin', 'sel', 'flows', 'links', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
+  'showHidden', 'filter', 'sharedScales', 'timeOrigin', 'annots', 'sel', 'flows', 'links', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
 
 const hoverKey = (s) => {
   const h = s.hover?.hit;
@@ -31,7 +31,8 @@ export class Timeline {
    * el: the container element.  o: {
    *   origin (BigInt), min, max (rel extent), fmtDur(ns), hbmCapacity (bytes | 0),
    *   fetchBatch(kind, params, signal, onCoarse),
-   *   onSelect(sel|null), onArea(area|null), onHover(hit|null, x, y), onView(), onOpen(hit) }
+   *   onSelect(sel|null), onArea(area|null), onHover(hit|null, x, y), onView(), onOpen(hit),
+   *   onAxisClick({t, tol}) (a single click on the time axis at rel t; tol: 6 px in ns) }
    */
   constructor(el, o) {
     this.o = o;
@@ -88,6 +89,7 @@ export class Timeline {
     if (s.hover !== p.hover) o.onHover?.(s.hover?.hit || null, s.hover?.x, s.hover?.y);
     if (s.area !== p.area && (!s.area || s.area.bases)) o.onArea?.(s.area && { start: s.area.start, end: s.area.end, bases: s.area.bases });
     if (s.open !== p.open && s.open) o.onOpen?.(s.open);
+    if (s.axisClick !== p.axisClick && s.axisClick) o.onAxisClick?.(s.axisClick);
     if (s.keys !== p.keys && s.keys.length && !p.keys.length) this.lastKeyT = null;
     if (hoverKey(s) !== hoverKey(p) || s.keys.length || PAINTED.some((k) => s[k] !== p[k])) this.dirty();
   }
@@ -129,6 +131,12 @@ export class Timeline {
   setMarks(list, cur = null) { this.dispatch({ type: 'marks', list, cur }); }
 
   clearArea() { this.dispatch({ type: 'area', area: null }); }
+
+  /** Flags, notes and named areas to draw: [{id, kind, ts, end, text, color, base, lane}] (rel ns). */
+  setAnnotations(list) { this.dispatch({ type: 'annots', list }); }
+
+  /** The annotations the last frame drew: [{id, kind, x}] (x: canvas px of ts). */
+  get annotsDrawn() { return this.painter.annotsDrawn || []; }
 
   /** Scrolls so the row of `base` is visible. */
   scrollToBase(base) { const s = this.state; this.dispatch({ type: 'scroll', top: scrollFor(s, layout(s), base) }); }

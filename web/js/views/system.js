@@ -36,7 +36,11 @@ export class SystemView {
       domain: 'system', hbmCapacity: cap,
       onState: () => app.saveState(),
       openDevice: (ev) => this.openDevice(ev),
+      details: (ev, pane) => app.annots.decorate(ev, pane),
+      onAxisClick: (c) => app.annots.flagAt(c),
+      nameArea: (a) => app.annots.nameArea(a),
     });
+    app.annots.attach(this.tv);
     this.tools();
   }
 
@@ -148,5 +152,5 @@ export class SystemView {
   key(e, down) { return this.tv.key(e, down); }
   setHits(h, c) { this.tv.setHits(h, c); }
   goHit(h) { this.tv.goHit(h); }
-  destroy() { this.tv.destroy(); document.getElementById('tools').innerHTML = ''; }
+  destroy() { this.app.annots.detach(this.tv); this.tv.destroy(); document.getElementById('tools').innerHTML = ''; }
 }

@@ -35,7 +35,8 @@ export function forgetEvents() { details.clear(); }
 export class TraceView {
   /**
    * o: { origin (BigInt), min, max, domain, profile (device id | undefined),
-   *      onState(), openDevice(ev) | null, hbmCapacity,
+   *      onState(), openDevice(ev) | null, hbmCapacity, onAxisClick({t, tol}) and
+   *      nameArea(area) | undefined (flags and named areas),
    *      details(ev, pane, flows) | undefined: adds to the Event Details of
    *      ev shown in pane and to the arrows (flows) drawn for it }
    */
@@ -48,6 +49,7 @@ export class TraceView {
         <div class="drawer-head">
           <button class="tab active" data-tab="details">Event Details</button>
           <button class="tab" data-tab="area">Area Selection</button>
+          <button class="name-area" hidden title="Keep this area as a named annotation">▭ Name this area</button>
           <span class="spacer"></span>
           <button class="icon toggle" title="Collapse / expand the panel" aria-label="collapse panel">▾</button>
         </div>
@@ -66,7 +68,10 @@ export class TraceView {
       onHover: (h, x, y) => this.onHover(h, x, y),
       onView: () => o.onState(),
       onOpen: (h) => fetchEvent(h.key).then((ev) => o.openDevice?.(ev)),
+      onAxisClick: (c) => o.onAxisClick?.(c),
     });
+    this.nameBtn = this.el.querySelector('.name-area');
+    this.nameBtn.onclick = () => { if (this.tl.area) o.nameArea(this.tl.area); };
     this.vp = this.tl.vp;
     this.selEvent = null;
   }
@@ -164,6 +169,7 @@ export class TraceView {
   async onArea(a) {
     const pane = this.panes.area;
     this.areaCtrl?.abort();
+    this.nameBtn.hidden = !a || !this.o.nameArea;
     if (!a) { pane.innerHTML = '<div class="empty">No area selected.</div>'; return; }
     this.showTab('area');
     const head = `<h3>Area Selection <span class="dim">— ${esc(fmtDur(a.end - a.start))}, ${fmtInt(a.bases.length)} track${a.bases.length === 1 ? '' : 's'}</span></h3>`;
