@@ -1,0 +1,748 @@
+/* ingest_perfetto_neuron.c -- a Perfetto trace written by the Neuron tools
+ * (`view --output-format perfetto`: system_profile.pftrace and
+ * device_profile_model_<id>.pftrace), recognised by its naming and debug
+ * arguments (fmt_npf.h), into the tables of a native capture.
+ *
+ * System slices become SystemEvents: their debug arguments fill the fields
+ * of the same name (fmt_npf_field: lnc_idx, trace_event_source, ...), the
+ * others become attributes; what the arguments leave out comes from the
+ * row name ("gid<w>-nc<n>-tid<t>-<source>") and the process name
+ * ("<instance>-pid<pid>").  Hardware events are on the CPU clock already.
+ * Counters named as the timeline names HBM usage, host CPU and host memory
+ * become those samples.  The device_profile argument of nc_exec_running
+ * names the device export of a NeuronCore: once the system file is read,
+ * the device exports beside it are read as device profiles of their
+ * instance, process and NeuronCore (instructions from the engine rows, DMA
+ * from the queue rows, executions from the Executions row), so the
+ * drill-down works as on a native profile.  What the export cannot say
+ * (the capture's trace_info, an NTFF header) is one Warning per file.
+ * See ingest_priv.h. */
+#include "filter.h"
+#include "fmt_npf.h"
+#include "fmt_perfetto.h"
+#include "ingest_priv.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* What a probe finds (non-zero: the probe's read stops). */
+enum { NPF_OTHER = 1, NPF_SYSTEM, NPF_DEVICE };
+
+/* A Perfetto process of the system file: the profile process it names. */
+struct npf_proc {
+  int64_t ppid;
+  char *instance;
+  int64_t pid;
+};
+
+/* A device export named by a system file's nc_exec_running. */
+struct npf_dev {
+  char *file, *instance, *model_id, *model_name;
+  int64_t pid;
+  int nc, pcore;
+};
+
+/* The memory of one filled message: arrays and texts to free. */
+struct npf_scratch {
+  void **owned;
+  size_t n;
+};
+
+struct npf {
+  struct ing *g;
+  const char *rel;
+  char *stem; /* file name without its extension */
+  struct npf_proc *procs;
+  size_t nprocs;
+  char *instance; /* the current context (g->instance points here) */
+  int64_t pid;
+  char **seen; /* "<instance>/<pid>" of the processes written */
+  size_t nseen;
+  struct npf_dev *devs;
+  size_t ndevs;
+  const struct npf_dev *dev; /* the device export being read, or NULL */
+  int dev_open;
+  uint64_t bad_args;
+};
+
+/* ---------------------------------------------------------------- fill */
+
+static void *npf_keep(struct npf_scratch *sc, void *p) {
+  sc->owned = xrealloc(sc->owned, (sc->n + 1) * sizeof *sc->owned);
+  sc->owned[sc->n++] = p;
+  return p;
+}
+
+static void npf_scratch_free(struct npf_scratch *sc) {
+  for (size_t i = 0; i < sc->n; i++)
+    free(sc->owned[i]);
+  free(sc->owned);
+  *sc = (struct npf_scratch){NULL, 0};
+}
+
+/* A JSON number, or a string holding one, as int64/uint64/double. */
+static bool npf_num(const json_t *v, int64_t *i, uint64_t *u, double *d) {
+  if (json_is_integer(v)) {
+    *i = json_integer_value(v);
+    *u = (uint64_t)*i;
+    *d = (double)*i;
+    return true;
+  }
+  if (json_is_real(v)) {
+    *d = json_real_value(v);
+    *i = (int64_t)*d;
+    *u = (uint64_t)*i;
+    return true;
+  }
+  const char *s = json_string_value(v);
+  char *end;
+  if (!s || !*s)
+    return false;
+  if (util_parse_i64(s, i) == 0) {
+    *u = (uint64_t)*i;
+    *d = (double)*i;
+    return true;
+  }
+  *u = strtoull(s, &end, 10);
+  if (!*end && *s != '-') {
+    *i = (int64_t)*u;
+    *d = (double)*u;
+    return true;
+  }
+  *d = strtod(s, &end);
+  *i = (int64_t)*d;
+  *u = (uint64_t)*i;
+  return !*end;
+}
+
+/* The value of enum e named s (case-insensitive), or -1. */
+static int npf_enum(const ProtobufCEnumDescriptor *e, const char *s) {
+  for (unsigned k = 0; s && k < e->n_values; k++)
+    if (strcasecmp(e->values[k].name, s) == 0)
+      return e->values[k].value;
+  return -1;
+}
+
+/* Sets field f of m from v; false when v does not fit it. */
+static bool npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+                    const json_t *v, struct npf_scratch *sc) {
+  char *p = (char *)m + f->offset;
+  int64_t i;
+  uint64_t u;
+  double d;
+  if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+    if (f->type != PROTOBUF_C_TYPE_UINT64 || !json_is_array(v))
+      return false;
+    size_t n = json_array_size(v);
+    uint64_t *a = npf_keep(sc, xcalloc(n ? n : 1, sizeof *a));
+    for (size_t k = 0; k < n; k++)
+      if (!npf_num(json_array_get(v, k), &i, &a[k], &d))
+        return false;
+    *(size_t *)((char *)m + f->quantifier_offset) = n;
+    *(uint64_t **)p = a;
+    return true;
+  }
+  if (f->type == PROTOBUF_C_TYPE_STRING) {
+    if (!json_is_string(v))
+      return false;
+    *(const char **)p = json_string_value(v);
+    return true;
+  }
+  if (f->type == PROTOBUF_C_TYPE_ENUM) {
+    int e = json_is_string(v) ? npf_enum(f->descriptor, json_string_value(v))
+                              : (int)json_integer_value(v);
+    if (e < 0)
+      return false;
+    *(int *)p = e;
+    return true;
+  }
+  if (f->type == PROTOBUF_C_TYPE_BOOL) {
+    *(protobuf_c_boolean *)p = json_is_true(v) || json_integer_value(v) != 0;
+    return true;
+  }
+  if (!npf_num(v, &i, &u, &d))
+    return false;
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32:
+    *(int32_t *)p = (int32_t)i;
+    return true;
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32:
+    *(uint32_t *)p = (uint32_t)u;
+    return true;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+    *(int64_t *)p = i;
+    return true;
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+    *(uint64_t *)p = u;
+    return true;
+  case PROTOBUF_C_TYPE_DOUBLE:
+    *(double *)p = d;
+    return true;
+  case PROTOBUF_C_TYPE_FLOAT:
+    *(float *)p = (float)d;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Adds key = v to the attributes of m (strings as such, other values as
+ * their JSON text, numbers flagged). */
+static void npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+                     const char *key, const json_t *v,
+                     struct npf_scratch *sc) {
+  size_t *n = (size_t *)((char *)m + f->quantifier_offset);
+  Nex__Attribute ***arr = (Nex__Attribute ***)((char *)m + f->offset);
+  Nex__Attribute **grown = xmalloc((*n + 1) * sizeof *grown);
+  if (*n)
+    memcpy(grown, *arr, *n * sizeof *grown);
+  Nex__Attribute *a = npf_keep(sc, xmalloc(sizeof *a));
+  nex__attribute__init(a);
+  a->key = (char *)(uintptr_t)key;
+  if (json_is_string(v)) {
+    a->value = (char *)(uintptr_t)json_string_value(v);
+  } else {
+    a->value = npf_keep(sc, json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT));
+    a->is_number = json_is_number(v);
+  }
+  grown[*n] = a;
+  *arr = npf_keep(sc, grown);
+  (*n)++;
+}
+
+/* Fills m from the debug arguments (a JSON object): each fills the field
+ * it names; the others (but the keys of skip) become attributes when m has
+ * them. */
+static void npf_fill(ProtobufCMessage *m, json_t *args,
+                     const char *const *skip, struct npf_scratch *sc) {
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  const ProtobufCFieldDescriptor *attrs =
+      protobuf_c_message_descriptor_get_field_by_name(d, "attributes");
+  const char *key;
+  json_t *v;
+  json_object_foreach(args, key, v) {
+    size_t k = 0;
+    while (skip && skip[k] && strcmp(skip[k], key) != 0)
+      k++;
+    if (skip && skip[k])
+      continue;
+    const ProtobufCFieldDescriptor *f = fmt_npf_field(d, key);
+    if ((!f || f == attrs || !npf_set(m, f, v, sc)) && attrs)
+      npf_attr(m, attrs, key, v, sc);
+  }
+}
+
+/* The debug arguments of a slice (NULL when none); an object that does
+ * not parse (an integer beyond int64) is counted. */
+static json_t *npf_args(struct npf *n, const char *json) {
+  if (!json)
+    return NULL;
+  json_t *a = json_loads(json, 0, NULL);
+  if (!json_is_object(a)) {
+    json_decref(a);
+    n->bad_args++;
+    return NULL;
+  }
+  return a;
+}
+
+/* ------------------------------------------------------------- context */
+
+/* Makes (instance, pid) the process being written: its process row and
+ * SystemProfileMetadata row the first time. */
+static void npf_context(struct npf *n, const char *instance, int64_t pid) {
+  if (n->instance && strcmp(n->instance, instance) == 0 && n->pid == pid)
+    return;
+  free(n->instance);
+  n->instance = xstrdup(instance);
+  n->pid = pid;
+  n->g->instance = n->instance;
+  n->g->pid = pid;
+  if (pid < 0)
+    return; /* samples of an instance: no process */
+  char *key = xasprintf("%s/%" PRId64, instance, pid);
+  for (size_t i = 0; i < n->nseen; i++)
+    if (strcmp(n->seen[i], key) == 0) {
+      free(key);
+      return;
+    }
+  n->seen = xrealloc(n->seen, (n->nseen + 1) * sizeof *n->seen);
+  n->seen[n->nseen++] = key;
+  ingest_process(n->g, instance, pid, NULL, NULL);
+  ingest_system_metadata(n->g, instance, pid, NULL, NULL, n->rel);
+}
+
+static const struct npf_proc *npf_proc_of(const struct npf *n, int64_t ppid) {
+  for (size_t i = 0; i < n->nprocs; i++)
+    if (n->procs[i].ppid == ppid)
+      return &n->procs[i];
+  return NULL;
+}
+
+static int npf_track(void *ud, const struct fmt_perfetto_track *t) {
+  struct npf *n = ud;
+  size_t len;
+  int64_t pid;
+  if (!t->is_process || !t->process_name || npf_proc_of(n, t->pid) ||
+      !fmt_npf_process_parse(t->process_name, &len, &pid))
+    return 0;
+  n->procs = xrealloc(n->procs, (n->nprocs + 1) * sizeof *n->procs);
+  n->procs[n->nprocs++] =
+      (struct npf_proc){t->pid, xstrndup(t->process_name, len), pid};
+  return 0;
+}
+
+static const char *npf_row_name(const struct fmt_perfetto_track *t) {
+  return t->thread_name ? t->thread_name : t->name ? t->name : "";
+}
+
+/* -------------------------------------------------------------- system */
+
+/* Remembers the device export an nc_exec_running names. */
+static void npf_dev_add(struct npf *n, const char *file,
+                        const Nex__SystemEvent *e) {
+  for (size_t i = 0; i < n->ndevs; i++)
+    if (strcmp(n->devs[i].file, file) == 0)
+      return;
+  char id[24];
+  snprintf(id, sizeof id, "%" PRIu64, e->model_id);
+  n->devs = xrealloc(n->devs, (n->ndevs + 1) * sizeof *n->devs);
+  n->devs[n->ndevs++] = (struct npf_dev){
+      xstrdup(file),
+      xstrdup(n->instance),
+      e->model_id ? xstrdup(id) : NULL,
+      *e->model_name ? xstrdup(e->model_name) : NULL,
+      n->pid,
+      e->nc_idx,
+      e->pcore_idx};
+}
+
+static int npf_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
+  static const char *const skip[] = {"instance_id", "process_id",
+                                     "timestamp_unit", "device_profile", NULL};
+  struct npf *n = ud;
+  n->g->file_pos = s->offset;
+  json_t *args = npf_args(n, s->args_json);
+  struct npf_scratch sc = {NULL, 0};
+  Nex__SystemEvent e = NEX__SYSTEM_EVENT__INIT;
+  struct fmt_npf_row r;
+  e.nc_idx = e.pcore_idx = e.worker_gid = -1;
+  e.thread_id = s->tid >= 0 ? s->tid : 0;
+  if (fmt_npf_row_parse(npf_row_name(s->track), &r)) {
+    e.worker_gid = (int32_t)r.worker;
+    e.nc_idx = (int32_t)r.nc;
+    e.thread_id = r.tid >= 0 ? r.tid : e.thread_id;
+    int src = npf_enum(&nex__trace_event_source__descriptor, r.source);
+    e.source = src > 0 ? (Nex__TraceEventSource)src : e.source;
+  }
+  npf_fill(&e.base, args, skip, &sc);
+  e.timestamp = s->ts_ns;
+  e.duration = s->dur_ns;
+  /* a hardware slice is named "<name> <model>" when no name argument */
+  size_t nl = strlen(s->name), ml = strlen(e.model_name);
+  char *name = NULL;
+  if (!json_object_get(args, "name") && ml && nl > ml + 1 &&
+      s->name[nl - ml - 1] == ' ' && strcmp(s->name + nl - ml, e.model_name) == 0)
+    name = xstrndup(s->name, nl - ml - 1);
+  if (!json_object_get(args, "name"))
+    e.name = name ? name : (char *)(uintptr_t)s->name;
+  if (!e.n_flow_id && s->n_flow_ids) {
+    e.n_flow_id = s->n_flow_ids;
+    e.flow_id = (uint64_t *)(uintptr_t)s->flow_ids;
+  }
+  /* the process: the arguments, else the process name, else the file */
+  const struct npf_proc *p = npf_proc_of(n, s->track->pid);
+  const char *inst = json_string_value(json_object_get(args, "instance_id"));
+  int64_t pid;
+  uint64_t u;
+  double d;
+  if (!npf_num(json_object_get(args, "process_id"), &pid, &u, &d))
+    pid = p ? p->pid : 0;
+  npf_context(n, inst ? inst : p ? p->instance : n->stem, pid);
+  const char *dp = json_string_value(json_object_get(args, "device_profile"));
+  if (dp)
+    npf_dev_add(n, dp, &e);
+  if (filter_keep_instance(n->g->o->filter, n->instance))
+    ingest_system_event(n->g, &e, false);
+  free(name);
+  npf_scratch_free(&sc);
+  json_decref(args);
+  return 0;
+}
+
+/* "<instance>/<rest>" of a counter name: the instance, and rest. */
+static char *npf_counter_instance(const char *name, const char **rest) {
+  const char *sl = strchr(name, '/');
+  if (!sl)
+    return NULL;
+  *rest = sl + 1;
+  return xstrndup(name, (size_t)(sl - name));
+}
+
+static int npf_sys_counter(void *ud, const struct fmt_perfetto_counter *c) {
+  struct npf *n = ud;
+  struct ing *g = n->g;
+  g->file_pos = c->offset;
+  const char *rest = NULL;
+  char *inst = npf_counter_instance(c->name, &rest);
+  char series[64], cpu[32];
+  int dev, hbm;
+  npf_context(n, inst ? inst : n->stem, -1);
+  if (inst && sscanf(rest, "ND:%d/HBM:%d/neuron_hbm_usage %63s", &dev, &hbm,
+                     series) == 3) {
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field_by_name(
+            &nex__hbm_usage__descriptor, series);
+    struct store_track t =
+        ingest_desc("counter", "system", "neuron_hbm_usage", n->instance);
+    t.device_idx = dev;
+    t.hbm_idx = hbm;
+    if (f && f->id >= 4) /* total_bytes = 4: the series in field order */
+      ingest_counter(g, ingest_track(g, &t), (int)(f->id - 4), c->ts_ns,
+                     c->value);
+  } else if (inst && sscanf(rest, "CPU:%31[^/]/host_cpu_util", cpu) == 1) {
+    Nex__CpuUsage u = NEX__CPU_USAGE__INIT;
+    u.timestamp = c->ts_ns;
+    u.cpu_id = cpu;
+    u.util_percent = c->value;
+    ingest_system_cpu_sample(g, &u);
+  } else if (inst && sscanf(rest, "host_memory_usage %63s", series) == 1) {
+    struct store_track t =
+        ingest_desc("counter", "system", "host_mem", n->instance);
+    ingest_counter(g, ingest_track(g, &t),
+                   strcmp(series, "used_percent") == 0, c->ts_ns, c->value);
+  } else if (!inst || !strstr(rest, "transfer_bandwidth")) {
+    /* any other counter as in a generic trace; bandwidths are derived */
+    struct store_track t =
+        ingest_desc("counter", "system", "chrome_counter", n->stem);
+    t.pid = 0;
+    t.has_pid = 1;
+    t.label = c->name;
+    ingest_counter(g, ingest_track(g, &t), 0, c->ts_ns, c->value);
+  }
+  free(inst);
+  return 0;
+}
+
+/* -------------------------------------------------------------- device */
+
+/* Opens the device profile of the export being read (header: its NTFF
+ * header when the export carries one). */
+static void npf_dev_open(struct npf *n, const Nex__NtffHeader *header) {
+  const struct npf_dev *d = n->dev;
+  npf_context(n, d ? d->instance : n->stem, d ? d->pid : 0);
+  struct ingest_device_info info = {
+      .name = n->stem,
+      .ntff_file = n->rel,
+      .model_name = header && *header->model_name ? header->model_name
+                    : d                             ? d->model_name
+                                                    : NULL,
+      .model_id = d ? d->model_id : NULL,
+      .nc = d ? d->nc : header ? header->nc_idx : -1,
+      .pcore = d ? d->pcore : header ? header->pcore_idx : -1,
+      .session = header ? header->session_id : -1,
+      .header = header};
+  if (!d)
+    ingest_warn(n->g, "Missing Data", n->rel, 0,
+                "no nc_exec_running of a system_profile.pftrace beside it "
+                "names this device export: its instance, process and "
+                "NeuronCore are unknown");
+  if (!header)
+    ingest_warn(n->g, "Missing Data", n->rel, 0,
+                "no NTFF header in this device export: its Metadata row "
+                "(clock, engine sizes, peak FLOP/s) is unknown");
+  ingest_device_begin(n->g, &info);
+  n->dev_open = 1;
+}
+
+static void npf_dev_record(struct npf *n, Nex__NtffRecord *r) {
+  if (!n->dev_open)
+    npf_dev_open(n, NULL);
+  ingest_device_record(n->g, r);
+}
+
+static int npf_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
+  struct npf *n = ud;
+  n->g->file_pos = s->offset;
+  json_t *args = npf_args(n, s->args_json);
+  struct npf_scratch sc = {NULL, 0};
+  Nex__NtffRecord r = NEX__NTFF_RECORD__INIT;
+  const char *row = npf_row_name(s->track);
+  size_t bl, el = strlen(FMT_NPF_ENGINE_SUFFIX);
+  char *base = fmt_npf_row_base(row, &bl) ? xstrndup(row, bl) : xstrdup(row);
+  bl = strlen(base);
+  if (s->instant && strcmp(base, FMT_NPF_ROW_EXECUTIONS) == 0) {
+    Nex__ExecutionInfo x = NEX__EXECUTION_INFO__INIT;
+    x.execution_start_ts = s->ts_ns;
+    x.neff_name = (char *)(uintptr_t)s->name;
+    npf_fill(&x.base, args, NULL, &sc);
+    if (!n->dev_open) { /* the header rides on the first execution */
+      Nex__NtffHeader h = NEX__NTFF_HEADER__INIT;
+      npf_fill(&h.base, args, NULL, &sc);
+      npf_dev_open(n, json_object_get(args, "ntff_version") ? &h : NULL);
+    }
+    r.record_case = NEX__NTFF_RECORD__RECORD_EXECUTION;
+    r.execution = &x;
+    npf_dev_record(n, &r);
+  } else if (bl > el && strcmp(base + bl - el, FMT_NPF_ENGINE_SUFFIX) == 0) {
+    Nex__Instruction in = NEX__INSTRUCTION__INIT;
+    base[bl - el] = '\0';
+    in.timeline_track = base;
+    in.opcode = (char *)(uintptr_t)s->name;
+    npf_fill(&in.base, args, NULL, &sc);
+    in.start_ts = s->ts_ns;
+    in.duration_ns = s->dur_ns;
+    r.record_case = NEX__NTFF_RECORD__RECORD_INSTRUCTION;
+    r.instruction = &in;
+    npf_dev_record(n, &r);
+  } else if (strcmp(base, FMT_NPF_ROW_CC) == 0) {
+    Nex__CcOp c = NEX__CC_OP__INIT;
+    c.operation = (char *)(uintptr_t)s->name;
+    npf_fill(&c.base, args, NULL, &sc);
+    c.start_ts = s->ts_ns;
+    c.duration_ns = s->dur_ns;
+    r.record_case = NEX__NTFF_RECORD__RECORD_CC_OP;
+    r.cc_op = &c;
+    npf_dev_record(n, &r);
+  } else { /* a DMA queue */
+    Nex__DmaPacket p = NEX__DMA_PACKET__INIT;
+    p.queue_name = base;
+    npf_fill(&p.base, args, NULL, &sc);
+    p.start_ts = s->ts_ns;
+    p.duration_ns = s->dur_ns;
+    r.record_case = NEX__NTFF_RECORD__RECORD_DMA;
+    r.dma = &p;
+    npf_dev_record(n, &r);
+  }
+  free(base);
+  npf_scratch_free(&sc);
+  json_decref(args);
+  return 0;
+}
+
+static int npf_dev_counter(void *ud, const struct fmt_perfetto_counter *c) {
+  struct npf *n = ud;
+  n->g->file_pos = c->offset;
+  Nex__NtffRecord r = NEX__NTFF_RECORD__INIT;
+  size_t len = strlen(c->name), ul = strlen(FMT_NPF_USAGE);
+  size_t sl = strlen(FMT_NPF_SEMAPHORE);
+  char *series = NULL;
+  if (strncmp(c->name, FMT_NPF_SEMAPHORE, sl) == 0) {
+    Nex__SemaphoreUpdate u = NEX__SEMAPHORE_UPDATE__INIT;
+    u.timestamp = c->ts_ns;
+    u.id = (char *)(uintptr_t)(c->name + sl);
+    u.value = (int32_t)c->value;
+    r.record_case = NEX__NTFF_RECORD__RECORD_SEMAPHORE;
+    r.semaphore = &u;
+    npf_dev_record(n, &r);
+  } else {
+    Nex__UsageSample u = NEX__USAGE_SAMPLE__INIT;
+    bool usage = len > ul && strcmp(c->name + len - ul, FMT_NPF_USAGE) == 0;
+    series = xstrndup(c->name, usage ? len - ul : len);
+    u.timestamp = c->ts_ns;
+    u.series = series;
+    u.util_percent = c->value;
+    r.record_case = NEX__NTFF_RECORD__RECORD_USAGE;
+    r.usage = &u;
+    npf_dev_record(n, &r);
+  }
+  free(series);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- files */
+
+static void npf_warning(void *ud, uint64_t offset, const char *msg) {
+  struct npf *n = ud;
+  n->g->st->skipped++;
+  ingest_warn(n->g, "Corrupt Data", n->rel, offset, "%s", msg);
+}
+
+/* Whether a row name is a device export's: "<Engine> Engine - Row <k>" or
+ * the Executions row. */
+static bool npf_device_row(const char *name) {
+  size_t bl, el = strlen(FMT_NPF_ENGINE_SUFFIX);
+  if (strcmp(name, FMT_NPF_ROW_EXECUTIONS) == 0)
+    return true;
+  return fmt_npf_row_base(name, &bl) && bl > el &&
+         strncmp(name + bl - el, FMT_NPF_ENGINE_SUFFIX, el) == 0;
+}
+
+static int npf_probe_track(void *ud, const struct fmt_perfetto_track *t) {
+  (void)ud;
+  struct fmt_npf_row r;
+  const char *name = npf_row_name(t);
+  if (fmt_npf_row_parse(name, &r) && strncmp(r.source, "neuron_", 7) == 0)
+    return NPF_SYSTEM;
+  return npf_device_row(name) ? NPF_DEVICE : 0;
+}
+
+static int npf_probe_slice(void *ud, const struct fmt_perfetto_slice *s) {
+  (void)ud;
+  if (s->args_json && strstr(s->args_json, "\"trace_event_source\""))
+    return NPF_SYSTEM;
+  return NPF_OTHER;
+}
+
+/* What the trace at path is: NPF_SYSTEM, NPF_DEVICE or NPF_OTHER, from its
+ * first tracks and slice. */
+static int npf_probe(const char *path) {
+  struct fmt_perfetto_cb cb = {NULL, npf_probe_track, npf_probe_slice, NULL,
+                               NULL};
+  char *cause = NULL;
+  int rc = fmt_perfetto_read(path, &cb, NULL, &cause);
+  free(cause);
+  return rc == NPF_SYSTEM || rc == NPF_DEVICE ? rc : NPF_OTHER;
+}
+
+/* The file name of rel without its extension (malloc'd). */
+static char *npf_stem(const char *rel) {
+  const char *b = strrchr(rel, '/');
+  b = b ? b + 1 : rel;
+  const char *dot = strstr(b, ".pftrace");
+  if (!dot)
+    dot = strchr(b, '.');
+  return dot ? xstrndup(b, (size_t)(dot - b)) : xstrdup(b);
+}
+
+/* Reads rel (of --dir) with the system or the device callbacks. */
+static void npf_read(struct npf *n, const char *rel, int kind) {
+  struct ing *g = n->g;
+  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  n->rel = rel;
+  n->stem = npf_stem(rel);
+  n->bad_args = 0;
+  n->dev_open = 0;
+  struct fmt_perfetto_cb cb = {n, npf_track, npf_sys_slice, npf_sys_counter,
+                               npf_warning};
+  if (kind == NPF_DEVICE) {
+    cb.slice = npf_dev_slice;
+    cb.counter = npf_dev_counter;
+  }
+  struct fmt_perfetto_stats st = {0};
+  char *cause = NULL;
+  size_t seen = n->nseen;
+  if (fmt_perfetto_read(path, &cb, &st, &cause) < 0) {
+    g->st->skipped++;
+    ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
+  }
+  g->st->skipped += st.skipped + st.no_state;
+  if (n->dev_open)
+    ingest_device_end(g);
+  if (n->bad_args)
+    ingest_warn(g, "Corrupt Data", rel, 0,
+                "%" PRIu64 " slices had debug annotations that are not a JSON "
+                "object of int64 numbers: stored without them",
+                n->bad_args);
+  if (kind == NPF_SYSTEM && n->nseen > seen)
+    ingest_warn(g, "Missing Data", rel, 0,
+                "a Perfetto export does not carry the capture's trace_info: "
+                "the SystemProfileMetadata rows of its %zu processes have no "
+                "first/last timestamps, NTFF version or HBM capacity",
+                n->nseen - seen);
+  free(cause);
+  free(path);
+  free(n->stem);
+  n->stem = NULL;
+}
+
+/* Whether the folder of rel holds a system export (then rel, a device
+ * export, is read with it). */
+static bool npf_has_system(const struct ing *g, const char *rel) {
+  const char *b = strrchr(rel, '/');
+  int dl = b ? (int)(b - rel) : 0;
+  struct stat sb;
+  bool found = false;
+  for (int gz = 0; gz < 2 && !found; gz++) {
+    char *p = xasprintf("%s/%.*s%s" FMT_NPF_SYSTEM_FILE "%s", g->o->dir, dl,
+                        rel, dl ? "/" : "", gz ? ".gz" : "");
+    found = stat(p, &sb) == 0;
+    free(p);
+  }
+  return found;
+}
+
+static int npf_cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* After a system export: every device export of its folder, each as the
+ * device profile its nc_exec_running named. */
+static void npf_read_devices(struct npf *n, const char *sys_rel) {
+  const char *b = strrchr(sys_rel, '/');
+  int dl = b ? (int)(b - sys_rel) : 0;
+  char *dir = xasprintf("%s/%.*s", n->g->o->dir, dl, sys_rel);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char **names = NULL;
+  size_t nn = 0;
+  while (d && (e = readdir(d)))
+    if (strncmp(e->d_name, FMT_NPF_DEVICE_PREFIX,
+                strlen(FMT_NPF_DEVICE_PREFIX)) == 0 &&
+        strstr(e->d_name, ".pftrace")) {
+      names = xrealloc(names, (nn + 1) * sizeof *names);
+      names[nn++] = xstrdup(e->d_name);
+    }
+  if (d)
+    closedir(d);
+  if (nn > 1)
+    qsort(names, nn, sizeof *names, npf_cmp_str);
+  for (size_t i = 0; i < nn; i++) {
+    char *rel = xasprintf("%.*s%s%s", dl, sys_rel, dl ? "/" : "", names[i]);
+    n->dev = NULL;
+    for (size_t k = 0; k < n->ndevs; k++)
+      if (strcmp(n->devs[k].file, names[i]) == 0)
+        n->dev = &n->devs[k];
+    npf_read(n, rel, NPF_DEVICE);
+    free(rel);
+    free(names[i]);
+  }
+  free(names);
+  free(dir);
+}
+
+static void npf_free(struct npf *n) {
+  for (size_t i = 0; i < n->nprocs; i++)
+    free(n->procs[i].instance);
+  for (size_t i = 0; i < n->nseen; i++)
+    free(n->seen[i]);
+  for (size_t i = 0; i < n->ndevs; i++) {
+    free(n->devs[i].file);
+    free(n->devs[i].instance);
+    free(n->devs[i].model_id);
+    free(n->devs[i].model_name);
+  }
+  free(n->procs);
+  free(n->seen);
+  free(n->devs);
+  free(n->instance);
+}
+
+bool ingest_perfetto_neuron_read(struct ing *g, const char *rel) {
+  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  int kind = npf_probe(path);
+  free(path);
+  if (kind == NPF_OTHER)
+    return false;
+  if (kind == NPF_DEVICE && npf_has_system(g, rel))
+    return true; /* read after its system export */
+  struct npf n = {.g = g};
+  npf_read(&n, rel, kind);
+  if (kind == NPF_SYSTEM)
+    npf_read_devices(&n, rel);
+  g->instance = NULL;
+  g->pid = -1;
+  npf_free(&n);
+  return true;
+}
