@@ -586,7 +586,8 @@ static void synth_pftrace_event(struct synth_pftrace *w,
   Nex__Attribute **attrs =
       xcalloc(e->n_attributes + 2, sizeof *attrs); /* the event's + 2 */
   char t0[24], t1[24];
-  memcpy(attrs, e->attributes, e->n_attributes * sizeof *attrs);
+  if (e->n_attributes)
+    memcpy(attrs, e->attributes, e->n_attributes * sizeof *attrs);
   c.attributes = attrs;
   if (sync) {
     c.timestamp = e->cpu_timestamp_ns;

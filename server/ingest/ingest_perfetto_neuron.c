@@ -67,7 +67,7 @@ struct npf {
   size_t ndevs;
   const struct npf_dev *dev; /* the device export being read, or NULL */
   int dev_open;
-  uint64_t bad_args;
+  uint64_t bad_args, misfits;
 };
 
 /* ---------------------------------------------------------------- fill */
@@ -85,7 +85,11 @@ static void npf_scratch_free(struct npf_scratch *sc) {
   *sc = (struct npf_scratch){NULL, 0};
 }
 
-/* A JSON number, or a string holding one, as int64/uint64/double. */
+/* Whether d converts to an int64 (NaN does not). */
+static bool npf_fits(double d) { return d >= -0x1p63 && d < 0x1p63; }
+
+/* A JSON number, or a string holding one, as int64/uint64/double (false
+ * for a real beyond int64). */
 static bool npf_num(const json_t *v, int64_t *i, uint64_t *u, double *d) {
   if (json_is_integer(v)) {
     *i = json_integer_value(v);
@@ -95,6 +99,8 @@ static bool npf_num(const json_t *v, int64_t *i, uint64_t *u, double *d) {
   }
   if (json_is_real(v)) {
     *d = json_real_value(v);
+    if (!npf_fits(*d))
+      return false;
     *i = (int64_t)*d;
     *u = (uint64_t)*i;
     return true;
@@ -115,9 +121,11 @@ static bool npf_num(const json_t *v, int64_t *i, uint64_t *u, double *d) {
     return true;
   }
   *d = strtod(s, &end);
+  if (*end || !npf_fits(*d))
+    return false;
   *i = (int64_t)*d;
   *u = (uint64_t)*i;
-  return !*end;
+  return true;
 }
 
 /* The value of enum e named s (case-insensitive), or -1. */
@@ -223,9 +231,11 @@ static void npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
 
 /* Fills m from the debug arguments (a JSON object): each fills the field
  * it names; the others (but the keys of skip) become attributes when m has
- * them. */
-static void npf_fill(ProtobufCMessage *m, json_t *args,
-                     const char *const *skip, struct npf_scratch *sc) {
+ * them.  Returns how many named a field their value does not fit (left
+ * out: an attribute of that name would shadow the field). */
+static uint64_t npf_fill(ProtobufCMessage *m, json_t *args,
+                         const char *const *skip, struct npf_scratch *sc) {
+  uint64_t misfits = 0;
   const ProtobufCMessageDescriptor *d = m->descriptor;
   const ProtobufCFieldDescriptor *attrs =
       protobuf_c_message_descriptor_get_field_by_name(d, "attributes");
@@ -238,9 +248,12 @@ static void npf_fill(ProtobufCMessage *m, json_t *args,
     if (skip && skip[k])
       continue;
     const ProtobufCFieldDescriptor *f = fmt_npf_field(d, key);
-    if ((!f || f == attrs || !npf_set(m, f, v, sc)) && attrs)
+    if (f && f != attrs)
+      misfits += !npf_set(m, f, v, sc);
+    else if (attrs)
       npf_attr(m, attrs, key, v, sc);
   }
+  return misfits;
 }
 
 /* The debug arguments of a slice (NULL when none); an object that does
@@ -328,6 +341,25 @@ static void npf_dev_add(struct npf *n, const char *file,
       e->pcore_idx};
 }
 
+/* Names event e (filled from args) after its slice when args do not: a
+ * hardware slice reads "<name> <model>".  Returns the name to free, or
+ * NULL. */
+static char *npf_sys_name(const struct fmt_perfetto_slice *s,
+                          Nex__SystemEvent *e, json_t *args) {
+  char *name = NULL;
+  if (!json_is_string(json_object_get(args, "name"))) {
+    size_t nl = strlen(s->name), ml = strlen(e->model_name);
+    if (ml && nl > ml + 1 && s->name[nl - ml - 1] == ' ' &&
+        strcmp(s->name + nl - ml, e->model_name) == 0)
+      name = xstrndup(s->name, nl - ml - 1);
+    e->name = name ? name : (char *)(uintptr_t)s->name;
+  }
+  /* a sync point is stored at its CPU time: the slice's when not given */
+  if (!e->cpu_timestamp_ns && strcmp(e->name, "timestamp_sync_point") == 0)
+    e->cpu_timestamp_ns = s->ts_ns;
+  return name;
+}
+
 static int npf_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   static const char *const skip[] = {"instance_id", "process_id",
                                      "timestamp_unit", "device_profile", NULL};
@@ -346,17 +378,10 @@ static int npf_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
     int src = npf_enum(&nex__trace_event_source__descriptor, r.source);
     e.source = src > 0 ? (Nex__TraceEventSource)src : e.source;
   }
-  npf_fill(&e.base, args, skip, &sc);
+  n->misfits += npf_fill(&e.base, args, skip, &sc);
   e.timestamp = s->ts_ns;
   e.duration = s->dur_ns;
-  /* a hardware slice is named "<name> <model>" when no name argument */
-  size_t nl = strlen(s->name), ml = strlen(e.model_name);
-  char *name = NULL;
-  if (!json_object_get(args, "name") && ml && nl > ml + 1 &&
-      s->name[nl - ml - 1] == ' ' && strcmp(s->name + nl - ml, e.model_name) == 0)
-    name = xstrndup(s->name, nl - ml - 1);
-  if (!json_object_get(args, "name"))
-    e.name = name ? name : (char *)(uintptr_t)s->name;
+  char *name = npf_sys_name(s, &e, args);
   if (!e.n_flow_id && s->n_flow_ids) {
     e.n_flow_id = s->n_flow_ids;
     e.flow_id = (uint64_t *)(uintptr_t)s->flow_ids;
@@ -399,18 +424,18 @@ static int npf_sys_counter(void *ud, const struct fmt_perfetto_counter *c) {
   char series[64], cpu[32];
   int dev, hbm;
   npf_context(n, inst ? inst : n->stem, -1);
+  const ProtobufCFieldDescriptor *f = NULL;
   if (inst && sscanf(rest, "ND:%d/HBM:%d/neuron_hbm_usage %63s", &dev, &hbm,
-                     series) == 3) {
-    const ProtobufCFieldDescriptor *f =
-        protobuf_c_message_descriptor_get_field_by_name(
-            &nex__hbm_usage__descriptor, series);
+                     series) == 3)
+    f = protobuf_c_message_descriptor_get_field_by_name(
+        &nex__hbm_usage__descriptor, series);
+  if (f && f->id >= 4) { /* total_bytes = 4: the series in field order */
     struct store_track t =
         ingest_desc("counter", "system", "neuron_hbm_usage", n->instance);
     t.device_idx = dev;
     t.hbm_idx = hbm;
-    if (f && f->id >= 4) /* total_bytes = 4: the series in field order */
-      ingest_counter(g, ingest_track(g, &t), (int)(f->id - 4), c->ts_ns,
-                     c->value);
+    ingest_counter(g, ingest_track(g, &t), (int)(f->id - 4), c->ts_ns,
+                   c->value);
   } else if (inst && sscanf(rest, "CPU:%31[^/]/host_cpu_util", cpu) == 1) {
     Nex__CpuUsage u = NEX__CPU_USAGE__INIT;
     u.timestamp = c->ts_ns;
@@ -486,10 +511,10 @@ static int npf_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
     Nex__ExecutionInfo x = NEX__EXECUTION_INFO__INIT;
     x.execution_start_ts = s->ts_ns;
     x.neff_name = (char *)(uintptr_t)s->name;
-    npf_fill(&x.base, args, NULL, &sc);
+    n->misfits += npf_fill(&x.base, args, NULL, &sc);
     if (!n->dev_open) { /* the header rides on the first execution */
       Nex__NtffHeader h = NEX__NTFF_HEADER__INIT;
-      npf_fill(&h.base, args, NULL, &sc);
+      npf_fill(&h.base, args, NULL, &sc); /* counted with x */
       npf_dev_open(n, json_object_get(args, "ntff_version") ? &h : NULL);
     }
     r.record_case = NEX__NTFF_RECORD__RECORD_EXECUTION;
@@ -500,7 +525,7 @@ static int npf_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
     base[bl - el] = '\0';
     in.timeline_track = base;
     in.opcode = (char *)(uintptr_t)s->name;
-    npf_fill(&in.base, args, NULL, &sc);
+    n->misfits += npf_fill(&in.base, args, NULL, &sc);
     in.start_ts = s->ts_ns;
     in.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_INSTRUCTION;
@@ -509,7 +534,7 @@ static int npf_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   } else if (strcmp(base, FMT_NPF_ROW_CC) == 0) {
     Nex__CcOp c = NEX__CC_OP__INIT;
     c.operation = (char *)(uintptr_t)s->name;
-    npf_fill(&c.base, args, NULL, &sc);
+    n->misfits += npf_fill(&c.base, args, NULL, &sc);
     c.start_ts = s->ts_ns;
     c.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_CC_OP;
@@ -518,7 +543,7 @@ static int npf_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   } else { /* a DMA queue */
     Nex__DmaPacket p = NEX__DMA_PACKET__INIT;
     p.queue_name = base;
-    npf_fill(&p.base, args, NULL, &sc);
+    n->misfits += npf_fill(&p.base, args, NULL, &sc);
     p.start_ts = s->ts_ns;
     p.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_DMA;
@@ -622,7 +647,7 @@ static void npf_read(struct npf *n, const char *rel, int kind) {
   char *path = xasprintf("%s/%s", g->o->dir, rel);
   n->rel = rel;
   n->stem = npf_stem(rel);
-  n->bad_args = 0;
+  n->bad_args = n->misfits = 0;
   n->dev_open = 0;
   struct fmt_perfetto_cb cb = {n, npf_track, npf_sys_slice, npf_sys_counter,
                                npf_warning};
@@ -645,6 +670,11 @@ static void npf_read(struct npf *n, const char *rel, int kind) {
                 "%" PRIu64 " slices had debug annotations that are not a JSON "
                 "object of int64 numbers: stored without them",
                 n->bad_args);
+  if (n->misfits)
+    ingest_warn(g, "Corrupt Data", rel, 0,
+                "%" PRIu64 " debug annotations had a value their field (id, "
+                "lnc_idx, exec_id...) cannot hold: left out",
+                n->misfits);
   if (kind == NPF_SYSTEM && n->nseen > seen)
     ingest_warn(g, "Missing Data", rel, 0,
                 "a Perfetto export does not carry the capture's trace_info: "

@@ -18,7 +18,9 @@ import sqlite3
 import subprocess
 import sys
 
-from nextest import SYNTH, Client, Server, check, main
+import shutil
+
+from nextest import SERVER, SRC, SYNTH, Client, Server, check, main
 
 OPTS = ["--seed", "13", "--instances", "2", "--processes", "2", "--cores",
         "2", "--steps", "6", "--device-profile", "model",
@@ -149,7 +151,66 @@ def compare_events(cn, cp, m):
               "(%d open a device profile)" % ok, ok)
 
 
+def ingest_fixture(tmp, name):
+    """Ingests tests/data/npf/<name>/*.pftrace alone; returns the store
+    (or None) and the exit status."""
+    d = os.path.join(tmp, name)
+    os.mkdir(d)
+    src = os.path.join(SRC, "tests", "data", "npf", name)
+    for f in os.listdir(src):
+        if f.endswith(".pftrace"):
+            shutil.copy(os.path.join(src, f), d)
+    store = os.path.join(tmp, name + ".db")
+    r = subprocess.run([SERVER, "--dir", d, "--db", store, "--ingest-only",
+                        "--quiet"], capture_output=True)
+    return sqlite3.connect(store), r.returncode
+
+
+def check_fixtures(tmp):
+    db, rc = ingest_fixture(tmp, "hostile")
+    q = lambda sql: db.execute(sql).fetchall()
+    check(rc == 0, "odd debug arguments do not stop the ingest", rc)
+    check(q("SELECT name, instance_id, process_id, thread_id, nc_idx, "
+            "trace_event_source FROM SystemProfileEvents ORDER BY start_ts")
+          == [("nrt_execute", "i-0abc", 77, 78, 1, "neuron_rt"),
+              ("nc_exec_running", "i-0abc", 77, 78, 1, "neuron_hw"),
+              ("timestamp_sync_point", "i-0abc", 77, 78, 1, "neuron_rt"),
+              ("beyond int64", "i-0abc", 77, 78, 1, "neuron_rt")],
+          "every slice is stored, its process and core from the names")
+    check(q("SELECT extra_attributes_json FROM SystemProfileEvents WHERE "
+            "name = 'nrt_execute'") == [('{"model_id":"18446744073709551615"}',)],
+          "a model_id beyond int64 given as text is kept exactly")
+    check(q("SELECT message FROM Warning ORDER BY id") == [
+        ("1 slices had debug annotations that are not a JSON object of "
+         "int64 numbers: stored without them",),
+        ("6 debug annotations had a value their field (id, lnc_idx, "
+         "exec_id...) cannot hold: left out",),
+        ("a Perfetto export does not carry the capture's trace_info: the "
+         "SystemProfileMetadata rows of its 1 processes have no first/last "
+         "timestamps, NTFF version or HBM capacity",)],
+          "one Warning per kind of loss", q("SELECT message FROM Warning"))
+    check(q("SELECT count(*) FROM SystemProfileHbmUsage") == [(1,)] and
+          q("SELECT count(*) FROM counter c JOIN track t ON t.id = c.track "
+            "WHERE t.source = 'chrome_counter'") == [(2,)],
+          "an HBM sample; unknown counters kept as generic ones")
+    db.close()
+    db, rc = ingest_fixture(tmp, "alone")
+    q = lambda sql: db.execute(sql).fetchall()
+    check(rc == 0 and q("SELECT instance_id, process_id, nc_id, "
+                        "instruction_count, dma_count FROM DeviceProfileList")
+          == [("device_profile_model_42", 0, -1, 1, 1)],
+          "a device export alone is a device profile named after its file")
+    check(q("SELECT s.id, n.s, json_extract(args, '$.inst_dep_ids') FROM slice "
+            "s JOIN str n ON n.id = s.name WHERE s.id < 0") ==
+          [(-7, "MATMUL", "[-7,3]")],
+          "its instruction keeps the vendor's signed id and dependencies")
+    check(q("SELECT count(*) FROM Warning WHERE category = 'Missing Data'")
+          == [(2,)], "two Warnings: no system export, no NTFF header")
+    db.close()
+
+
 def run(tmp):
+    check_fixtures(tmp)
     nat, nman = generate(tmp, "native", [])
     pft, pman = generate(tmp, "pftrace", ["--format", "pftrace"])
     m = json.load(open(nman))
