@@ -604,13 +604,19 @@ static bool npf_device_row(const char *name) {
          strncmp(name + bl - el, FMT_NPF_ENGINE_SUFFIX, el) == 0;
 }
 
+/* Records a probe looks at before it gives up: a trace that is not the
+ * Neuron tools' says so in its first tracks and slices. */
+#define NPF_PROBE_RECORDS 4096
+
 static int npf_probe_track(void *ud, const struct fmt_perfetto_track *t) {
-  (void)ud;
+  uint64_t *seen = ud;
   struct fmt_npf_row r;
   const char *name = npf_row_name(t);
   if (fmt_npf_row_parse(name, &r) && strncmp(r.source, "neuron_", 7) == 0)
     return NPF_SYSTEM;
-  return npf_device_row(name) ? NPF_DEVICE : 0;
+  if (npf_device_row(name))
+    return NPF_DEVICE;
+  return ++*seen > NPF_PROBE_RECORDS ? NPF_OTHER : 0;
 }
 
 static int npf_probe_slice(void *ud, const struct fmt_perfetto_slice *s) {
@@ -620,11 +626,18 @@ static int npf_probe_slice(void *ud, const struct fmt_perfetto_slice *s) {
   return NPF_OTHER;
 }
 
+static int npf_probe_counter(void *ud, const struct fmt_perfetto_counter *c) {
+  uint64_t *seen = ud;
+  (void)c;
+  return ++*seen > NPF_PROBE_RECORDS ? NPF_OTHER : 0;
+}
+
 /* What the trace at path is: NPF_SYSTEM, NPF_DEVICE or NPF_OTHER, from its
  * first tracks and slice. */
 static int npf_probe(const char *path) {
-  struct fmt_perfetto_cb cb = {NULL, npf_probe_track, npf_probe_slice, NULL,
-                               NULL};
+  uint64_t seen = 0;
+  struct fmt_perfetto_cb cb = {&seen, npf_probe_track, npf_probe_slice,
+                               npf_probe_counter, NULL};
   char *cause = NULL;
   int rc = fmt_perfetto_read(path, &cb, NULL, &cause);
   free(cause);
