@@ -33,15 +33,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_util.pb-c.h"
 #include "fmt_npf.h"
-#include "log.h"
 #include "fmt_pb.h"
+#include "host_mem.pb-c.h"
+#include "log.h"
 #include "ntff.pb-c.h"
 #include "ntrace.pb-c.h"
 #include "perfetto_trace.pb-c.h"
 #include "trace_info.pb-c.h"
-#include "cpu_util.pb-c.h"
-#include "host_mem.pb-c.h"
 
 #define SYNTH_PFTRACE_MAX_ARGS 64
 
@@ -132,7 +132,8 @@ static uint64_t synth_pftrace_proc_track(struct synth_pftrace_file *o,
                                          int32_t pid, const char *name) {
   Perfetto__Protos__ProcessDescriptor pd =
       PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
-  Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+  Perfetto__Protos__TrackDescriptor d =
+      PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
   pd.has_pid = 1;
   pd.pid = pid;
   pd.process_name = synth_pbstr(name);
@@ -155,7 +156,8 @@ synth_pftrace_track(struct synth_pftrace_file *o, const char *name,
   struct synth_pftrace_track *t = &o->t[o->n++];
   *t = (struct synth_pftrace_track){xstrdup(name), ++o->next_uuid, parent,
                                     INT64_MIN};
-  Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+  Perfetto__Protos__TrackDescriptor d =
+      PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
   Perfetto__Protos__ThreadDescriptor td =
       PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
   Perfetto__Protos__CounterDescriptor cd =
@@ -343,8 +345,8 @@ static void synth_pftrace_scalar(struct synth_pftrace_args *a, const char *name,
     return;
   }
   case PROTOBUF_C_TYPE_ENUM: {
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        f->descriptor, *(const int *)p);
+    const ProtobufCEnumValue *v =
+        protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
     if (v && *(const int *)p) {
       char *s = xstrdup(v->name);
       for (char *c = s; *c; c++)
@@ -444,8 +446,9 @@ static void synth_pftrace_ntff(struct synth_pftrace_file *o, uint64_t proc,
   case NEX__NTFF_RECORD__RECORD_CC_OP: {
     const Nex__CcOp *c = r->cc_op;
     synth_pftrace_fields(&a, &c->base);
-    struct synth_pftrace_track *t = synth_pftrace_row(
-        o, FMT_NPF_ROW_CC, proc, pid, c->start_ts, c->start_ts + c->duration_ns);
+    struct synth_pftrace_track *t =
+        synth_pftrace_row(o, FMT_NPF_ROW_CC, proc, pid, c->start_ts,
+                          c->start_ts + c->duration_ns);
     synth_pftrace_slice(o, t->uuid, c->operation, c->start_ts, c->duration_ns,
                         0, &a, NULL, 0);
     break;
@@ -478,8 +481,7 @@ static void synth_pftrace_ntff(struct synth_pftrace_file *o, uint64_t proc,
     break;
   case NEX__NTFF_RECORD__RECORD_USAGE:
     base = xasprintf("%s" FMT_NPF_USAGE, r->usage->series);
-    synth_pftrace_counter(o, base, r->usage->timestamp,
-                          r->usage->util_percent);
+    synth_pftrace_counter(o, base, r->usage->timestamp, r->usage->util_percent);
     break;
   default:
     break;
@@ -498,8 +500,8 @@ static void synth_pftrace_file_free(struct synth_pftrace_file *o) {
 /* Converts the NTFF `ntff` of process p into a device export beside the
  * system one; fills dev (its name and executions). */
 static int synth_pftrace_device(struct synth *s, const struct synth_proc *p,
-                                const char *ntff, struct synth_pftrace_dev *devs,
-                                char **cause) {
+                                const char *ntff,
+                                struct synth_pftrace_dev *devs, char **cause) {
   struct fmt_pb *r;
   char *path = xasprintf("%s/%s", p->path, ntff);
   int rc = fmt_pb_open(path, FMT_PB_MAGIC_NTFF, &r, cause);
@@ -519,19 +521,17 @@ static int synth_pftrace_device(struct synth *s, const struct synth_proc *p,
     const Nex__NtffRecord *rec = (const Nex__NtffRecord *)m;
     rc = 0;
     if (!dev) { /* the header comes first: it names the core and model */
-      const Nex__NtffHeader *h = rec->record_case ==
-                                         NEX__NTFF_RECORD__RECORD_HEADER
-                                     ? rec->header
-                                     : NULL;
+      const Nex__NtffHeader *h =
+          rec->record_case == NEX__NTFF_RECORD__RECORD_HEADER ? rec->header
+                                                              : NULL;
       if (!h || h->nc_idx < 0 || h->nc_idx >= s->o.cores) {
         rc = -EINVAL;
         break;
       }
       dev = &devs[h->nc_idx];
-      dev->name = xasprintf(FMT_NPF_DEVICE_PREFIX "%" PRIu64
-                            "_%s_pid_%" PRId64 "_nc_%d.pftrace",
-                            p->cores[h->nc_idx].model->hash, p->instance_id,
-                            p->pid, h->nc_idx);
+      dev->name = xasprintf(
+          FMT_NPF_DEVICE_PREFIX "%" PRIu64 "_%s_pid_%" PRId64 "_nc_%d.pftrace",
+          p->cores[h->nc_idx].model->hash, p->instance_id, p->pid, h->nc_idx);
       o.f = synth_fopen(s->o.out, dev->name);
       if (!o.f) {
         rc = -errno;
@@ -563,8 +563,8 @@ static int synth_pftrace_device(struct synth *s, const struct synth_proc *p,
 
 /* -------------------------------------------------------------- system */
 
-static int synth_pftrace_sync_find(const struct synth_pftrace_sync *v,
-                                   size_t n, int nc, int64_t exec_id) {
+static int synth_pftrace_sync_find(const struct synth_pftrace_sync *v, size_t n,
+                                   int nc, int64_t exec_id) {
   for (size_t i = 0; i < n; i++)
     if (v[i].nc == nc && v[i].exec_id == exec_id)
       return (int)i;
@@ -572,13 +572,11 @@ static int synth_pftrace_sync_find(const struct synth_pftrace_sync *v,
 }
 
 /* One system event of process p (Perfetto process proc). */
-static void synth_pftrace_event(struct synth_pftrace *w,
-                                const struct synth_proc *p, uint64_t proc,
-                                const Nex__SystemEvent *e,
-                                const struct synth_pftrace_sync *syncs,
-                                size_t nsync,
-                                const struct synth_pftrace_dev *devs,
-                                int cores) {
+static void
+synth_pftrace_event(struct synth_pftrace *w, const struct synth_proc *p,
+                    uint64_t proc, const Nex__SystemEvent *e,
+                    const struct synth_pftrace_sync *syncs, size_t nsync,
+                    const struct synth_pftrace_dev *devs, int cores) {
   Nex__SystemEvent c = *e;
   int hw = e->source == NEX__TRACE_EVENT_SOURCE__NEURON_HW;
   int sync = !strcmp(e->name, "timestamp_sync_point");
@@ -622,14 +620,14 @@ static void synth_pftrace_event(struct synth_pftrace *w,
           : NULL;
   if (dev)
     synth_pftrace_arg_str(&a, "device_profile", dev->name, 0);
-  char *row = xasprintf("gid%d-nc%d-tid%" PRId64 "-%s", e->worker_gid,
-                        e->nc_idx, e->thread_id, hw ? "neuron_hw" : "neuron_rt");
+  char *row =
+      xasprintf("gid%d-nc%d-tid%" PRId64 "-%s", e->worker_gid, e->nc_idx,
+                e->thread_id, hw ? "neuron_hw" : "neuron_rt");
   struct synth_pftrace_track *t =
       synth_pftrace_track(&w->sys, row, proc, (int32_t)(p->global + 1));
   /* hardware slices are named with their model, as the vendor's are */
-  char *name = hw && *e->model_name
-                   ? xasprintf("%s %s", e->name, e->model_name)
-                   : xstrdup(e->name);
+  char *name = hw && *e->model_name ? xasprintf("%s %s", e->name, e->model_name)
+                                    : xstrdup(e->name);
   synth_pftrace_slice(&w->sys, t->uuid, name, c.timestamp, e->duration, sync,
                       &a, e->flow_id, e->n_flow_id);
   free(name);
@@ -648,9 +646,9 @@ static void synth_pftrace_hbm(struct synth_pftrace *w, const char *inst,
       continue;
     char *name = xasprintf("%s/ND:%d/HBM:%d/neuron_hbm_usage %s", inst,
                            h->device_idx, h->hbm_idx, f->name);
-    synth_pftrace_counter(&w->sys, name, h->timestamp,
-                          (double)*(const uint64_t *)((const char *)h +
-                                                      f->offset));
+    synth_pftrace_counter(
+        &w->sys, name, h->timestamp,
+        (double)*(const uint64_t *)((const char *)h + f->offset));
     free(name);
   }
 }
@@ -770,8 +768,8 @@ int synth_pftrace_process(struct synth *s, const struct synth_proc *p,
                           char **cause) {
   struct synth_pftrace *w = s->pftrace;
   struct synth_pftrace_dev *devs = xcalloc((size_t)s->o.cores, sizeof *devs);
-  struct synth_pftrace_ctx c = {.w = w, .p = p, .devs = devs,
-                                .cores = s->o.cores};
+  struct synth_pftrace_ctx c = {
+      .w = w, .p = p, .devs = devs, .cores = s->o.cores};
   int rc = synth_pftrace_devices(s, p, devs, cause);
   char *pname = xasprintf("%s-pid%" PRId64, p->instance_id, p->pid);
   c.proc = synth_pftrace_proc_track(&w->sys, (int32_t)(p->global + 1), pname);

@@ -34,231 +34,41 @@
 enum { NPF_OTHER = 1, NPF_SYSTEM, NPF_DEVICE };
 
 /* A Perfetto process of the system file: the profile process it names. */
-struct npf_proc {
+struct ingest_perfetto_neuron_proc {
   int64_t ppid;
   char *instance;
   int64_t pid;
 };
 
 /* A device export named by a system file's nc_exec_running. */
-struct npf_dev {
+struct ingest_perfetto_neuron_dev {
   char *file, *instance, *model_id, *model_name;
   int64_t pid;
   int nc, pcore;
 };
 
-/* The memory of one filled message: arrays and texts to free. */
-struct npf_scratch {
-  void **owned;
-  size_t n;
-};
-
-struct npf {
+struct ingest_perfetto_neuron {
   struct ing *g;
   const char *rel;
   char *stem; /* file name without its extension */
-  struct npf_proc *procs;
+  struct ingest_perfetto_neuron_proc *procs;
   size_t nprocs;
   char *instance; /* the current context (g->instance points here) */
   int64_t pid;
   char **seen; /* "<instance>/<pid>" of the processes written */
   size_t nseen;
-  struct npf_dev *devs;
+  struct ingest_perfetto_neuron_dev *devs;
   size_t ndevs;
-  const struct npf_dev *dev; /* the device export being read, or NULL */
+  const struct ingest_perfetto_neuron_dev
+      *dev; /* the device export being read, or NULL */
   int dev_open;
   uint64_t bad_args, misfits;
 };
 
-/* ---------------------------------------------------------------- fill */
-
-static void *npf_keep(struct npf_scratch *sc, void *p) {
-  sc->owned = xrealloc(sc->owned, (sc->n + 1) * sizeof *sc->owned);
-  sc->owned[sc->n++] = p;
-  return p;
-}
-
-static void npf_scratch_free(struct npf_scratch *sc) {
-  for (size_t i = 0; i < sc->n; i++)
-    free(sc->owned[i]);
-  free(sc->owned);
-  *sc = (struct npf_scratch){NULL, 0};
-}
-
-/* Whether d converts to an int64 (NaN does not). */
-static bool npf_fits(double d) { return d >= -0x1p63 && d < 0x1p63; }
-
-/* A JSON number, or a string holding one, as int64/uint64/double (false
- * for a real beyond int64). */
-static bool npf_num(const json_t *v, int64_t *i, uint64_t *u, double *d) {
-  if (json_is_integer(v)) {
-    *i = json_integer_value(v);
-    *u = (uint64_t)*i;
-    *d = (double)*i;
-    return true;
-  }
-  if (json_is_real(v)) {
-    *d = json_real_value(v);
-    if (!npf_fits(*d))
-      return false;
-    *i = (int64_t)*d;
-    *u = (uint64_t)*i;
-    return true;
-  }
-  const char *s = json_string_value(v);
-  char *end;
-  if (!s || !*s)
-    return false;
-  if (util_parse_i64(s, i) == 0) {
-    *u = (uint64_t)*i;
-    *d = (double)*i;
-    return true;
-  }
-  *u = strtoull(s, &end, 10);
-  if (!*end && *s != '-') {
-    *i = (int64_t)*u;
-    *d = (double)*u;
-    return true;
-  }
-  *d = strtod(s, &end);
-  if (*end || !npf_fits(*d))
-    return false;
-  *i = (int64_t)*d;
-  *u = (uint64_t)*i;
-  return true;
-}
-
-/* The value of enum e named s (case-insensitive), or -1. */
-static int npf_enum(const ProtobufCEnumDescriptor *e, const char *s) {
-  for (unsigned k = 0; s && k < e->n_values; k++)
-    if (strcasecmp(e->values[k].name, s) == 0)
-      return e->values[k].value;
-  return -1;
-}
-
-/* Sets field f of m from v; false when v does not fit it. */
-static bool npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                    const json_t *v, struct npf_scratch *sc) {
-  char *p = (char *)m + f->offset;
-  int64_t i;
-  uint64_t u;
-  double d;
-  if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-    if (f->type != PROTOBUF_C_TYPE_UINT64 || !json_is_array(v))
-      return false;
-    size_t n = json_array_size(v);
-    uint64_t *a = npf_keep(sc, xcalloc(n ? n : 1, sizeof *a));
-    for (size_t k = 0; k < n; k++)
-      if (!npf_num(json_array_get(v, k), &i, &a[k], &d))
-        return false;
-    *(size_t *)((char *)m + f->quantifier_offset) = n;
-    *(uint64_t **)p = a;
-    return true;
-  }
-  if (f->type == PROTOBUF_C_TYPE_STRING) {
-    if (!json_is_string(v))
-      return false;
-    *(const char **)p = json_string_value(v);
-    return true;
-  }
-  if (f->type == PROTOBUF_C_TYPE_ENUM) {
-    int e = json_is_string(v) ? npf_enum(f->descriptor, json_string_value(v))
-                              : (int)json_integer_value(v);
-    if (e < 0)
-      return false;
-    *(int *)p = e;
-    return true;
-  }
-  if (f->type == PROTOBUF_C_TYPE_BOOL) {
-    *(protobuf_c_boolean *)p = json_is_true(v) || json_integer_value(v) != 0;
-    return true;
-  }
-  if (!npf_num(v, &i, &u, &d))
-    return false;
-  switch (f->type) {
-  case PROTOBUF_C_TYPE_INT32:
-  case PROTOBUF_C_TYPE_SINT32:
-  case PROTOBUF_C_TYPE_SFIXED32:
-    *(int32_t *)p = (int32_t)i;
-    return true;
-  case PROTOBUF_C_TYPE_UINT32:
-  case PROTOBUF_C_TYPE_FIXED32:
-    *(uint32_t *)p = (uint32_t)u;
-    return true;
-  case PROTOBUF_C_TYPE_INT64:
-  case PROTOBUF_C_TYPE_SINT64:
-  case PROTOBUF_C_TYPE_SFIXED64:
-    *(int64_t *)p = i;
-    return true;
-  case PROTOBUF_C_TYPE_UINT64:
-  case PROTOBUF_C_TYPE_FIXED64:
-    *(uint64_t *)p = u;
-    return true;
-  case PROTOBUF_C_TYPE_DOUBLE:
-    *(double *)p = d;
-    return true;
-  case PROTOBUF_C_TYPE_FLOAT:
-    *(float *)p = (float)d;
-    return true;
-  default:
-    return false;
-  }
-}
-
-/* Adds key = v to the attributes of m (strings as such, other values as
- * their JSON text, numbers flagged). */
-static void npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                     const char *key, const json_t *v,
-                     struct npf_scratch *sc) {
-  size_t *n = (size_t *)((char *)m + f->quantifier_offset);
-  Nex__Attribute ***arr = (Nex__Attribute ***)((char *)m + f->offset);
-  Nex__Attribute **grown = xmalloc((*n + 1) * sizeof *grown);
-  if (*n)
-    memcpy(grown, *arr, *n * sizeof *grown);
-  Nex__Attribute *a = npf_keep(sc, xmalloc(sizeof *a));
-  nex__attribute__init(a);
-  a->key = (char *)(uintptr_t)key;
-  if (json_is_string(v)) {
-    a->value = (char *)(uintptr_t)json_string_value(v);
-  } else {
-    a->value = npf_keep(sc, json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT));
-    a->is_number = json_is_number(v);
-  }
-  grown[*n] = a;
-  *arr = npf_keep(sc, grown);
-  (*n)++;
-}
-
-/* Fills m from the debug arguments (a JSON object): each fills the field
- * it names; the others (but the keys of skip) become attributes when m has
- * them.  Returns how many named a field their value does not fit (left
- * out: an attribute of that name would shadow the field). */
-static uint64_t npf_fill(ProtobufCMessage *m, json_t *args,
-                         const char *const *skip, struct npf_scratch *sc) {
-  uint64_t misfits = 0;
-  const ProtobufCMessageDescriptor *d = m->descriptor;
-  const ProtobufCFieldDescriptor *attrs =
-      protobuf_c_message_descriptor_get_field_by_name(d, "attributes");
-  const char *key;
-  json_t *v;
-  json_object_foreach(args, key, v) {
-    size_t k = 0;
-    while (skip && skip[k] && strcmp(skip[k], key) != 0)
-      k++;
-    if (skip && skip[k])
-      continue;
-    const ProtobufCFieldDescriptor *f = fmt_npf_field(d, key);
-    if (f && f != attrs)
-      misfits += !npf_set(m, f, v, sc);
-    else if (attrs)
-      npf_attr(m, attrs, key, v, sc);
-  }
-  return misfits;
-}
-
 /* The debug arguments of a slice (NULL when none); an object that does
  * not parse (an integer beyond int64) is counted. */
-static json_t *npf_args(struct npf *n, const char *json) {
+static json_t *ingest_perfetto_neuron_args(struct ingest_perfetto_neuron *n,
+                                           const char *json) {
   if (!json)
     return NULL;
   json_t *a = json_loads(json, 0, NULL);
@@ -274,7 +84,8 @@ static json_t *npf_args(struct npf *n, const char *json) {
 
 /* Makes (instance, pid) the process being written: its process row and
  * SystemProfileMetadata row the first time. */
-static void npf_context(struct npf *n, const char *instance, int64_t pid) {
+static void ingest_perfetto_neuron_context(struct ingest_perfetto_neuron *n,
+                                           const char *instance, int64_t pid) {
   if (n->instance && strcmp(n->instance, instance) == 0 && n->pid == pid)
     return;
   free(n->instance);
@@ -296,42 +107,48 @@ static void npf_context(struct npf *n, const char *instance, int64_t pid) {
   ingest_system_metadata(n->g, instance, pid, NULL, NULL, n->rel);
 }
 
-static const struct npf_proc *npf_proc_of(const struct npf *n, int64_t ppid) {
+static const struct ingest_perfetto_neuron_proc *
+ingest_perfetto_neuron_proc_of(const struct ingest_perfetto_neuron *n,
+                               int64_t ppid) {
   for (size_t i = 0; i < n->nprocs; i++)
     if (n->procs[i].ppid == ppid)
       return &n->procs[i];
   return NULL;
 }
 
-static int npf_track(void *ud, const struct fmt_perfetto_track *t) {
-  struct npf *n = ud;
+static int ingest_perfetto_neuron_track(void *ud,
+                                        const struct fmt_perfetto_track *t) {
+  struct ingest_perfetto_neuron *n = ud;
   size_t len;
   int64_t pid;
-  if (!t->is_process || !t->process_name || npf_proc_of(n, t->pid) ||
+  if (!t->is_process || !t->process_name ||
+      ingest_perfetto_neuron_proc_of(n, t->pid) ||
       !fmt_npf_process_parse(t->process_name, &len, &pid))
     return 0;
   n->procs = xrealloc(n->procs, (n->nprocs + 1) * sizeof *n->procs);
-  n->procs[n->nprocs++] =
-      (struct npf_proc){t->pid, xstrndup(t->process_name, len), pid};
+  n->procs[n->nprocs++] = (struct ingest_perfetto_neuron_proc){
+      t->pid, xstrndup(t->process_name, len), pid};
   return 0;
 }
 
-static const char *npf_row_name(const struct fmt_perfetto_track *t) {
+static const char *
+ingest_perfetto_neuron_row_name(const struct fmt_perfetto_track *t) {
   return t->thread_name ? t->thread_name : t->name ? t->name : "";
 }
 
 /* -------------------------------------------------------------- system */
 
 /* Remembers the device export an nc_exec_running names. */
-static void npf_dev_add(struct npf *n, const char *file,
-                        const Nex__SystemEvent *e) {
+static void ingest_perfetto_neuron_dev_add(struct ingest_perfetto_neuron *n,
+                                           const char *file,
+                                           const Nex__SystemEvent *e) {
   for (size_t i = 0; i < n->ndevs; i++)
     if (strcmp(n->devs[i].file, file) == 0)
       return;
   char id[24];
   snprintf(id, sizeof id, "%" PRIu64, e->model_id);
   n->devs = xrealloc(n->devs, (n->ndevs + 1) * sizeof *n->devs);
-  n->devs[n->ndevs++] = (struct npf_dev){
+  n->devs[n->ndevs++] = (struct ingest_perfetto_neuron_dev){
       xstrdup(file),
       xstrdup(n->instance),
       e->model_id ? xstrdup(id) : NULL,
@@ -344,8 +161,9 @@ static void npf_dev_add(struct npf *n, const char *file,
 /* Names event e (filled from args) after its slice when args do not: a
  * hardware slice reads "<name> <model>".  Returns the name to free, or
  * NULL. */
-static char *npf_sys_name(const struct fmt_perfetto_slice *s,
-                          Nex__SystemEvent *e, json_t *args) {
+static char *ingest_perfetto_neuron_sys_name(const struct fmt_perfetto_slice *s,
+                                             Nex__SystemEvent *e,
+                                             json_t *args) {
   char *name = NULL;
   if (!json_is_string(json_object_get(args, "name"))) {
     size_t nl = strlen(s->name), ml = strlen(e->model_name);
@@ -360,54 +178,61 @@ static char *npf_sys_name(const struct fmt_perfetto_slice *s,
   return name;
 }
 
-static int npf_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
+static int
+ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   static const char *const skip[] = {"instance_id", "process_id",
                                      "timestamp_unit", "device_profile", NULL};
-  struct npf *n = ud;
+  struct ingest_perfetto_neuron *n = ud;
   n->g->file_pos = s->offset;
-  json_t *args = npf_args(n, s->args_json);
-  struct npf_scratch sc = {NULL, 0};
+  json_t *args = ingest_perfetto_neuron_args(n, s->args_json);
+  struct fmt_npf_scratch sc = {NULL, 0};
   Nex__SystemEvent e = NEX__SYSTEM_EVENT__INIT;
   struct fmt_npf_row r;
   e.nc_idx = e.pcore_idx = e.worker_gid = -1;
   e.thread_id = s->tid >= 0 ? s->tid : 0;
-  if (fmt_npf_row_parse(npf_row_name(s->track), &r)) {
+  if (fmt_npf_row_parse(ingest_perfetto_neuron_row_name(s->track), &r)) {
     e.worker_gid = (int32_t)r.worker;
     e.nc_idx = (int32_t)r.nc;
     e.thread_id = r.tid >= 0 ? r.tid : e.thread_id;
-    int src = npf_enum(&nex__trace_event_source__descriptor, r.source);
+    int src = fmt_npf_enum(&nex__trace_event_source__descriptor, r.source);
     e.source = src > 0 ? (Nex__TraceEventSource)src : e.source;
   }
-  n->misfits += npf_fill(&e.base, args, skip, &sc);
+  n->misfits += fmt_npf_fill(&e.base, args, skip, &sc);
   e.timestamp = s->ts_ns;
   e.duration = s->dur_ns;
-  char *name = npf_sys_name(s, &e, args);
+  char *name = ingest_perfetto_neuron_sys_name(s, &e, args);
   if (!e.n_flow_id && s->n_flow_ids) {
     e.n_flow_id = s->n_flow_ids;
     e.flow_id = (uint64_t *)(uintptr_t)s->flow_ids;
   }
   /* the process: the arguments, else the process name, else the file */
-  const struct npf_proc *p = npf_proc_of(n, s->track->pid);
+  const struct ingest_perfetto_neuron_proc *p =
+      ingest_perfetto_neuron_proc_of(n, s->track->pid);
   const char *inst = json_string_value(json_object_get(args, "instance_id"));
   int64_t pid;
   uint64_t u;
   double d;
-  if (!npf_num(json_object_get(args, "process_id"), &pid, &u, &d))
+  if (!fmt_npf_num(json_object_get(args, "process_id"), &pid, &u, &d))
     pid = p ? p->pid : 0;
-  npf_context(n, inst ? inst : p ? p->instance : n->stem, pid);
+  ingest_perfetto_neuron_context(n,
+                                 inst ? inst
+                                 : p  ? p->instance
+                                      : n->stem,
+                                 pid);
   const char *dp = json_string_value(json_object_get(args, "device_profile"));
   if (dp)
-    npf_dev_add(n, dp, &e);
+    ingest_perfetto_neuron_dev_add(n, dp, &e);
   if (filter_keep_instance(n->g->o->filter, n->instance))
     ingest_system_event(n->g, &e, false);
   free(name);
-  npf_scratch_free(&sc);
+  fmt_npf_scratch_free(&sc);
   json_decref(args);
   return 0;
 }
 
 /* "<instance>/<rest>" of a counter name: the instance, and rest. */
-static char *npf_counter_instance(const char *name, const char **rest) {
+static char *ingest_perfetto_neuron_counter_instance(const char *name,
+                                                     const char **rest) {
   const char *sl = strchr(name, '/');
   if (!sl)
     return NULL;
@@ -415,15 +240,17 @@ static char *npf_counter_instance(const char *name, const char **rest) {
   return xstrndup(name, (size_t)(sl - name));
 }
 
-static int npf_sys_counter(void *ud, const struct fmt_perfetto_counter *c) {
-  struct npf *n = ud;
+static int
+ingest_perfetto_neuron_sys_counter(void *ud,
+                                   const struct fmt_perfetto_counter *c) {
+  struct ingest_perfetto_neuron *n = ud;
   struct ing *g = n->g;
   g->file_pos = c->offset;
   const char *rest = NULL;
-  char *inst = npf_counter_instance(c->name, &rest);
+  char *inst = ingest_perfetto_neuron_counter_instance(c->name, &rest);
   char series[64], cpu[32];
   int dev, hbm;
-  npf_context(n, inst ? inst : n->stem, -1);
+  ingest_perfetto_neuron_context(n, inst ? inst : n->stem, -1);
   const ProtobufCFieldDescriptor *f = NULL;
   if (inst && sscanf(rest, "ND:%d/HBM:%d/neuron_hbm_usage %63s", &dev, &hbm,
                      series) == 3)
@@ -445,8 +272,8 @@ static int npf_sys_counter(void *ud, const struct fmt_perfetto_counter *c) {
   } else if (inst && sscanf(rest, "host_memory_usage %63s", series) == 1) {
     struct store_track t =
         ingest_desc("counter", "system", "host_mem", n->instance);
-    ingest_counter(g, ingest_track(g, &t),
-                   strcmp(series, "used_percent") == 0, c->ts_ns, c->value);
+    ingest_counter(g, ingest_track(g, &t), strcmp(series, "used_percent") == 0,
+                   c->ts_ns, c->value);
   } else if (!inst || !strstr(rest, "transfer_bandwidth")) {
     /* any other counter as in a generic trace; bandwidths are derived */
     struct store_track t =
@@ -464,20 +291,25 @@ static int npf_sys_counter(void *ud, const struct fmt_perfetto_counter *c) {
 
 /* Opens the device profile of the export being read (header: its NTFF
  * header when the export carries one). */
-static void npf_dev_open(struct npf *n, const Nex__NtffHeader *header) {
-  const struct npf_dev *d = n->dev;
-  npf_context(n, d ? d->instance : n->stem, d ? d->pid : 0);
-  struct ingest_device_info info = {
-      .name = n->stem,
-      .ntff_file = n->rel,
-      .model_name = header && *header->model_name ? header->model_name
-                    : d                             ? d->model_name
-                                                    : NULL,
-      .model_id = d ? d->model_id : NULL,
-      .nc = d ? d->nc : header ? header->nc_idx : -1,
-      .pcore = d ? d->pcore : header ? header->pcore_idx : -1,
-      .session = header ? header->session_id : -1,
-      .header = header};
+static void ingest_perfetto_neuron_dev_open(struct ingest_perfetto_neuron *n,
+                                            const Nex__NtffHeader *header) {
+  const struct ingest_perfetto_neuron_dev *d = n->dev;
+  ingest_perfetto_neuron_context(n, d ? d->instance : n->stem, d ? d->pid : 0);
+  struct ingest_device_info info = {.name = n->stem,
+                                    .ntff_file = n->rel,
+                                    .model_name = header && *header->model_name
+                                                      ? header->model_name
+                                                  : d ? d->model_name
+                                                      : NULL,
+                                    .model_id = d ? d->model_id : NULL,
+                                    .nc = d        ? d->nc
+                                          : header ? header->nc_idx
+                                                   : -1,
+                                    .pcore = d        ? d->pcore
+                                             : header ? header->pcore_idx
+                                                      : -1,
+                                    .session = header ? header->session_id : -1,
+                                    .header = header};
   if (!d)
     ingest_warn(n->g, "Missing Data", n->rel, 0,
                 "no nc_exec_running of a system_profile.pftrace beside it "
@@ -491,19 +323,21 @@ static void npf_dev_open(struct npf *n, const Nex__NtffHeader *header) {
   n->dev_open = 1;
 }
 
-static void npf_dev_record(struct npf *n, Nex__NtffRecord *r) {
+static void ingest_perfetto_neuron_dev_record(struct ingest_perfetto_neuron *n,
+                                              Nex__NtffRecord *r) {
   if (!n->dev_open)
-    npf_dev_open(n, NULL);
+    ingest_perfetto_neuron_dev_open(n, NULL);
   ingest_device_record(n->g, r);
 }
 
-static int npf_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
-  struct npf *n = ud;
+static int
+ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
+  struct ingest_perfetto_neuron *n = ud;
   n->g->file_pos = s->offset;
-  json_t *args = npf_args(n, s->args_json);
-  struct npf_scratch sc = {NULL, 0};
+  json_t *args = ingest_perfetto_neuron_args(n, s->args_json);
+  struct fmt_npf_scratch sc = {NULL, 0};
   Nex__NtffRecord r = NEX__NTFF_RECORD__INIT;
-  const char *row = npf_row_name(s->track);
+  const char *row = ingest_perfetto_neuron_row_name(s->track);
   size_t bl, el = strlen(FMT_NPF_ENGINE_SUFFIX);
   char *base = fmt_npf_row_base(row, &bl) ? xstrndup(row, bl) : xstrdup(row);
   bl = strlen(base);
@@ -511,53 +345,56 @@ static int npf_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
     Nex__ExecutionInfo x = NEX__EXECUTION_INFO__INIT;
     x.execution_start_ts = s->ts_ns;
     x.neff_name = (char *)(uintptr_t)s->name;
-    n->misfits += npf_fill(&x.base, args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&x.base, args, NULL, &sc);
     if (!n->dev_open) { /* the header rides on the first execution */
       Nex__NtffHeader h = NEX__NTFF_HEADER__INIT;
-      npf_fill(&h.base, args, NULL, &sc); /* counted with x */
-      npf_dev_open(n, json_object_get(args, "ntff_version") ? &h : NULL);
+      fmt_npf_fill(&h.base, args, NULL, &sc); /* counted with x */
+      ingest_perfetto_neuron_dev_open(
+          n, json_object_get(args, "ntff_version") ? &h : NULL);
     }
     r.record_case = NEX__NTFF_RECORD__RECORD_EXECUTION;
     r.execution = &x;
-    npf_dev_record(n, &r);
+    ingest_perfetto_neuron_dev_record(n, &r);
   } else if (bl > el && strcmp(base + bl - el, FMT_NPF_ENGINE_SUFFIX) == 0) {
     Nex__Instruction in = NEX__INSTRUCTION__INIT;
     base[bl - el] = '\0';
     in.timeline_track = base;
     in.opcode = (char *)(uintptr_t)s->name;
-    n->misfits += npf_fill(&in.base, args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&in.base, args, NULL, &sc);
     in.start_ts = s->ts_ns;
     in.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_INSTRUCTION;
     r.instruction = &in;
-    npf_dev_record(n, &r);
+    ingest_perfetto_neuron_dev_record(n, &r);
   } else if (strcmp(base, FMT_NPF_ROW_CC) == 0) {
     Nex__CcOp c = NEX__CC_OP__INIT;
     c.operation = (char *)(uintptr_t)s->name;
-    n->misfits += npf_fill(&c.base, args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&c.base, args, NULL, &sc);
     c.start_ts = s->ts_ns;
     c.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_CC_OP;
     r.cc_op = &c;
-    npf_dev_record(n, &r);
+    ingest_perfetto_neuron_dev_record(n, &r);
   } else { /* a DMA queue */
     Nex__DmaPacket p = NEX__DMA_PACKET__INIT;
     p.queue_name = base;
-    n->misfits += npf_fill(&p.base, args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&p.base, args, NULL, &sc);
     p.start_ts = s->ts_ns;
     p.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_DMA;
     r.dma = &p;
-    npf_dev_record(n, &r);
+    ingest_perfetto_neuron_dev_record(n, &r);
   }
   free(base);
-  npf_scratch_free(&sc);
+  fmt_npf_scratch_free(&sc);
   json_decref(args);
   return 0;
 }
 
-static int npf_dev_counter(void *ud, const struct fmt_perfetto_counter *c) {
-  struct npf *n = ud;
+static int
+ingest_perfetto_neuron_dev_counter(void *ud,
+                                   const struct fmt_perfetto_counter *c) {
+  struct ingest_perfetto_neuron *n = ud;
   n->g->file_pos = c->offset;
   Nex__NtffRecord r = NEX__NTFF_RECORD__INIT;
   size_t len = strlen(c->name), ul = strlen(FMT_NPF_USAGE);
@@ -570,7 +407,7 @@ static int npf_dev_counter(void *ud, const struct fmt_perfetto_counter *c) {
     u.value = (int32_t)c->value;
     r.record_case = NEX__NTFF_RECORD__RECORD_SEMAPHORE;
     r.semaphore = &u;
-    npf_dev_record(n, &r);
+    ingest_perfetto_neuron_dev_record(n, &r);
   } else {
     Nex__UsageSample u = NEX__USAGE_SAMPLE__INIT;
     bool usage = len > ul && strcmp(c->name + len - ul, FMT_NPF_USAGE) == 0;
@@ -580,7 +417,7 @@ static int npf_dev_counter(void *ud, const struct fmt_perfetto_counter *c) {
     u.util_percent = c->value;
     r.record_case = NEX__NTFF_RECORD__RECORD_USAGE;
     r.usage = &u;
-    npf_dev_record(n, &r);
+    ingest_perfetto_neuron_dev_record(n, &r);
   }
   free(series);
   return 0;
@@ -588,15 +425,16 @@ static int npf_dev_counter(void *ud, const struct fmt_perfetto_counter *c) {
 
 /* ---------------------------------------------------------------- files */
 
-static void npf_warning(void *ud, uint64_t offset, const char *msg) {
-  struct npf *n = ud;
+static void ingest_perfetto_neuron_warning(void *ud, uint64_t offset,
+                                           const char *msg) {
+  struct ingest_perfetto_neuron *n = ud;
   n->g->st->skipped++;
   ingest_warn(n->g, "Corrupt Data", n->rel, offset, "%s", msg);
 }
 
 /* Whether a row name is a device export's: "<Engine> Engine - Row <k>" or
  * the Executions row. */
-static bool npf_device_row(const char *name) {
+static bool ingest_perfetto_neuron_device_row(const char *name) {
   size_t bl, el = strlen(FMT_NPF_ENGINE_SUFFIX);
   if (strcmp(name, FMT_NPF_ROW_EXECUTIONS) == 0)
     return true;
@@ -608,25 +446,31 @@ static bool npf_device_row(const char *name) {
  * Neuron tools' says so in its first tracks and slices. */
 #define NPF_PROBE_RECORDS 4096
 
-static int npf_probe_track(void *ud, const struct fmt_perfetto_track *t) {
+static int
+ingest_perfetto_neuron_probe_track(void *ud,
+                                   const struct fmt_perfetto_track *t) {
   uint64_t *seen = ud;
   struct fmt_npf_row r;
-  const char *name = npf_row_name(t);
+  const char *name = ingest_perfetto_neuron_row_name(t);
   if (fmt_npf_row_parse(name, &r) && strncmp(r.source, "neuron_", 7) == 0)
     return NPF_SYSTEM;
-  if (npf_device_row(name))
+  if (ingest_perfetto_neuron_device_row(name))
     return NPF_DEVICE;
   return ++*seen > NPF_PROBE_RECORDS ? NPF_OTHER : 0;
 }
 
-static int npf_probe_slice(void *ud, const struct fmt_perfetto_slice *s) {
+static int
+ingest_perfetto_neuron_probe_slice(void *ud,
+                                   const struct fmt_perfetto_slice *s) {
   (void)ud;
   if (s->args_json && strstr(s->args_json, "\"trace_event_source\""))
     return NPF_SYSTEM;
   return NPF_OTHER;
 }
 
-static int npf_probe_counter(void *ud, const struct fmt_perfetto_counter *c) {
+static int
+ingest_perfetto_neuron_probe_counter(void *ud,
+                                     const struct fmt_perfetto_counter *c) {
   uint64_t *seen = ud;
   (void)c;
   return ++*seen > NPF_PROBE_RECORDS ? NPF_OTHER : 0;
@@ -634,10 +478,11 @@ static int npf_probe_counter(void *ud, const struct fmt_perfetto_counter *c) {
 
 /* What the trace at path is: NPF_SYSTEM, NPF_DEVICE or NPF_OTHER, from its
  * first tracks and slice. */
-static int npf_probe(const char *path) {
+static int ingest_perfetto_neuron_probe(const char *path) {
   uint64_t seen = 0;
-  struct fmt_perfetto_cb cb = {&seen, npf_probe_track, npf_probe_slice,
-                               npf_probe_counter, NULL};
+  struct fmt_perfetto_cb cb = {&seen, ingest_perfetto_neuron_probe_track,
+                               ingest_perfetto_neuron_probe_slice,
+                               ingest_perfetto_neuron_probe_counter, NULL};
   char *cause = NULL;
   int rc = fmt_perfetto_read(path, &cb, NULL, &cause);
   free(cause);
@@ -645,7 +490,7 @@ static int npf_probe(const char *path) {
 }
 
 /* The file name of rel without its extension (malloc'd). */
-static char *npf_stem(const char *rel) {
+static char *ingest_perfetto_neuron_stem(const char *rel) {
   const char *b = strrchr(rel, '/');
   b = b ? b + 1 : rel;
   const char *dot = strstr(b, ".pftrace");
@@ -655,18 +500,20 @@ static char *npf_stem(const char *rel) {
 }
 
 /* Reads rel (of --dir) with the system or the device callbacks. */
-static void npf_read(struct npf *n, const char *rel, int kind) {
+static void ingest_perfetto_neuron_file(struct ingest_perfetto_neuron *n,
+                                        const char *rel, int kind) {
   struct ing *g = n->g;
   char *path = xasprintf("%s/%s", g->o->dir, rel);
   n->rel = rel;
-  n->stem = npf_stem(rel);
+  n->stem = ingest_perfetto_neuron_stem(rel);
   n->bad_args = n->misfits = 0;
   n->dev_open = 0;
-  struct fmt_perfetto_cb cb = {n, npf_track, npf_sys_slice, npf_sys_counter,
-                               npf_warning};
+  struct fmt_perfetto_cb cb = {
+      n, ingest_perfetto_neuron_track, ingest_perfetto_neuron_sys_slice,
+      ingest_perfetto_neuron_sys_counter, ingest_perfetto_neuron_warning};
   if (kind == NPF_DEVICE) {
-    cb.slice = npf_dev_slice;
-    cb.counter = npf_dev_counter;
+    cb.slice = ingest_perfetto_neuron_dev_slice;
+    cb.counter = ingest_perfetto_neuron_dev_counter;
   }
   struct fmt_perfetto_stats st = {0};
   char *cause = NULL;
@@ -702,7 +549,8 @@ static void npf_read(struct npf *n, const char *rel, int kind) {
 
 /* Whether the folder of rel holds a system export (then rel, a device
  * export, is read with it). */
-static bool npf_has_system(const struct ing *g, const char *rel) {
+static bool ingest_perfetto_neuron_has_system(const struct ing *g,
+                                              const char *rel) {
   const char *b = strrchr(rel, '/');
   int dl = b ? (int)(b - rel) : 0;
   struct stat sb;
@@ -716,13 +564,15 @@ static bool npf_has_system(const struct ing *g, const char *rel) {
   return found;
 }
 
-static int npf_cmp_str(const void *a, const void *b) {
+static int ingest_perfetto_neuron_cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* After a system export: every device export of its folder, each as the
  * device profile its nc_exec_running named. */
-static void npf_read_devices(struct npf *n, const char *sys_rel) {
+static void
+ingest_perfetto_neuron_read_devices(struct ingest_perfetto_neuron *n,
+                                    const char *sys_rel) {
   const char *b = strrchr(sys_rel, '/');
   int dl = b ? (int)(b - sys_rel) : 0;
   char *dir = xasprintf("%s/%.*s", n->g->o->dir, dl, sys_rel);
@@ -740,14 +590,14 @@ static void npf_read_devices(struct npf *n, const char *sys_rel) {
   if (d)
     closedir(d);
   if (nn > 1)
-    qsort(names, nn, sizeof *names, npf_cmp_str);
+    qsort(names, nn, sizeof *names, ingest_perfetto_neuron_cmp_str);
   for (size_t i = 0; i < nn; i++) {
     char *rel = xasprintf("%.*s%s%s", dl, sys_rel, dl ? "/" : "", names[i]);
     n->dev = NULL;
     for (size_t k = 0; k < n->ndevs; k++)
       if (strcmp(n->devs[k].file, names[i]) == 0)
         n->dev = &n->devs[k];
-    npf_read(n, rel, NPF_DEVICE);
+    ingest_perfetto_neuron_file(n, rel, NPF_DEVICE);
     free(rel);
     free(names[i]);
   }
@@ -755,7 +605,7 @@ static void npf_read_devices(struct npf *n, const char *sys_rel) {
   free(dir);
 }
 
-static void npf_free(struct npf *n) {
+static void ingest_perfetto_neuron_free(struct ingest_perfetto_neuron *n) {
   for (size_t i = 0; i < n->nprocs; i++)
     free(n->procs[i].instance);
   for (size_t i = 0; i < n->nseen; i++)
@@ -774,18 +624,18 @@ static void npf_free(struct npf *n) {
 
 bool ingest_perfetto_neuron_read(struct ing *g, const char *rel) {
   char *path = xasprintf("%s/%s", g->o->dir, rel);
-  int kind = npf_probe(path);
+  int kind = ingest_perfetto_neuron_probe(path);
   free(path);
   if (kind == NPF_OTHER)
     return false;
-  if (kind == NPF_DEVICE && npf_has_system(g, rel))
+  if (kind == NPF_DEVICE && ingest_perfetto_neuron_has_system(g, rel))
     return true; /* read after its system export */
-  struct npf n = {.g = g};
-  npf_read(&n, rel, kind);
+  struct ingest_perfetto_neuron n = {.g = g};
+  ingest_perfetto_neuron_file(&n, rel, kind);
   if (kind == NPF_SYSTEM)
-    npf_read_devices(&n, rel);
+    ingest_perfetto_neuron_read_devices(&n, rel);
   g->instance = NULL;
   g->pid = -1;
-  npf_free(&n);
+  ingest_perfetto_neuron_free(&n);
   return true;
 }

@@ -9,7 +9,7 @@
  * lnc_idx).
  *
  * Ownership: returned strings are static; parsed names point into the
- * caller's string.
+ * caller's string; see fmt_npf_fill for filled messages.
  */
 #ifndef NEX_FMT_NPF_H
 #define NEX_FMT_NPF_H
@@ -54,5 +54,29 @@ bool fmt_npf_process_parse(const char *name, size_t *inst_len, int64_t *pid);
  * <k>"): *base_len is the length of <base>.  Returns false when it is not
  * one. */
 bool fmt_npf_row_base(const char *name, size_t *base_len);
+
+/* Filling our messages from debug arguments (a JSON object, jansson). */
+struct json_t;
+/* What a filled message holds besides pointers into the arguments:
+ * arrays and texts, freed with fmt_npf_scratch_free (start from {0}). */
+struct fmt_npf_scratch {
+  void **owned;
+  size_t n;
+};
+void fmt_npf_scratch_free(struct fmt_npf_scratch *sc);
+/* Fills message m (initialised by the caller) from args: each argument
+ * fills the field fmt_npf_field names (numbers may be text, enums their
+ * lower-case names, repeated integers a JSON array); the others, but the
+ * keys of the NULL-terminated list skip (may be NULL), become attributes
+ * when m has an `attributes` field.  Returns how many arguments named a
+ * field their value does not fit (left out).  m points into args and sc
+ * until both are freed. */
+uint64_t fmt_npf_fill(ProtobufCMessage *m, struct json_t *args,
+                      const char *const *skip, struct fmt_npf_scratch *sc);
+/* A JSON number, or text holding one, as int64, uint64 and double; false
+ * when it is none or a real beyond int64. */
+bool fmt_npf_num(const struct json_t *v, int64_t *i, uint64_t *u, double *d);
+/* The value of enum e named s (case-insensitive), or -1. */
+int fmt_npf_enum(const ProtobufCEnumDescriptor *e, const char *s);
 
 #endif

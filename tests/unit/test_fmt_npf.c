@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include <cmocka.h>
 
 #include "fmt_npf.h"
@@ -31,9 +32,14 @@ static void test_rows(void **state) {
   assert_true(fmt_npf_row_parse("Thread 4711", &r));
   assert_int_equal(r.tid, 4711);
   assert_string_equal(r.source, "framework");
-  const char *bad[] = {"", "neuron_rt", "gid-nc1-tid2-neuron_rt",
-                       "gid1-nc1-tid2-framework", "Thread", "Thread 1x",
-                       "gid-1-neuron_rt", "TensorMatrix Engine - Row 3"};
+  const char *bad[] = {"",
+                       "neuron_rt",
+                       "gid-nc1-tid2-neuron_rt",
+                       "gid1-nc1-tid2-framework",
+                       "Thread",
+                       "Thread 1x",
+                       "gid-1-neuron_rt",
+                       "TensorMatrix Engine - Row 3"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     assert_false(fmt_npf_row_parse(bad[i], &r));
 }
@@ -42,15 +48,16 @@ static void test_processes(void **state) {
   (void)state;
   size_t n;
   int64_t pid;
-  assert_true(fmt_npf_process_parse("i-0f207fb2a99bd2d08-pid1113579", &n, &pid));
+  assert_true(
+      fmt_npf_process_parse("i-0f207fb2a99bd2d08-pid1113579", &n, &pid));
   assert_int_equal(n, strlen("i-0f207fb2a99bd2d08"));
   assert_int_equal(pid, 1113579);
   /* the last "-pid" wins: an instance may hold one */
   assert_true(fmt_npf_process_parse("host-pid-pid12", &n, &pid));
   assert_int_equal(n, strlen("host-pid"));
   assert_int_equal(pid, 12);
-  const char *bad[] = {"", "-pid3", "i-1-pid", "i-1-pidx", "i-1-pid-3",
-                       "Instructions 1", "i-1-pid3 "};
+  const char *bad[] = {"",          "-pid3",          "i-1-pid",  "i-1-pidx",
+                       "i-1-pid-3", "Instructions 1", "i-1-pid3 "};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     assert_false(fmt_npf_process_parse(bad[i], &n, &pid));
 }
@@ -62,8 +69,8 @@ static void test_device_rows(void **state) {
   assert_int_equal(n, strlen("TensorMatrix Engine"));
   assert_true(fmt_npf_row_base("qSyncIO0 - Row 0", &n));
   assert_int_equal(n, strlen("qSyncIO0"));
-  const char *bad[] = {"", " - Row 1", "Vector Engine - Row", "x - Row -1",
-                       "x - Row 1a", "Executions"};
+  const char *bad[] = {"",           " - Row 1",   "Vector Engine - Row",
+                       "x - Row -1", "x - Row 1a", "Executions"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     assert_false(fmt_npf_row_base(bad[i], &n));
 }
