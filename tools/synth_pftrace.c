@@ -24,7 +24,7 @@
  * Every record is written as it is read; the memory held is the tracks,
  * the sync points of one process and the executions of each device trace.
  */
-#include "synth.h"
+#include "synth_pftrace.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -37,30 +37,10 @@
 #include "fmt_npf.h"
 #include "fmt_pb.h"
 #include "host_mem.pb-c.h"
-#include "log.h"
 #include "ntff.pb-c.h"
 #include "ntrace.pb-c.h"
 #include "perfetto_trace.pb-c.h"
 #include "trace_info.pb-c.h"
-
-#define SYNTH_PFTRACE_MAX_ARGS 64
-
-/* A track of an output file: a row (thread) or a counter. */
-struct synth_pftrace_track {
-  char *name;
-  uint64_t uuid, parent;
-  int64_t end; /* rows: the end of the last slice placed on it */
-};
-
-struct synth_pftrace_file {
-  FILE *f;
-  struct synth_pftrace_track *t;
-  size_t n;
-  uint64_t next_uuid;
-  int started;
-  unsigned char *buf;
-  size_t cap;
-};
 
 /* The device export of one NeuronCore of the process being converted. */
 struct synth_pftrace_dev {
@@ -70,7 +50,7 @@ struct synth_pftrace_dev {
 };
 
 struct synth_pftrace {
-  struct synth_pftrace_file sys;
+  struct synth_pftrace_out sys;
   char *path;
 };
 
@@ -79,322 +59,6 @@ struct synth_pftrace_sync {
   int nc;
   int64_t exec_id, cpu, dev;
 };
-
-/* Debug annotations being built for one event. */
-struct synth_pftrace_args {
-  Perfetto__Protos__DebugAnnotation a[SYNTH_PFTRACE_MAX_ARGS];
-  Perfetto__Protos__DebugAnnotation *p[SYNTH_PFTRACE_MAX_ARGS];
-  char *owned[SYNTH_PFTRACE_MAX_ARGS]; /* texts to free */
-  size_t n;
-};
-
-/* ------------------------------------------------------------- packets */
-
-/* Appends packet pk to the file: field 1 of Trace, one sequence. */
-static void synth_pftrace_put(struct synth_pftrace_file *o,
-                              Perfetto__Protos__TracePacket *pk) {
-  pk->optional_trusted_packet_sequence_id_case =
-      PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
-  pk->trusted_packet_sequence_id = 1;
-  pk->has_sequence_flags = 1;
-  pk->sequence_flags =
-      o->started
-          ? PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE
-          : PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
-  o->started = 1;
-  size_t len = protobuf_c_message_get_packed_size(&pk->base);
-  if (len + 11 > o->cap) {
-    o->cap = 2 * (len + 11);
-    o->buf = xrealloc(o->buf, o->cap);
-  }
-  unsigned char *q = o->buf;
-  *q++ = 0x0a;
-  for (size_t v = len;; v >>= 7) {
-    *q++ = (unsigned char)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
-    if (v < 0x80)
-      break;
-  }
-  q += protobuf_c_message_pack(&pk->base, q);
-  fwrite(o->buf, 1, (size_t)(q - o->buf), o->f);
-}
-
-static void synth_pftrace_descriptor(struct synth_pftrace_file *o,
-                                     Perfetto__Protos__TrackDescriptor *d) {
-  Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-  pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
-  pk.track_descriptor = d;
-  synth_pftrace_put(o, &pk);
-}
-
-/* A new process track named `name` (pid: the Perfetto pid); returns its
- * uuid. */
-static uint64_t synth_pftrace_proc_track(struct synth_pftrace_file *o,
-                                         int32_t pid, const char *name) {
-  Perfetto__Protos__ProcessDescriptor pd =
-      PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
-  Perfetto__Protos__TrackDescriptor d =
-      PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-  pd.has_pid = 1;
-  pd.pid = pid;
-  pd.process_name = synth_pbstr(name);
-  d.has_uuid = 1;
-  d.uuid = ++o->next_uuid;
-  d.process = &pd;
-  synth_pftrace_descriptor(o, &d);
-  return d.uuid;
-}
-
-/* The track named `name` under `parent` (a thread of Perfetto pid `pid`),
- * or with parent 0 a counter track; written on first use. */
-static struct synth_pftrace_track *
-synth_pftrace_track(struct synth_pftrace_file *o, const char *name,
-                    uint64_t parent, int32_t pid) {
-  for (size_t i = o->n; i-- > 0;)
-    if (o->t[i].parent == parent && strcmp(o->t[i].name, name) == 0)
-      return &o->t[i];
-  o->t = xrealloc(o->t, (o->n + 1) * sizeof *o->t);
-  struct synth_pftrace_track *t = &o->t[o->n++];
-  *t = (struct synth_pftrace_track){xstrdup(name), ++o->next_uuid, parent,
-                                    INT64_MIN};
-  Perfetto__Protos__TrackDescriptor d =
-      PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-  Perfetto__Protos__ThreadDescriptor td =
-      PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
-  Perfetto__Protos__CounterDescriptor cd =
-      PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
-  d.has_uuid = 1;
-  d.uuid = t->uuid;
-  if (parent) {
-    d.has_parent_uuid = 1;
-    d.parent_uuid = parent;
-    td.has_pid = td.has_tid = 1;
-    td.pid = pid;
-    td.tid = (int32_t)t->uuid;
-    td.thread_name = t->name;
-    d.thread = &td;
-  } else {
-    d.static_or_dynamic_name_case =
-        PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
-    d.name = t->name;
-    d.counter = &cd;
-  }
-  synth_pftrace_descriptor(o, &d);
-  return t;
-}
-
-/* The first row "<base> - Row <k>" under parent free at ts (stacked rows
- * for overlapping slices); it is taken until end. */
-static struct synth_pftrace_track *
-synth_pftrace_row(struct synth_pftrace_file *o, const char *base,
-                  uint64_t parent, int32_t pid, int64_t ts, int64_t end) {
-  for (int k = 0;; k++) {
-    char *name = xasprintf("%s" FMT_NPF_ROW_SUFFIX "%d", base, k);
-    struct synth_pftrace_track *t = synth_pftrace_track(o, name, parent, pid);
-    free(name);
-    if (t->end <= ts) {
-      t->end = end;
-      return t;
-    }
-  }
-}
-
-static void synth_pftrace_counter(struct synth_pftrace_file *o,
-                                  const char *name, int64_t ts, double v) {
-  struct synth_pftrace_track *t = synth_pftrace_track(o, name, 0, 0);
-  Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-  te.has_type = te.has_track_uuid = 1;
-  te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
-  te.track_uuid = t->uuid;
-  te.counter_value_field_case =
-      PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE;
-  te.double_counter_value = v;
-  Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-  pk.has_timestamp = 1;
-  pk.timestamp = (uint64_t)ts;
-  pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
-  pk.track_event = &te;
-  synth_pftrace_put(o, &pk);
-}
-
-/* A slice (begin and end) or, with instant, an instant on track uuid. */
-static void synth_pftrace_slice(struct synth_pftrace_file *o, uint64_t uuid,
-                                const char *name, int64_t ts, int64_t dur,
-                                int instant, struct synth_pftrace_args *a,
-                                const uint64_t *flows, size_t nflows) {
-  Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-  te.has_type = te.has_track_uuid = 1;
-  te.type = instant ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT
-                    : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
-  te.track_uuid = uuid;
-  te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
-  te.name = synth_pbstr(name);
-  te.n_debug_annotations = a->n;
-  te.debug_annotations = a->p;
-  te.n_flow_ids = nflows;
-  te.flow_ids = (uint64_t *)(uintptr_t)flows;
-  Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-  pk.has_timestamp = 1;
-  pk.timestamp = (uint64_t)ts;
-  pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
-  pk.track_event = &te;
-  synth_pftrace_put(o, &pk);
-  if (instant)
-    return;
-  Perfetto__Protos__TrackEvent end = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-  end.has_type = end.has_track_uuid = 1;
-  end.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
-  end.track_uuid = uuid;
-  pk.timestamp = (uint64_t)(ts + dur);
-  pk.track_event = &end;
-  synth_pftrace_put(o, &pk);
-}
-
-/* ---------------------------------------------------------------- args */
-
-static Perfetto__Protos__DebugAnnotation *
-synth_pftrace_arg(struct synth_pftrace_args *a, const char *name) {
-  if (a->n == SYNTH_PFTRACE_MAX_ARGS)
-    fatal("synth: more than %d debug annotations", SYNTH_PFTRACE_MAX_ARGS);
-  Perfetto__Protos__DebugAnnotation *d = &a->a[a->n];
-  perfetto__protos__debug_annotation__init(d);
-  d->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
-  d->name = synth_pbstr(name);
-  a->p[a->n] = d;
-  a->owned[a->n++] = NULL;
-  return d;
-}
-
-static void synth_pftrace_arg_i64(struct synth_pftrace_args *a,
-                                  const char *name, int64_t v) {
-  Perfetto__Protos__DebugAnnotation *d = synth_pftrace_arg(a, name);
-  d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE;
-  d->int_value = v;
-}
-
-/* A string argument; own: s is malloc'd and freed with the args. */
-static void synth_pftrace_arg_str(struct synth_pftrace_args *a,
-                                  const char *name, const char *s, int own) {
-  Perfetto__Protos__DebugAnnotation *d = synth_pftrace_arg(a, name);
-  d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
-  d->string_value = synth_pbstr(s);
-  if (own)
-    a->owned[a->n - 1] = (char *)(uintptr_t)s;
-}
-
-static void synth_pftrace_args_free(struct synth_pftrace_args *a) {
-  for (size_t i = 0; i < a->n; i++)
-    free(a->owned[i]);
-  a->n = 0;
-}
-
-/* An attribute: a number when it says so (an integer, else a double). */
-static void synth_pftrace_attr(struct synth_pftrace_args *a,
-                               const Nex__Attribute *at) {
-  int64_t v;
-  if (!at->is_number) {
-    synth_pftrace_arg_str(a, at->key, at->value, 0);
-  } else if (util_parse_i64(at->value, &v) == 0) {
-    synth_pftrace_arg_i64(a, at->key, v);
-  } else {
-    Perfetto__Protos__DebugAnnotation *d = synth_pftrace_arg(a, at->key);
-    d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE;
-    d->double_value = strtod(at->value, NULL);
-  }
-}
-
-/* One scalar field value at p as a debug argument, unless it is the
- * proto3 default. */
-static void synth_pftrace_scalar(struct synth_pftrace_args *a, const char *name,
-                                 const ProtobufCFieldDescriptor *f,
-                                 const void *p) {
-  int64_t i = 0;
-  switch (f->type) {
-  case PROTOBUF_C_TYPE_INT32:
-  case PROTOBUF_C_TYPE_SINT32:
-  case PROTOBUF_C_TYPE_SFIXED32:
-    i = *(const int32_t *)p;
-    break;
-  case PROTOBUF_C_TYPE_UINT32:
-  case PROTOBUF_C_TYPE_FIXED32:
-    i = *(const uint32_t *)p;
-    break;
-  case PROTOBUF_C_TYPE_INT64:
-  case PROTOBUF_C_TYPE_SINT64:
-  case PROTOBUF_C_TYPE_SFIXED64:
-    i = *(const int64_t *)p;
-    break;
-  case PROTOBUF_C_TYPE_UINT64:
-  case PROTOBUF_C_TYPE_FIXED64: {
-    uint64_t u = *(const uint64_t *)p;
-    if (u > INT64_MAX) /* beyond a JSON reader's int64: as text */
-      synth_pftrace_arg_str(a, name, xasprintf("%" PRIu64, u), 1);
-    i = u > INT64_MAX ? 0 : (int64_t)u;
-    break;
-  }
-  case PROTOBUF_C_TYPE_DOUBLE:
-    if (*(const double *)p != 0) {
-      Perfetto__Protos__DebugAnnotation *d = synth_pftrace_arg(a, name);
-      d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE;
-      d->double_value = *(const double *)p;
-    }
-    return;
-  case PROTOBUF_C_TYPE_STRING: {
-    const char *s = *(char *const *)p;
-    if (s && *s)
-      synth_pftrace_arg_str(a, name, s, 0);
-    return;
-  }
-  case PROTOBUF_C_TYPE_ENUM: {
-    const ProtobufCEnumValue *v =
-        protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
-    if (v && *(const int *)p) {
-      char *s = xstrdup(v->name);
-      for (char *c = s; *c; c++)
-        *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-      synth_pftrace_arg_str(a, name, s, 1);
-    }
-    return;
-  }
-  default:
-    return;
-  }
-  if (i)
-    synth_pftrace_arg_i64(a, name, i);
-}
-
-/* The fields of m as debug arguments (fmt_npf_arg_name names them): the
- * scalars that are not proto3 defaults, repeated integers as a JSON array
- * of int64, attributes under their own keys. */
-static void synth_pftrace_fields(struct synth_pftrace_args *a,
-                                 const ProtobufCMessage *m) {
-  const ProtobufCMessageDescriptor *d = m->descriptor;
-  for (unsigned k = 0; k < d->n_fields; k++) {
-    const ProtobufCFieldDescriptor *f = &d->fields[k];
-    const char *name = fmt_npf_arg_name(d, f);
-    const char *p = (const char *)m + f->offset;
-    if (f->label != PROTOBUF_C_LABEL_REPEATED) {
-      synth_pftrace_scalar(a, name, f, p);
-      continue;
-    }
-    size_t n = *(const size_t *)((const char *)m + f->quantifier_offset);
-    if (f->type == PROTOBUF_C_TYPE_MESSAGE) { /* attributes */
-      Nex__Attribute *const *at = *(Nex__Attribute *const *const *)p;
-      for (size_t i = 0; i < n; i++)
-        synth_pftrace_attr(a, at[i]);
-    } else if (f->type == PROTOBUF_C_TYPE_UINT64 && n) {
-      const uint64_t *v = *(const uint64_t *const *)p;
-      struct sbuf b = {0};
-      for (size_t i = 0; i < n; i++)
-        sbuf_printf(&b, "%c%" PRId64, i ? ',' : '[', (int64_t)v[i]);
-      sbuf_addc(&b, ']');
-      Perfetto__Protos__DebugAnnotation *ad = synth_pftrace_arg(a, name);
-      ad->value_case =
-          PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE;
-      ad->legacy_json_value = b.s;
-      a->owned[a->n - 1] = b.s;
-    }
-  }
-}
 
 /* ------------------------------------------------------------- devices */
 
@@ -411,11 +75,11 @@ synth_pftrace_dev_of(const struct synth_pftrace_dev *devs, int cores, int nc,
 }
 
 /* One NTFF record into the device export o (process track proc). */
-static void synth_pftrace_ntff(struct synth_pftrace_file *o, uint64_t proc,
+static void synth_pftrace_ntff(struct synth_pftrace_out *o, uint64_t proc,
                                int32_t pid, const Nex__NtffRecord *r,
                                ProtobufCBinaryData *header,
                                struct synth_pftrace_dev *dev) {
-  struct synth_pftrace_args a = {.n = 0};
+  struct synth_pftrace_out_args a = {.n = 0};
   char *base = NULL;
   switch (r->record_case) {
   case NEX__NTFF_RECORD__RECORD_HEADER: {
@@ -427,30 +91,31 @@ static void synth_pftrace_ntff(struct synth_pftrace_file *o, uint64_t proc,
   case NEX__NTFF_RECORD__RECORD_INSTRUCTION: {
     const Nex__Instruction *in = r->instruction;
     base = xasprintf("%s" FMT_NPF_ENGINE_SUFFIX, in->timeline_track);
-    synth_pftrace_fields(&a, &in->base);
-    struct synth_pftrace_track *t = synth_pftrace_row(
+    synth_pftrace_out_fields(&a, &in->base);
+    struct synth_pftrace_out_track *t = synth_pftrace_out_row(
         o, base, proc, pid, in->start_ts, in->start_ts + in->duration_ns);
-    synth_pftrace_slice(o, t->uuid, in->opcode, in->start_ts, in->duration_ns,
-                        0, &a, NULL, 0);
+    synth_pftrace_out_slice(o, t->uuid, in->opcode, in->start_ts,
+                            in->duration_ns, 0, &a, NULL, 0);
     break;
   }
   case NEX__NTFF_RECORD__RECORD_DMA: {
     const Nex__DmaPacket *d = r->dma;
-    synth_pftrace_fields(&a, &d->base);
-    struct synth_pftrace_track *t = synth_pftrace_row(
+    synth_pftrace_out_fields(&a, &d->base);
+    struct synth_pftrace_out_track *t = synth_pftrace_out_row(
         o, d->queue_name, proc, pid, d->start_ts, d->start_ts + d->duration_ns);
-    synth_pftrace_slice(o, t->uuid, *d->variable ? d->variable : d->queue_name,
-                        d->start_ts, d->duration_ns, 0, &a, NULL, 0);
+    synth_pftrace_out_slice(o, t->uuid,
+                            *d->variable ? d->variable : d->queue_name,
+                            d->start_ts, d->duration_ns, 0, &a, NULL, 0);
     break;
   }
   case NEX__NTFF_RECORD__RECORD_CC_OP: {
     const Nex__CcOp *c = r->cc_op;
-    synth_pftrace_fields(&a, &c->base);
-    struct synth_pftrace_track *t =
-        synth_pftrace_row(o, FMT_NPF_ROW_CC, proc, pid, c->start_ts,
-                          c->start_ts + c->duration_ns);
-    synth_pftrace_slice(o, t->uuid, c->operation, c->start_ts, c->duration_ns,
-                        0, &a, NULL, 0);
+    synth_pftrace_out_fields(&a, &c->base);
+    struct synth_pftrace_out_track *t =
+        synth_pftrace_out_row(o, FMT_NPF_ROW_CC, proc, pid, c->start_ts,
+                              c->start_ts + c->duration_ns);
+    synth_pftrace_out_slice(o, t->uuid, c->operation, c->start_ts,
+                            c->duration_ns, 0, &a, NULL, 0);
     break;
   }
   case NEX__NTFF_RECORD__RECORD_EXECUTION: {
@@ -461,13 +126,13 @@ static void synth_pftrace_ntff(struct synth_pftrace_file *o, uint64_t proc,
       free(header->data);
       header->data = NULL;
       if (h)
-        synth_pftrace_fields(&a, &h->base);
+        synth_pftrace_out_fields(&a, &h->base);
     }
-    synth_pftrace_fields(&a, &e->base);
-    struct synth_pftrace_track *t =
-        synth_pftrace_track(o, FMT_NPF_ROW_EXECUTIONS, proc, pid);
-    synth_pftrace_slice(o, t->uuid, e->neff_name, e->execution_start_ts, 0, 1,
-                        &a, NULL, 0);
+    synth_pftrace_out_fields(&a, &e->base);
+    struct synth_pftrace_out_track *t =
+        synth_pftrace_out_track(o, FMT_NPF_ROW_EXECUTIONS, proc, pid);
+    synth_pftrace_out_slice(o, t->uuid, e->neff_name, e->execution_start_ts, 0,
+                            1, &a, NULL, 0);
     if (h)
       nex__ntff_header__free_unpacked(h, NULL);
     dev->execs = xrealloc(dev->execs, (dev->nexecs + 1) * sizeof *dev->execs);
@@ -476,25 +141,19 @@ static void synth_pftrace_ntff(struct synth_pftrace_file *o, uint64_t proc,
   }
   case NEX__NTFF_RECORD__RECORD_SEMAPHORE:
     base = xasprintf(FMT_NPF_SEMAPHORE "%s", r->semaphore->id);
-    synth_pftrace_counter(o, base, r->semaphore->timestamp,
-                          r->semaphore->value);
+    synth_pftrace_out_counter(o, base, r->semaphore->timestamp,
+                              r->semaphore->value);
     break;
   case NEX__NTFF_RECORD__RECORD_USAGE:
     base = xasprintf("%s" FMT_NPF_USAGE, r->usage->series);
-    synth_pftrace_counter(o, base, r->usage->timestamp, r->usage->util_percent);
+    synth_pftrace_out_counter(o, base, r->usage->timestamp,
+                              r->usage->util_percent);
     break;
   default:
     break;
   }
   free(base);
-  synth_pftrace_args_free(&a);
-}
-
-static void synth_pftrace_file_free(struct synth_pftrace_file *o) {
-  for (size_t i = 0; i < o->n; i++)
-    free(o->t[i].name);
-  free(o->t);
-  free(o->buf);
+  synth_pftrace_out_args_free(&a);
 }
 
 /* Converts the NTFF `ntff` of process p into a device export beside the
@@ -509,7 +168,7 @@ static int synth_pftrace_device(struct synth *s, const struct synth_proc *p,
     free(path);
     return rc;
   }
-  struct synth_pftrace_file o = {.n = 0};
+  struct synth_pftrace_out o = {.n = 0};
   struct synth_pftrace_dev *dev = NULL;
   ProtobufCBinaryData header = {0, NULL};
   uint64_t proc = 0;
@@ -539,7 +198,7 @@ static int synth_pftrace_device(struct synth *s, const struct synth_proc *p,
       }
       pid = h->pcore_idx + 1;
       char *pname = xasprintf("Instructions %d", h->pcore_idx);
-      proc = synth_pftrace_proc_track(&o, pid, pname);
+      proc = synth_pftrace_out_process(&o, pid, pname);
       free(pname);
     }
     synth_pftrace_ntff(&o, proc, pid, rec, &header, dev);
@@ -556,7 +215,7 @@ static int synth_pftrace_device(struct synth *s, const struct synth_proc *p,
     rc = -errno;
     *cause = xasprintf("%s: %s", path, strerror(-rc));
   }
-  synth_pftrace_file_free(&o);
+  synth_pftrace_out_free(&o);
   free(path);
   return rc;
 }
@@ -603,37 +262,37 @@ synth_pftrace_event(struct synth_pftrace *w, const struct synth_proc *p,
     attrs[c.n_attributes++] = &at[0];
     attrs[c.n_attributes++] = &at[1];
   }
-  struct synth_pftrace_args a = {.n = 0};
-  synth_pftrace_arg_str(&a, "instance_id", p->instance_id, 0);
-  synth_pftrace_arg_str(&a, "process_id", xasprintf("%" PRId64, p->pid), 1);
-  synth_pftrace_fields(&a, &c.base);
+  struct synth_pftrace_out_args a = {.n = 0};
+  synth_pftrace_out_str(&a, "instance_id", p->instance_id, 0);
+  synth_pftrace_out_str(&a, "process_id", xasprintf("%" PRId64, p->pid), 1);
+  synth_pftrace_out_fields(&a, &c.base);
   if (c.nc_idx == 0) /* a default the fields left out */
-    synth_pftrace_arg_i64(&a, "lnc_idx", 0);
+    synth_pftrace_out_i64(&a, "lnc_idx", 0);
   if (c.worker_gid == 0)
-    synth_pftrace_arg_i64(&a, "worker_gid", 0);
+    synth_pftrace_out_i64(&a, "worker_gid", 0);
   if (c.pcore_idx == 0)
-    synth_pftrace_arg_i64(&a, "pcore_idx", 0);
-  synth_pftrace_arg_str(&a, "timestamp_unit", "ns", 0);
+    synth_pftrace_out_i64(&a, "pcore_idx", 0);
+  synth_pftrace_out_str(&a, "timestamp_unit", "ns", 0);
   const struct synth_pftrace_dev *dev =
       !strcmp(e->name, "nc_exec_running")
           ? synth_pftrace_dev_of(devs, cores, e->nc_idx, e->exec_id)
           : NULL;
   if (dev)
-    synth_pftrace_arg_str(&a, "device_profile", dev->name, 0);
+    synth_pftrace_out_str(&a, "device_profile", dev->name, 0);
   char *row =
       xasprintf("gid%d-nc%d-tid%" PRId64 "-%s", e->worker_gid, e->nc_idx,
                 e->thread_id, hw ? "neuron_hw" : "neuron_rt");
-  struct synth_pftrace_track *t =
-      synth_pftrace_track(&w->sys, row, proc, (int32_t)(p->global + 1));
+  struct synth_pftrace_out_track *t =
+      synth_pftrace_out_track(&w->sys, row, proc, (int32_t)(p->global + 1));
   /* hardware slices are named with their model, as the vendor's are */
   char *name = hw && *e->model_name ? xasprintf("%s %s", e->name, e->model_name)
                                     : xstrdup(e->name);
-  synth_pftrace_slice(&w->sys, t->uuid, name, c.timestamp, e->duration, sync,
-                      &a, e->flow_id, e->n_flow_id);
+  synth_pftrace_out_slice(&w->sys, t->uuid, name, c.timestamp, e->duration,
+                          sync, &a, e->flow_id, e->n_flow_id);
   free(name);
   free(row);
   free(attrs);
-  synth_pftrace_args_free(&a);
+  synth_pftrace_out_args_free(&a);
 }
 
 /* The HBM sample h of instance inst: one counter per byte count. */
@@ -646,7 +305,7 @@ static void synth_pftrace_hbm(struct synth_pftrace *w, const char *inst,
       continue;
     char *name = xasprintf("%s/ND:%d/HBM:%d/neuron_hbm_usage %s", inst,
                            h->device_idx, h->hbm_idx, f->name);
-    synth_pftrace_counter(
+    synth_pftrace_out_counter(
         &w->sys, name, h->timestamp,
         (double)*(const uint64_t *)((const char *)h + f->offset));
     free(name);
@@ -718,7 +377,7 @@ static void synth_pftrace_cpu_rec(void *ud, const ProtobufCMessage *m) {
   const Nex__CpuUsage *u = (const Nex__CpuUsage *)m;
   char *name =
       xasprintf("%s/CPU:%s/host_cpu_util", c->p->instance_id, u->cpu_id);
-  synth_pftrace_counter(&c->w->sys, name, u->timestamp, u->util_percent);
+  synth_pftrace_out_counter(&c->w->sys, name, u->timestamp, u->util_percent);
   free(name);
 }
 
@@ -726,10 +385,11 @@ static void synth_pftrace_mem_rec(void *ud, const ProtobufCMessage *m) {
   struct synth_pftrace_ctx *c = ud;
   const Nex__HostMemUsage *u = (const Nex__HostMemUsage *)m;
   char *name = xasprintf("%s/host_memory_usage used_bytes", c->p->instance_id);
-  synth_pftrace_counter(&c->w->sys, name, u->timestamp, (double)u->used_bytes);
+  synth_pftrace_out_counter(&c->w->sys, name, u->timestamp,
+                            (double)u->used_bytes);
   free(name);
   name = xasprintf("%s/host_memory_usage used_percent", c->p->instance_id);
-  synth_pftrace_counter(&c->w->sys, name, u->timestamp, u->used_percent);
+  synth_pftrace_out_counter(&c->w->sys, name, u->timestamp, u->used_percent);
   free(name);
 }
 
@@ -772,7 +432,7 @@ int synth_pftrace_process(struct synth *s, const struct synth_proc *p,
       .w = w, .p = p, .devs = devs, .cores = s->o.cores};
   int rc = synth_pftrace_devices(s, p, devs, cause);
   char *pname = xasprintf("%s-pid%" PRId64, p->instance_id, p->pid);
-  c.proc = synth_pftrace_proc_track(&w->sys, (int32_t)(p->global + 1), pname);
+  c.proc = synth_pftrace_out_process(&w->sys, (int32_t)(p->global + 1), pname);
   free(pname);
   char *pb = xasprintf("%s/ntrace.pb", p->path);
   struct fmt_pb *r;
@@ -835,7 +495,7 @@ int synth_pftrace_close(struct synth *s, char **cause) {
     return 0;
   if (w->sys.f && (rc = synth_fclose(w->sys.f)) < 0)
     *cause = xasprintf("%s: %s", w->path, strerror(-rc));
-  synth_pftrace_file_free(&w->sys);
+  synth_pftrace_out_free(&w->sys);
   free(w->path);
   free(w);
   s->pftrace = NULL;
