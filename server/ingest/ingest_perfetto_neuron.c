@@ -59,8 +59,8 @@ struct ingest_perfetto_neuron {
   size_t nseen;
   struct ingest_perfetto_neuron_dev *devs;
   size_t ndevs;
-  const struct ingest_perfetto_neuron_dev
-      *dev; /* the device export being read, or NULL */
+  /* the device export being read, or NULL */
+  const struct ingest_perfetto_neuron_dev *dev;
   int dev_open;
   uint64_t bad_args, misfits;
 };
@@ -83,7 +83,8 @@ static json_t *ingest_perfetto_neuron_args(struct ingest_perfetto_neuron *n,
 /* ------------------------------------------------------------- context */
 
 /* Makes (instance, pid) the process being written: its process row and
- * SystemProfileMetadata row the first time. */
+ * SystemProfileMetadata row the first time (none for an instance the
+ * filter leaves out: its records are not stored either). */
 static void ingest_perfetto_neuron_context(struct ingest_perfetto_neuron *n,
                                            const char *instance, int64_t pid) {
   if (n->instance && strcmp(n->instance, instance) == 0 && n->pid == pid)
@@ -93,7 +94,7 @@ static void ingest_perfetto_neuron_context(struct ingest_perfetto_neuron *n,
   n->pid = pid;
   n->g->instance = n->instance;
   n->g->pid = pid;
-  if (pid < 0)
+  if (pid < 0 || !filter_keep_instance(n->g->o->filter, instance))
     return; /* samples of an instance: no process */
   char *key = xasprintf("%s/%" PRId64, instance, pid);
   for (size_t i = 0; i < n->nseen; i++)
@@ -252,6 +253,10 @@ ingest_perfetto_neuron_sys_counter(void *ud,
   int dev, hbm;
   ingest_perfetto_neuron_context(n, inst ? inst : n->stem, -1);
   const ProtobufCFieldDescriptor *f = NULL;
+  if (!filter_keep_instance(g->o->filter, n->instance)) {
+    free(inst);
+    return 0;
+  }
   if (inst && sscanf(rest, "ND:%d/HBM:%d/neuron_hbm_usage %63s", &dev, &hbm,
                      series) == 3)
     f = protobuf_c_message_descriptor_get_field_by_name(
@@ -597,7 +602,11 @@ ingest_perfetto_neuron_read_devices(struct ingest_perfetto_neuron *n,
     for (size_t k = 0; k < n->ndevs; k++)
       if (strcmp(n->devs[k].file, names[i]) == 0)
         n->dev = &n->devs[k];
-    ingest_perfetto_neuron_file(n, rel, NPF_DEVICE);
+    char *stem = ingest_perfetto_neuron_stem(names[i]);
+    if (!n->g->o->ignore_device &&
+        filter_keep_instance(n->g->o->filter, n->dev ? n->dev->instance : stem))
+      ingest_perfetto_neuron_file(n, rel, NPF_DEVICE);
+    free(stem);
     free(rel);
     free(names[i]);
   }
@@ -628,8 +637,9 @@ bool ingest_perfetto_neuron_read(struct ing *g, const char *rel) {
   free(path);
   if (kind == NPF_OTHER)
     return false;
-  if (kind == NPF_DEVICE && ingest_perfetto_neuron_has_system(g, rel))
-    return true; /* read after its system export */
+  if (kind == NPF_DEVICE &&
+      (g->o->ignore_device || ingest_perfetto_neuron_has_system(g, rel)))
+    return true; /* read after its system export, or not at all */
   struct ingest_perfetto_neuron n = {.g = g};
   ingest_perfetto_neuron_file(&n, rel, kind);
   if (kind == NPF_SYSTEM)

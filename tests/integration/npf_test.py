@@ -281,8 +281,39 @@ def compare(tmp, framework):
     return sp
 
 
+def check_options(tmp):
+    """--system-trace-filter-instance-id and --ignore-device-profile leave
+    out of the export what they leave out of the native profile."""
+    tmp = os.path.join(tmp, "opts")
+    os.mkdir(tmp)
+    nat, nman = generate(tmp, "native", ["--no-framework"])
+    pft, _ = generate(tmp, "pftrace", ["--no-framework", "--format",
+                                       "pftrace"])
+    inst = json.load(open(nman))["instances"][1]
+    tables = ["process", "SystemProfileEvents", "SystemProfileHbmUsage",
+              "CpuUsage", "HostMemUsage", "SystemProfileMetadata",
+              "DeviceProfileList", "Instruction"]
+    for what, opt in (("the instance filter",
+                       ["--system-trace-filter-instance-id", inst]),
+                      ("--ignore-device-profile",
+                       ["--ignore-device-profile"])):
+        counts = []
+        for name, d in (("n", nat), ("p", pft)):
+            store = os.path.join(tmp, "%s%d.db" % (name, len(opt)))
+            subprocess.run([SERVER, "--dir", d, "--db", store,
+                            "--ingest-only", "--quiet"] + opt,
+                           capture_output=True)
+            db = sqlite3.connect(store)
+            counts.append([db.execute("SELECT count(*) FROM " + t).fetchone()[0]
+                           for t in tables])
+            db.close()
+        check(counts[0] == counts[1] and counts[0][0] > 0,
+              "%s keeps the same rows in both" % what, counts)
+
+
 def run(tmp):
     check_fixtures(tmp)
+    check_options(tmp)
     server = compare(tmp, False)
     if server and server.proc.poll() is None:
         return server
