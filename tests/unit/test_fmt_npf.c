@@ -26,6 +26,10 @@ static void test_rows(void **state) {
   assert_int_equal(r.nc, 0);
   assert_int_equal(r.tid, 200692);
   assert_string_equal(r.source, "neuron_hw");
+  assert_true(fmt_npf_row_parse("gid0-nrt-nc0-tid2077393-neuron_rt", &r));
+  assert_int_equal(r.worker, 0);
+  assert_int_equal(r.nc, 0);
+  assert_int_equal(r.tid, 2077393);
   assert_true(fmt_npf_row_parse("tid9-neuron_rt", &r)); /* parts optional */
   assert_int_equal(r.nc, -1);
   assert_int_equal(r.tid, 9);
