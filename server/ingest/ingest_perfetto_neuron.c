@@ -24,7 +24,6 @@
 
 #include <dirent.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -65,19 +64,13 @@ struct ingest_perfetto_neuron {
   uint64_t bad_args, misfits;
 };
 
-/* The debug arguments of a slice (NULL when none); an object that does
- * not parse (an integer beyond int64) is counted. */
-static json_t *ingest_perfetto_neuron_args(struct ingest_perfetto_neuron *n,
-                                           const char *json) {
-  if (!json)
-    return NULL;
-  json_t *a = json_loads(json, 0, NULL);
-  if (!json_is_object(a)) {
-    json_decref(a);
+/* The debug arguments of a slice in *a (none when the slice has none);
+ * a text that is not a JSON object is counted and read as none. */
+static void ingest_perfetto_neuron_args(struct ingest_perfetto_neuron *n,
+                                        const char *json,
+                                        struct fmt_npf_args *a) {
+  if (!fmt_npf_args_open(a, json))
     n->bad_args++;
-    return NULL;
-  }
-  return a;
 }
 
 /* ------------------------------------------------------------- context */
@@ -159,14 +152,13 @@ static void ingest_perfetto_neuron_dev_add(struct ingest_perfetto_neuron *n,
       e->pcore_idx};
 }
 
-/* Names event e (filled from args) after its slice when args do not: a
- * hardware slice reads "<name> <model>".  Returns the name to free, or
+/* Names event e (filled from its arguments) after its slice when they do
+ * not: a hardware slice reads "<name> <model>".  Returns the name to free, or
  * NULL. */
 static char *ingest_perfetto_neuron_sys_name(const struct fmt_perfetto_slice *s,
-                                             Nex__SystemEvent *e,
-                                             json_t *args) {
+                                             Nex__SystemEvent *e) {
   char *name = NULL;
-  if (!json_is_string(json_object_get(args, "name"))) {
+  if (!*e->name) { /* no name argument */
     size_t nl = strlen(s->name), ml = strlen(e->model_name);
     if (ml && nl > ml + 1 && s->name[nl - ml - 1] == ' ' &&
         strcmp(s->name + nl - ml, e->model_name) == 0)
@@ -185,7 +177,8 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
                                      "timestamp_unit", "device_profile", NULL};
   struct ingest_perfetto_neuron *n = ud;
   n->g->file_pos = s->offset;
-  json_t *args = ingest_perfetto_neuron_args(n, s->args_json);
+  struct fmt_npf_args args;
+  ingest_perfetto_neuron_args(n, s->args_json, &args);
   struct fmt_npf_scratch sc = {NULL, 0};
   Nex__SystemEvent e = NEX__SYSTEM_EVENT__INIT;
   struct fmt_npf_row r;
@@ -198,10 +191,10 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
     int src = fmt_npf_enum(&nex__trace_event_source__descriptor, r.source);
     e.source = src > 0 ? (Nex__TraceEventSource)src : e.source;
   }
-  n->misfits += fmt_npf_fill(&e.base, args, skip, &sc);
+  n->misfits += fmt_npf_fill(&e.base, &args, skip, &sc);
   e.timestamp = s->ts_ns;
   e.duration = s->dur_ns;
-  char *name = ingest_perfetto_neuron_sys_name(s, &e, args);
+  char *name = ingest_perfetto_neuron_sys_name(s, &e);
   if (!e.n_flow_id && s->n_flow_ids) {
     e.n_flow_id = s->n_flow_ids;
     e.flow_id = (uint64_t *)(uintptr_t)s->flow_ids;
@@ -209,25 +202,24 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   /* the process: the arguments, else the process name, else the file */
   const struct ingest_perfetto_neuron_proc *p =
       ingest_perfetto_neuron_proc_of(n, s->track->pid);
-  const char *inst = json_string_value(json_object_get(args, "instance_id"));
+  const char *inst = fmt_npf_args_str(&args, "instance_id", &sc);
   int64_t pid;
   uint64_t u;
   double d;
-  if (!fmt_npf_num(json_object_get(args, "process_id"), &pid, &u, &d))
+  if (!fmt_npf_args_num(&args, "process_id", &pid, &u, &d))
     pid = p ? p->pid : 0;
   ingest_perfetto_neuron_context(n,
                                  inst ? inst
                                  : p  ? p->instance
                                       : n->stem,
                                  pid);
-  const char *dp = json_string_value(json_object_get(args, "device_profile"));
+  const char *dp = fmt_npf_args_str(&args, "device_profile", &sc);
   if (dp)
     ingest_perfetto_neuron_dev_add(n, dp, &e);
   if (filter_keep_instance(n->g->o->filter, n->instance))
     ingest_system_event(n->g, &e, false);
   free(name);
   fmt_npf_scratch_free(&sc);
-  json_decref(args);
   return 0;
 }
 
@@ -339,7 +331,8 @@ static int
 ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   struct ingest_perfetto_neuron *n = ud;
   n->g->file_pos = s->offset;
-  json_t *args = ingest_perfetto_neuron_args(n, s->args_json);
+  struct fmt_npf_args args;
+  ingest_perfetto_neuron_args(n, s->args_json, &args);
   struct fmt_npf_scratch sc = {NULL, 0};
   Nex__NtffRecord r = NEX__NTFF_RECORD__INIT;
   const char *row = ingest_perfetto_neuron_row_name(s->track);
@@ -350,12 +343,12 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
     Nex__ExecutionInfo x = NEX__EXECUTION_INFO__INIT;
     x.execution_start_ts = s->ts_ns;
     x.neff_name = (char *)(uintptr_t)s->name;
-    n->misfits += fmt_npf_fill(&x.base, args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&x.base, &args, NULL, &sc);
     if (!n->dev_open) { /* the header rides on the first execution */
       Nex__NtffHeader h = NEX__NTFF_HEADER__INIT;
-      fmt_npf_fill(&h.base, args, NULL, &sc); /* counted with x */
+      fmt_npf_fill(&h.base, &args, NULL, &sc); /* counted with x */
       ingest_perfetto_neuron_dev_open(
-          n, json_object_get(args, "ntff_version") ? &h : NULL);
+          n, fmt_npf_args_has(&args, "ntff_version") ? &h : NULL);
     }
     r.record_case = NEX__NTFF_RECORD__RECORD_EXECUTION;
     r.execution = &x;
@@ -365,7 +358,7 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
     base[bl - el] = '\0';
     in.timeline_track = base;
     in.opcode = (char *)(uintptr_t)s->name;
-    n->misfits += fmt_npf_fill(&in.base, args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&in.base, &args, NULL, &sc);
     in.start_ts = s->ts_ns;
     in.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_INSTRUCTION;
@@ -374,7 +367,7 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   } else if (strcmp(base, FMT_NPF_ROW_CC) == 0) {
     Nex__CcOp c = NEX__CC_OP__INIT;
     c.operation = (char *)(uintptr_t)s->name;
-    n->misfits += fmt_npf_fill(&c.base, args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&c.base, &args, NULL, &sc);
     c.start_ts = s->ts_ns;
     c.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_CC_OP;
@@ -383,7 +376,7 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   } else { /* a DMA queue */
     Nex__DmaPacket p = NEX__DMA_PACKET__INIT;
     p.queue_name = base;
-    n->misfits += fmt_npf_fill(&p.base, args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&p.base, &args, NULL, &sc);
     p.start_ts = s->ts_ns;
     p.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_DMA;
@@ -392,7 +385,6 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   }
   free(base);
   fmt_npf_scratch_free(&sc);
-  json_decref(args);
   return 0;
 }
 
@@ -533,7 +525,7 @@ static void ingest_perfetto_neuron_file(struct ingest_perfetto_neuron *n,
   if (n->bad_args)
     ingest_warn(g, "Corrupt Data", rel, 0,
                 "%" PRIu64 " slices had debug annotations that are not a JSON "
-                "object of int64 numbers: stored without them",
+                "object: stored without them",
                 n->bad_args);
   if (n->misfits)
     ingest_warn(g, "Corrupt Data", rel, 0,

@@ -2,11 +2,11 @@
  * fmt_npf.h). */
 #include "fmt_npf.h"
 
+#include "jtok.h"
+#include "jval.h"
 #include "ntff.pb-c.h"
 #include "ntrace.pb-c.h"
 #include "util.h"
-
-#include <jansson.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -122,42 +122,78 @@ void fmt_npf_scratch_free(struct fmt_npf_scratch *sc) {
   *sc = (struct fmt_npf_scratch){NULL, 0};
 }
 
+bool fmt_npf_args_open(struct fmt_npf_args *a, const char *json) {
+  const unsigned char *p = (const unsigned char *)(json ? json : "");
+  const unsigned char *end = p + strlen((const char *)p);
+  while (p < end && jtok_blank(*p))
+    p++;
+  while (end > p && jtok_blank(end[-1]))
+    end--;
+  /* checked as it is read (fmt_npf_fill, jtok_find): the decoder writes
+   * valid JSON */
+  bool obj = end - p >= 2 && *p == '{' && end[-1] == '}';
+  a->p = obj ? p : end;
+  a->end = end;
+  return obj || p == end;
+}
+
+/* The text of v (decoded if a string, else valid JSON), kept in sc. */
+static char *fmt_npf_text(const struct jtok_span *v,
+                          struct fmt_npf_scratch *sc) {
+  struct sbuf b = {0}, scratch = {0};
+  if (v->kind == JTOK_STR)
+    jval_decode(&b, v);
+  else
+    jval_json(&b, v, &scratch);
+  sbuf_free(&scratch);
+  sbuf_addc(&b, '\0');
+  return fmt_npf_keep(sc, b.s);
+}
+
+/* Member key of a, or false. */
+static bool fmt_npf_find(const struct fmt_npf_args *a, const char *key,
+                         struct jtok_span *v) {
+  struct jtok_span obj = {a->p, (size_t)(a->end - a->p), JTOK_OBJ, 0};
+  return a->p != a->end && jtok_find(&obj, key, v);
+}
+
+bool fmt_npf_args_has(const struct fmt_npf_args *a, const char *key) {
+  struct jtok_span v;
+  return fmt_npf_find(a, key, &v);
+}
+
+const char *fmt_npf_args_str(const struct fmt_npf_args *a, const char *key,
+                             struct fmt_npf_scratch *sc) {
+  struct jtok_span v;
+  if (!fmt_npf_find(a, key, &v) || v.kind != JTOK_STR)
+    return NULL;
+  return fmt_npf_text(&v, sc);
+}
+
 /* Whether d converts to an int64 (NaN does not). */
 static bool fmt_npf_fits(double d) { return d >= -0x1p63 && d < 0x1p63; }
 
-/* A JSON number, or a string holding one, as int64/uint64/double (false
- * for a real beyond int64). */
-bool fmt_npf_num(const json_t *v, int64_t *i, uint64_t *u, double *d) {
-  if (json_is_integer(v)) {
-    *i = json_integer_value(v);
-    *u = (uint64_t)*i;
-    *d = (double)*i;
-    return true;
-  }
-  if (json_is_real(v)) {
-    *d = json_real_value(v);
-    if (!fmt_npf_fits(*d))
-      return false;
-    *i = (int64_t)*d;
-    *u = (uint64_t)*i;
-    return true;
-  }
-  const char *s = json_string_value(v);
-  char *end;
-  if (!s || !*s)
+/* A number (JSON, or a string holding one) as int64/uint64/double. */
+static bool fmt_npf_num(const struct jtok_span *v, int64_t *i, uint64_t *u,
+                        double *d) {
+  char t[64];
+  if ((v->kind != JTOK_NUM && v->kind != JTOK_STR) || v->n == 0 ||
+      v->n >= sizeof t || (v->fl & JTOK_F_ESC))
     return false;
-  if (util_parse_i64(s, i) == 0) {
+  memcpy(t, v->p, v->n);
+  t[v->n] = '\0';
+  char *end;
+  if (util_parse_i64(t, i) == 0) {
     *u = (uint64_t)*i;
     *d = (double)*i;
     return true;
   }
-  *u = strtoull(s, &end, 10);
-  if (!*end && *s != '-') {
+  if (*t != '-' && jval_u64(t, u) == 0) {
     *i = (int64_t)*u;
     *d = (double)*u;
     return true;
   }
-  *d = strtod(s, &end);
+  *d = strtod(t, &end);
   if (*end || !fmt_npf_fits(*d))
     return false;
   *i = (int64_t)*d;
@@ -165,7 +201,12 @@ bool fmt_npf_num(const json_t *v, int64_t *i, uint64_t *u, double *d) {
   return true;
 }
 
-/* The value of enum e named s (case-insensitive), or -1. */
+bool fmt_npf_args_num(const struct fmt_npf_args *a, const char *key, int64_t *i,
+                      uint64_t *u, double *d) {
+  struct jtok_span v;
+  return fmt_npf_find(a, key, &v) && fmt_npf_num(&v, i, u, d);
+}
+
 int fmt_npf_enum(const ProtobufCEnumDescriptor *e, const char *s) {
   for (unsigned k = 0; s && k < e->n_values; k++)
     if (strcasecmp(e->values[k].name, s) == 0)
@@ -173,42 +214,60 @@ int fmt_npf_enum(const ProtobufCEnumDescriptor *e, const char *s) {
   return -1;
 }
 
+/* Sets repeated uint64 field f of m from the JSON array v. */
+static bool fmt_npf_set_ids(ProtobufCMessage *m,
+                            const ProtobufCFieldDescriptor *f,
+                            const struct jtok_span *v,
+                            struct fmt_npf_scratch *sc) {
+  const unsigned char *p = v->p + 1, *end = v->p + v->n;
+  struct jtok_span e;
+  uint64_t *a = NULL;
+  size_t n = 0;
+  int64_t i;
+  double d;
+  int rc;
+  while ((rc = jtok_element(&p, end, &e)) == JTOK_OK) {
+    a = xrealloc(a, (n + 1) * sizeof *a);
+    if (!fmt_npf_num(&e, &i, &a[n++], &d)) {
+      free(a);
+      return false;
+    }
+  }
+  fmt_npf_keep(sc, a);
+  *(size_t *)((char *)m + f->quantifier_offset) = n;
+  *(uint64_t **)((char *)m + f->offset) = a;
+  return rc == JTOK_END;
+}
+
 /* Sets field f of m from v; false when v does not fit it. */
 static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                        const json_t *v, struct fmt_npf_scratch *sc) {
+                        const struct jtok_span *v, struct fmt_npf_scratch *sc) {
   char *p = (char *)m + f->offset;
   int64_t i;
   uint64_t u;
   double d;
-  if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-    if (f->type != PROTOBUF_C_TYPE_UINT64 || !json_is_array(v))
-      return false;
-    size_t n = json_array_size(v);
-    uint64_t *a = fmt_npf_keep(sc, xcalloc(n ? n : 1, sizeof *a));
-    for (size_t k = 0; k < n; k++)
-      if (!fmt_npf_num(json_array_get(v, k), &i, &a[k], &d))
-        return false;
-    *(size_t *)((char *)m + f->quantifier_offset) = n;
-    *(uint64_t **)p = a;
-    return true;
-  }
+  if (f->label == PROTOBUF_C_LABEL_REPEATED)
+    return f->type == PROTOBUF_C_TYPE_UINT64 && v->kind == JTOK_ARR &&
+           fmt_npf_set_ids(m, f, v, sc);
   if (f->type == PROTOBUF_C_TYPE_STRING) {
-    if (!json_is_string(v))
+    if (v->kind != JTOK_STR)
       return false;
-    *(const char **)p = json_string_value(v);
+    *(char **)p = fmt_npf_text(v, sc);
     return true;
   }
   if (f->type == PROTOBUF_C_TYPE_ENUM) {
-    int e = json_is_string(v)
-                ? fmt_npf_enum(f->descriptor, json_string_value(v))
-                : (int)json_integer_value(v);
+    int e = v->kind == JTOK_STR
+                ? fmt_npf_enum(f->descriptor, fmt_npf_text(v, sc))
+            : fmt_npf_num(v, &i, &u, &d) ? (int)i
+                                         : -1;
     if (e < 0)
       return false;
     *(int *)p = e;
     return true;
   }
   if (f->type == PROTOBUF_C_TYPE_BOOL) {
-    *(protobuf_c_boolean *)p = json_is_true(v) || json_integer_value(v) != 0;
+    *(protobuf_c_boolean *)p =
+        jtok_true(v) || (fmt_npf_num(v, &i, &u, &d) && i != 0);
     return true;
   }
   if (!fmt_npf_num(v, &i, &u, &d))
@@ -243,10 +302,9 @@ static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
   }
 }
 
-/* Adds key = v to the attributes of m (strings as such, other values as
- * their JSON text, numbers flagged). */
+/* Adds key = v to the attributes f of m. */
 static void fmt_npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                         const char *key, const json_t *v,
+                         char *key, const struct jtok_span *v,
                          struct fmt_npf_scratch *sc) {
   size_t *n = (size_t *)((char *)m + f->quantifier_offset);
   Nex__Attribute ***arr = (Nex__Attribute ***)((char *)m + f->offset);
@@ -255,41 +313,38 @@ static void fmt_npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
     memcpy(grown, *arr, *n * sizeof *grown);
   Nex__Attribute *a = fmt_npf_keep(sc, xmalloc(sizeof *a));
   nex__attribute__init(a);
-  a->key = (char *)(uintptr_t)key;
-  if (json_is_string(v)) {
-    a->value = (char *)(uintptr_t)json_string_value(v);
-  } else {
-    a->value = fmt_npf_keep(sc, json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT));
-    a->is_number = json_is_number(v);
-  }
+  a->key = key;
+  a->value = fmt_npf_text(v, sc);
+  a->is_number = v->kind == JTOK_NUM;
   grown[*n] = a;
   *arr = fmt_npf_keep(sc, grown);
   (*n)++;
 }
 
-/* Fills m from the debug arguments (a JSON object): each fills the field
- * it names; the others (but the keys of skip) become attributes when m has
- * them.  Returns how many named a field their value does not fit (left
- * out: an attribute of that name would shadow the field). */
-uint64_t fmt_npf_fill(ProtobufCMessage *m, json_t *args,
+uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
                       const char *const *skip, struct fmt_npf_scratch *sc) {
-  uint64_t misfits = 0;
   const ProtobufCMessageDescriptor *d = m->descriptor;
   const ProtobufCFieldDescriptor *attrs =
       protobuf_c_message_descriptor_get_field_by_name(d, "attributes");
-  const char *key;
-  json_t *v;
-  json_object_foreach(args, key, v) {
-    size_t k = 0;
-    while (skip && skip[k] && strcmp(skip[k], key) != 0)
-      k++;
-    if (skip && skip[k])
-      continue;
-    const ProtobufCFieldDescriptor *f = fmt_npf_field(d, key);
-    if (f && f != attrs)
-      misfits += !fmt_npf_set(m, f, v, sc);
-    else if (attrs)
-      fmt_npf_attr(m, attrs, key, v, sc);
+  const unsigned char *p = args->p, *end = args->end;
+  struct jtok_span k, v;
+  uint64_t misfits = 0;
+  int rc = JTOK_END;
+  if (p != end) {
+    p++; /* past the '{' */
+    while ((rc = jtok_member(&p, end, &k, &v)) == JTOK_OK) {
+      char *key = fmt_npf_text(&k, sc);
+      size_t s = 0;
+      while (skip && skip[s] && strcmp(skip[s], key) != 0)
+        s++;
+      if (skip && skip[s])
+        continue;
+      const ProtobufCFieldDescriptor *f = fmt_npf_field(d, key);
+      if (f && f != attrs)
+        misfits += !fmt_npf_set(m, f, &v, sc);
+      else if (attrs)
+        fmt_npf_attr(m, attrs, key, &v, sc);
+    }
   }
-  return misfits;
+  return misfits + (rc != JTOK_END);
 }

@@ -55,8 +55,11 @@ bool fmt_npf_process_parse(const char *name, size_t *inst_len, int64_t *pid);
  * one. */
 bool fmt_npf_row_base(const char *name, size_t *base_len);
 
-/* Filling our messages from debug arguments (a JSON object, jansson). */
-struct json_t;
+/* Filling our messages from debug arguments: the JSON object text the
+ * Perfetto decoder gives (fmt_perfetto.h), read in place. */
+struct fmt_npf_args {
+  const unsigned char *p, *end; /* the object's text, p == end: none */
+};
 /* What a filled message holds besides pointers into the arguments:
  * arrays and texts, freed with fmt_npf_scratch_free (start from {0}). */
 struct fmt_npf_scratch {
@@ -64,18 +67,31 @@ struct fmt_npf_scratch {
   size_t n;
 };
 void fmt_npf_scratch_free(struct fmt_npf_scratch *sc);
+/* Sets a over json (NULL: no arguments).  Returns false when json is not
+ * braces around anything (a then has none); what is inside is checked as
+ * it is read. */
+bool fmt_npf_args_open(struct fmt_npf_args *a, const char *json);
+/* The text of argument `key` when it is a string (kept in sc), else
+ * NULL. */
+const char *fmt_npf_args_str(const struct fmt_npf_args *a, const char *key,
+                             struct fmt_npf_scratch *sc);
+/* Argument `key` as a number (a JSON number or text holding one) in int64,
+ * uint64 and double; false when absent, not a number, or a real beyond
+ * int64. */
+bool fmt_npf_args_num(const struct fmt_npf_args *a, const char *key, int64_t *i,
+                      uint64_t *u, double *d);
+/* Whether argument `key` is there. */
+bool fmt_npf_args_has(const struct fmt_npf_args *a, const char *key);
 /* Fills message m (initialised by the caller) from args: each argument
  * fills the field fmt_npf_field names (numbers may be text, enums their
  * lower-case names, repeated integers a JSON array); the others, but the
  * keys of the NULL-terminated list skip (may be NULL), become attributes
- * when m has an `attributes` field.  Returns how many arguments named a
- * field their value does not fit (left out).  m points into args and sc
- * until both are freed. */
-uint64_t fmt_npf_fill(ProtobufCMessage *m, struct json_t *args,
+ * when m has an `attributes` field (strings as such, other values as their
+ * JSON text).  Returns how many arguments named a field their value does
+ * not fit (left out), plus 1 when the text stops being valid JSON.  m
+ * points into sc until it is freed. */
+uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
                       const char *const *skip, struct fmt_npf_scratch *sc);
-/* A JSON number, or text holding one, as int64, uint64 and double; false
- * when it is none or a real beyond int64. */
-bool fmt_npf_num(const struct json_t *v, int64_t *i, uint64_t *u, double *d);
 /* The value of enum e named s (case-insensitive), or -1. */
 int fmt_npf_enum(const ProtobufCEnumDescriptor *e, const char *s);
 

@@ -185,9 +185,10 @@ def check_fixtures(tmp):
     check(q("SELECT extra_attributes_json FROM SystemProfileEvents WHERE "
             "name = 'nrt_execute'") == [('{"model_id":"18446744073709551615"}',)],
           "a model_id beyond int64 given as text is kept exactly")
+    check(q("SELECT extra_attributes_json FROM SystemProfileEvents WHERE "
+            "name = 'beyond int64'") == [('{"size":"18446744073709551615"}',)],
+          "a uint64 beyond int64 fills its field exactly")
     check(q("SELECT message FROM Warning ORDER BY id") == [
-        ("1 slices had debug annotations that are not a JSON object of "
-         "int64 numbers: stored without them",),
         ("6 debug annotations had a value their field (id, lnc_idx, "
          "exec_id...) cannot hold: left out",),
         ("a Perfetto export does not carry the capture's trace_info: the "

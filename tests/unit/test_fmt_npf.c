@@ -102,9 +102,52 @@ static void test_arg_names(void **state) {
   assert_null(fmt_npf_field(in, "lnc_idx")); /* aliases are per message */
 }
 
+static void test_fill(void **state) {
+  (void)state;
+  struct fmt_npf_args a;
+  struct fmt_npf_scratch sc = {0};
+  Nex__SystemEvent e = NEX__SYSTEM_EVENT__INIT;
+  const char *skip[] = {"instance_id", NULL};
+  assert_true(fmt_npf_args_open(
+      &a, " {\"name\":\"nc_exec_running\",\"lnc_idx\":\"3\","
+          "\"trace_event_source\":\"neuron_hw\",\"model_id\":"
+          "18446744073709551615,\"flow_id\":[\"7\",-1],\"instance_id\":\"i-1\","
+          "\"tensor_name\":\"in\\u0030\",\"elements\":1.5,\"exec_id\":\"x\","
+          "\"worker_gid\":true} "));
+  /* exec_id "x" and worker_gid true do not fit */
+  assert_int_equal(fmt_npf_fill(&e.base, &a, skip, &sc), 2);
+  assert_string_equal(e.name, "nc_exec_running");
+  assert_int_equal(e.nc_idx, 3);
+  assert_int_equal(e.source, NEX__TRACE_EVENT_SOURCE__NEURON_HW);
+  assert_true(e.model_id == UINT64_MAX);
+  assert_int_equal(e.n_flow_id, 2);
+  assert_true(e.flow_id[0] == 7 && e.flow_id[1] == UINT64_MAX);
+  assert_int_equal(e.exec_id, 0);
+  assert_int_equal(e.worker_gid, 0);
+  assert_int_equal(e.n_attributes, 2);
+  assert_string_equal(e.attributes[0]->key, "tensor_name");
+  assert_string_equal(e.attributes[0]->value, "in0");
+  assert_false(e.attributes[0]->is_number);
+  assert_string_equal(e.attributes[1]->key, "elements");
+  assert_string_equal(e.attributes[1]->value, "1.5");
+  assert_true(e.attributes[1]->is_number);
+  assert_string_equal(fmt_npf_args_str(&a, "instance_id", &sc), "i-1");
+  int64_t i;
+  uint64_t u;
+  double d;
+  assert_true(fmt_npf_args_num(&a, "lnc_idx", &i, &u, &d) && i == 3);
+  assert_false(fmt_npf_args_num(&a, "exec_id", &i, &u, &d));
+  assert_false(fmt_npf_args_has(&a, "nope"));
+  fmt_npf_scratch_free(&sc);
+  assert_false(fmt_npf_args_open(&a, "[1]"));
+  assert_true(fmt_npf_args_open(&a, NULL));
+  assert_false(fmt_npf_args_has(&a, "name"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows), cmocka_unit_test(test_processes),
-      cmocka_unit_test(test_device_rows), cmocka_unit_test(test_arg_names)};
+      cmocka_unit_test(test_device_rows), cmocka_unit_test(test_arg_names),
+      cmocka_unit_test(test_fill)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
