@@ -95,11 +95,16 @@ static void synth_usage(FILE *f) {
              "  --device-instructions N   instructions per execution "
              "(default 2000)\n"
              "  --no-framework            no trace.json\n"
-             "  --format FORMAT           native (default), or systrace-json: "
+             "  --format FORMAT           native (default), systrace-json: "
              "the\n"
              "                            runtime events as the runtime's JSON"
              " dump\n"
-             "                            (ntrace_events.json, no ntrace.pb)\n"
+             "                            (ntrace_events.json, no ntrace.pb),"
+             " or\n"
+             "                            pftrace: the Neuron tools' Perfetto"
+             " export\n"
+             "                            (system_profile.pftrace and "
+             "device_profile_model_*)\n"
              "  --manifest FILE           write the exact record counts as "
              "JSON\n"
              "  --help                    this text\n");
@@ -253,10 +258,13 @@ static void synth_parse(int argc, char **argv, struct synth_opts *o) {
       o->framework = 0;
       break;
     case O_FORMAT:
-      if (strcmp(optarg, "native") && strcmp(optarg, "systrace-json"))
-        synth_die_usage("--format: '%s' is not native or systrace-json",
+      if (strcmp(optarg, "native") && strcmp(optarg, "systrace-json") &&
+          strcmp(optarg, "pftrace"))
+        synth_die_usage("--format: '%s' is not native, systrace-json or "
+                        "pftrace",
                         optarg);
       o->systrace_json = !strcmp(optarg, "systrace-json");
+      o->pftrace = !strcmp(optarg, "pftrace");
       break;
     case O_MANIFEST:
       o->manifest = optarg;
@@ -511,20 +519,19 @@ static int synth_write_manifest(const struct synth *s, const char *path) {
 
 static int synth_run(struct synth *s) {
   int64_t *pids = xcalloc((size_t)s->o.processes, sizeof *pids);
-  int rc = 0;
+  char *cause = NULL;
+  int rc = s->o.pftrace ? synth_pftrace_open(s, &cause) : 0;
   for (int i = 0; i < s->o.instances && rc == 0; i++) {
     for (int j = 0; j < s->o.processes && rc == 0; j++) {
       struct synth_proc p = {0};
-      char *cause = NULL;
       synth_layout_process(s, &p, i, j, pids);
       pids[j] = p.pid;
       rc = synth_sys_process(s, &p, &cause);
       if (rc == 0 && s->o.systrace_json)
         rc = synth_nrtjson_process(s, &p, &cause);
-      if (rc < 0) {
-        fprintf(stderr, SYNTH_PROG ": %s\n", cause);
-        free(cause);
-      } else {
+      if (rc == 0 && s->o.pftrace)
+        rc = synth_pftrace_process(s, &p, &cause);
+      if (rc == 0) {
         sbuf_printf(
             &s->processes_json,
             "%s\n  {\"instance_id\":\"%s\",\"pid\":%" PRId64 ",\"dir\":\"%s\"}",
@@ -537,6 +544,17 @@ static int synth_run(struct synth *s) {
       synth_free_process(&p);
     }
   }
+  char *cause2 = NULL;
+  int rc2 = synth_pftrace_close(s, &cause2);
+  if (rc == 0 && rc2 < 0) {
+    rc = rc2;
+    cause = cause2;
+    cause2 = NULL;
+  }
+  free(cause2);
+  if (rc < 0)
+    fprintf(stderr, SYNTH_PROG ": %s\n", cause ? cause : strerror(-rc));
+  free(cause);
   free(pids);
   return rc;
 }

@@ -99,6 +99,7 @@ struct synth_opts {
   int64_t device_instructions;
   int framework;
   int systrace_json; /* --format systrace-json */
+  int pftrace;       /* --format pftrace */
 };
 
 /* A compiled model: one NEFF, loaded on some NeuronCores of every process. */
@@ -160,6 +161,7 @@ struct synth {
   struct sbuf processes_json, profiles_json; /* manifest list items */
   uint64_t events_total, events_done;        /* progress */
   int64_t progress_ns;
+  struct synth_pftrace *pftrace; /* --format pftrace: the open export */
 };
 
 /* Framework events per step: fixed ones plus some per core. */
@@ -203,6 +205,17 @@ int synth_sys_process(struct synth *s, struct synth_proc *p, char **cause);
  * Returns 0 or a negative errno-style code with *cause set (malloc'd). */
 int synth_nrtjson_process(struct synth *s, const struct synth_proc *p,
                           char **cause);
+
+/* synth_pftrace.c: --format pftrace, the Neuron tools' Perfetto export.
+ * open creates <out>/system_profile.pftrace (s->pftrace); process rewrites
+ * the folder of process p (written already) into it and into one device
+ * export per device trace, and removes the capture files; close finishes
+ * the system file and frees s->pftrace.  Each returns 0 or a negative
+ * errno-style code with *cause set (malloc'd). */
+int synth_pftrace_open(struct synth *s, char **cause);
+int synth_pftrace_process(struct synth *s, const struct synth_proc *p,
+                          char **cause);
+int synth_pftrace_close(struct synth *s, char **cause);
 
 /* synth_neff.c: writes <dir>/<m->file>, a NEFF with a valid header and a
  * small tgz payload (info.json and an sg00 subgraph folder).  Returns 0 or

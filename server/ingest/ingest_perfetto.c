@@ -168,6 +168,8 @@ static void ingest_perfetto_warning(void *ud, uint64_t offset,
 }
 
 void ingest_perfetto_read(struct ing *g, const char *rel) {
+  if (ingest_perfetto_neuron_read(g, rel))
+    return;
   char *path = xasprintf("%s/%s", g->o->dir, rel);
   const char *base = strrchr(rel, '/');
   struct ingest_perfetto p = {

@@ -313,6 +313,12 @@ int ingest_chrome_bind_flows(struct ing *g);
  * trace (grouped by its file name). */
 void ingest_perfetto_read(struct ing *g, const char *rel);
 
+/* ingest_perfetto_neuron.c: a Perfetto trace written by the Neuron tools
+ * (recognised by its naming and debug arguments) into the tables of a
+ * native capture; a system export also reads the device exports beside
+ * it.  Returns false, having read nothing, for any other trace. */
+bool ingest_perfetto_neuron_read(struct ing *g, const char *rel);
+
 /* ingest_device.c: reads one NTFF (and its NEFF header) as a device
  * profile of the current process (g->instance, g->pid). */
 void ingest_device_read(struct ing *g, const struct discover_device *dev,

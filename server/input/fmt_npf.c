@@ -1,0 +1,350 @@
+/* fmt_npf.c -- the naming of the Neuron tools' Perfetto export (see
+ * fmt_npf.h). */
+#include "fmt_npf.h"
+
+#include "jtok.h"
+#include "jval.h"
+#include "ntff.pb-c.h"
+#include "ntrace.pb-c.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Fields whose debug argument the vendor names otherwise. */
+static const struct fmt_npf_alias {
+  const ProtobufCMessageDescriptor *d;
+  const char *field, *arg;
+} fmt_npf_aliases[] = {
+    {&nex__system_event__descriptor, "source", "trace_event_source"},
+    {&nex__system_event__descriptor, "nc_idx", "lnc_idx"},
+    {&nex__instruction__descriptor, "start_ts", "timestamp"},
+    {&nex__instruction__descriptor, "duration_ns", "duration"},
+    {&nex__instruction__descriptor, "timeline_track", "label"},
+    {&nex__instruction__descriptor, "framework_op", "layer"},
+    {&nex__dma_packet__descriptor, "start_ts", "timestamp"},
+    {&nex__dma_packet__descriptor, "duration_ns", "duration"},
+    {&nex__cc_op__descriptor, "start_ts", "timestamp"},
+    {&nex__cc_op__descriptor, "duration_ns", "duration"},
+};
+#define FMT_NPF_NALIAS (sizeof fmt_npf_aliases / sizeof fmt_npf_aliases[0])
+
+const char *fmt_npf_arg_name(const ProtobufCMessageDescriptor *d,
+                             const ProtobufCFieldDescriptor *f) {
+  for (size_t i = 0; i < FMT_NPF_NALIAS; i++)
+    if (fmt_npf_aliases[i].d == d &&
+        strcmp(fmt_npf_aliases[i].field, f->name) == 0)
+      return fmt_npf_aliases[i].arg;
+  return f->name;
+}
+
+const ProtobufCFieldDescriptor *
+fmt_npf_field(const ProtobufCMessageDescriptor *d, const char *arg) {
+  for (size_t i = 0; i < FMT_NPF_NALIAS; i++)
+    if (fmt_npf_aliases[i].d == d && strcmp(fmt_npf_aliases[i].arg, arg) == 0)
+      return protobuf_c_message_descriptor_get_field_by_name(
+          d, fmt_npf_aliases[i].field);
+  return protobuf_c_message_descriptor_get_field_by_name(d, arg);
+}
+
+/* Reads "<prefix><digits>-" at *s: the number, and moves past it; -1 and
+ * *s unchanged when absent. */
+static int64_t fmt_npf_part(const char **s, const char *prefix) {
+  size_t n = strlen(prefix);
+  if (strncmp(*s, prefix, n) != 0)
+    return -1;
+  const char *p = *s + n;
+  char *end;
+  long long v = strtoll(p, &end, 10);
+  if (end == p || *end != '-' || v < 0)
+    return -1;
+  *s = end + 1;
+  return v;
+}
+
+bool fmt_npf_row_parse(const char *name, struct fmt_npf_row *r) {
+  char *end;
+  if (strncmp(name, "Thread ", 7) == 0) {
+    long long v = strtoll(name + 7, &end, 10);
+    if (end == name + 7 || *end)
+      return false;
+    *r = (struct fmt_npf_row){-1, -1, v, "framework"};
+    return true;
+  }
+  const char *s = name;
+  r->worker = fmt_npf_part(&s, "gid");
+  r->nc = fmt_npf_part(&s, "nc");
+  if (r->nc < 0) /* an earlier spelling: nrt-nc<n>-tid<t>-<source> */
+    r->nc = fmt_npf_part(&s, "nrt-nc");
+  r->tid = fmt_npf_part(&s, "tid");
+  r->source = s;
+  return (r->worker >= 0 || r->nc >= 0 || r->tid >= 0) &&
+         strncmp(s, "neuron_", 7) == 0;
+}
+
+bool fmt_npf_process_parse(const char *name, size_t *inst_len, int64_t *pid) {
+  const char *p = strstr(name, "-pid");
+  if (!p || p == name)
+    return false;
+  const char *last;
+  while ((last = strstr(p + 1, "-pid")))
+    p = last;
+  if (util_parse_i64(p + 4, pid) != 0 || *pid < 0)
+    return false;
+  *inst_len = (size_t)(p - name);
+  return true;
+}
+
+bool fmt_npf_row_base(const char *name, size_t *base_len) {
+  const char *p = strstr(name, FMT_NPF_ROW_SUFFIX);
+  if (!p || p == name)
+    return false;
+  int64_t k;
+  if (util_parse_i64(p + strlen(FMT_NPF_ROW_SUFFIX), &k) != 0 || k < 0)
+    return false;
+  *base_len = (size_t)(p - name);
+  return true;
+}
+
+/* ---------------------------------------------------------------- fill */
+
+static void *fmt_npf_keep(struct fmt_npf_scratch *sc, void *p) {
+  sc->owned = xrealloc(sc->owned, (sc->n + 1) * sizeof *sc->owned);
+  sc->owned[sc->n++] = p;
+  return p;
+}
+
+void fmt_npf_scratch_free(struct fmt_npf_scratch *sc) {
+  for (size_t i = 0; i < sc->n; i++)
+    free(sc->owned[i]);
+  free(sc->owned);
+  *sc = (struct fmt_npf_scratch){NULL, 0};
+}
+
+bool fmt_npf_args_open(struct fmt_npf_args *a, const char *json) {
+  const unsigned char *p = (const unsigned char *)(json ? json : "");
+  const unsigned char *end = p + strlen((const char *)p);
+  while (p < end && jtok_blank(*p))
+    p++;
+  while (end > p && jtok_blank(end[-1]))
+    end--;
+  /* checked as it is read (fmt_npf_fill, jtok_find): the decoder writes
+   * valid JSON */
+  bool obj = end - p >= 2 && *p == '{' && end[-1] == '}';
+  a->p = obj ? p : end;
+  a->end = end;
+  return obj || p == end;
+}
+
+/* The text of v (decoded if a string, else valid JSON), kept in sc. */
+static char *fmt_npf_text(const struct jtok_span *v,
+                          struct fmt_npf_scratch *sc) {
+  struct sbuf b = {0}, scratch = {0};
+  if (v->kind == JTOK_STR)
+    jval_decode(&b, v);
+  else
+    jval_json(&b, v, &scratch);
+  sbuf_free(&scratch);
+  sbuf_addc(&b, '\0');
+  return fmt_npf_keep(sc, b.s);
+}
+
+/* Member key of a, or false. */
+static bool fmt_npf_find(const struct fmt_npf_args *a, const char *key,
+                         struct jtok_span *v) {
+  struct jtok_span obj = {a->p, (size_t)(a->end - a->p), JTOK_OBJ, 0};
+  return a->p != a->end && jtok_find(&obj, key, v);
+}
+
+bool fmt_npf_args_has(const struct fmt_npf_args *a, const char *key) {
+  struct jtok_span v;
+  return fmt_npf_find(a, key, &v);
+}
+
+const char *fmt_npf_args_str(const struct fmt_npf_args *a, const char *key,
+                             struct fmt_npf_scratch *sc) {
+  struct jtok_span v;
+  if (!fmt_npf_find(a, key, &v) || v.kind != JTOK_STR)
+    return NULL;
+  return fmt_npf_text(&v, sc);
+}
+
+/* Whether d converts to an int64 (NaN does not). */
+static bool fmt_npf_fits(double d) { return d >= -0x1p63 && d < 0x1p63; }
+
+/* A number (JSON, or a string holding one) as int64/uint64/double. */
+static bool fmt_npf_num(const struct jtok_span *v, int64_t *i, uint64_t *u,
+                        double *d) {
+  char t[64];
+  if ((v->kind != JTOK_NUM && v->kind != JTOK_STR) || v->n == 0 ||
+      v->n >= sizeof t || (v->fl & JTOK_F_ESC))
+    return false;
+  memcpy(t, v->p, v->n);
+  t[v->n] = '\0';
+  char *end;
+  if (util_parse_i64(t, i) == 0) {
+    *u = (uint64_t)*i;
+    *d = (double)*i;
+    return true;
+  }
+  if (*t != '-' && jval_u64(t, u) == 0) {
+    *i = (int64_t)*u;
+    *d = (double)*u;
+    return true;
+  }
+  *d = strtod(t, &end);
+  if (*end || !fmt_npf_fits(*d))
+    return false;
+  *i = (int64_t)*d;
+  *u = (uint64_t)*i;
+  return true;
+}
+
+bool fmt_npf_args_num(const struct fmt_npf_args *a, const char *key, int64_t *i,
+                      uint64_t *u, double *d) {
+  struct jtok_span v;
+  return fmt_npf_find(a, key, &v) && fmt_npf_num(&v, i, u, d);
+}
+
+int fmt_npf_enum(const ProtobufCEnumDescriptor *e, const char *s) {
+  for (unsigned k = 0; s && k < e->n_values; k++)
+    if (strcasecmp(e->values[k].name, s) == 0)
+      return e->values[k].value;
+  return -1;
+}
+
+/* Sets repeated uint64 field f of m from the JSON array v. */
+static bool fmt_npf_set_ids(ProtobufCMessage *m,
+                            const ProtobufCFieldDescriptor *f,
+                            const struct jtok_span *v,
+                            struct fmt_npf_scratch *sc) {
+  const unsigned char *p = v->p + 1, *end = v->p + v->n;
+  struct jtok_span e;
+  uint64_t *a = NULL;
+  size_t n = 0;
+  int64_t i;
+  double d;
+  int rc;
+  while ((rc = jtok_element(&p, end, &e)) == JTOK_OK) {
+    a = xrealloc(a, (n + 1) * sizeof *a);
+    if (!fmt_npf_num(&e, &i, &a[n++], &d)) {
+      free(a);
+      return false;
+    }
+  }
+  fmt_npf_keep(sc, a);
+  *(size_t *)((char *)m + f->quantifier_offset) = n;
+  *(uint64_t **)((char *)m + f->offset) = a;
+  return rc == JTOK_END;
+}
+
+/* Sets field f of m from v; false when v does not fit it. */
+static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+                        const struct jtok_span *v, struct fmt_npf_scratch *sc) {
+  char *p = (char *)m + f->offset;
+  int64_t i;
+  uint64_t u;
+  double d;
+  if (f->label == PROTOBUF_C_LABEL_REPEATED)
+    return f->type == PROTOBUF_C_TYPE_UINT64 && v->kind == JTOK_ARR &&
+           fmt_npf_set_ids(m, f, v, sc);
+  if (f->type == PROTOBUF_C_TYPE_STRING) {
+    if (v->kind != JTOK_STR)
+      return false;
+    *(char **)p = fmt_npf_text(v, sc);
+    return true;
+  }
+  if (f->type == PROTOBUF_C_TYPE_ENUM) {
+    int e = v->kind == JTOK_STR
+                ? fmt_npf_enum(f->descriptor, fmt_npf_text(v, sc))
+            : fmt_npf_num(v, &i, &u, &d) ? (int)i
+                                         : -1;
+    if (e < 0)
+      return false;
+    *(int *)p = e;
+    return true;
+  }
+  if (f->type == PROTOBUF_C_TYPE_BOOL) {
+    *(protobuf_c_boolean *)p =
+        jtok_true(v) || (fmt_npf_num(v, &i, &u, &d) && i != 0);
+    return true;
+  }
+  if (!fmt_npf_num(v, &i, &u, &d))
+    return false;
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32:
+    *(int32_t *)p = (int32_t)i;
+    return true;
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32:
+    *(uint32_t *)p = (uint32_t)u;
+    return true;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+    *(int64_t *)p = i;
+    return true;
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+    *(uint64_t *)p = u;
+    return true;
+  case PROTOBUF_C_TYPE_DOUBLE:
+    *(double *)p = d;
+    return true;
+  case PROTOBUF_C_TYPE_FLOAT:
+    *(float *)p = (float)d;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Adds key = v to the attributes f of m. */
+static void fmt_npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+                         char *key, const struct jtok_span *v,
+                         struct fmt_npf_scratch *sc) {
+  size_t *n = (size_t *)((char *)m + f->quantifier_offset);
+  Nex__Attribute ***arr = (Nex__Attribute ***)((char *)m + f->offset);
+  Nex__Attribute **grown = xmalloc((*n + 1) * sizeof *grown);
+  if (*n)
+    memcpy(grown, *arr, *n * sizeof *grown);
+  Nex__Attribute *a = fmt_npf_keep(sc, xmalloc(sizeof *a));
+  nex__attribute__init(a);
+  a->key = key;
+  a->value = fmt_npf_text(v, sc);
+  a->is_number = v->kind == JTOK_NUM;
+  grown[*n] = a;
+  *arr = fmt_npf_keep(sc, grown);
+  (*n)++;
+}
+
+uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
+                      const char *const *skip, struct fmt_npf_scratch *sc) {
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  const ProtobufCFieldDescriptor *attrs =
+      protobuf_c_message_descriptor_get_field_by_name(d, "attributes");
+  const unsigned char *p = args->p, *end = args->end;
+  struct jtok_span k, v;
+  uint64_t misfits = 0;
+  int rc = JTOK_END;
+  if (p != end) {
+    p++; /* past the '{' */
+    while ((rc = jtok_member(&p, end, &k, &v)) == JTOK_OK) {
+      char *key = fmt_npf_text(&k, sc);
+      size_t s = 0;
+      while (skip && skip[s] && strcmp(skip[s], key) != 0)
+        s++;
+      if (skip && skip[s])
+        continue;
+      const ProtobufCFieldDescriptor *f = fmt_npf_field(d, key);
+      if (f && f != attrs)
+        misfits += !fmt_npf_set(m, f, &v, sc);
+      else if (attrs)
+        fmt_npf_attr(m, attrs, key, &v, sc);
+    }
+  }
+  return misfits + (rc != JTOK_END);
+}
