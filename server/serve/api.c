@@ -6,6 +6,7 @@
  * straight into the body buffer; exports are streamed.
  */
 #include "api.h"
+#include "api_param.h"
 #include "app.h"
 #include "export.h"
 #include "hostcheck.h"
@@ -33,8 +34,14 @@ struct api_ctx {
   struct api_response *rs;
   struct store_pool *pool; /* acquired by api_db() */
   sqlite3 *db;
-  bool borrowed; /* db is the caller's (api_handle_db()) */
+  bool borrowed;           /* db is the caller's (api_handle_db()) */
+  struct api_param params; /* the query arguments, a bad one answered 400 */
 };
+
+/* api_param's answer to a bad parameter: a 400 naming it. */
+static void api_bad_param(void *rs, const char *detail) {
+  api_error(rs, 400, "bad_parameter", detail);
+}
 
 /* ------------------------------------------------------------------ */
 /* answers */
@@ -209,104 +216,6 @@ static void api_db_release(struct api_ctx *c) {
 }
 
 /* ------------------------------------------------------------------ */
-/* parameters */
-
-/* Quotes at most 64 bytes of a user value for an error message. */
-static const char *api_show(const char *v, char *buf, size_t n) {
-  snprintf(buf, n, "%.64s%s", v, strlen(v) > 64 ? "..." : "");
-  return buf;
-}
-
-/* An integer parameter in [min, max]; def when absent and not required.
- * False (with a 400 answer) when malformed or out of range. */
-static bool api_int(struct api_ctx *c, const char *key, int64_t min,
-                    int64_t max, bool required, int64_t def, int64_t *out) {
-  const char *v = c->rq->arg(c->rq->arg_ctx, key);
-  char buf[80];
-  if (!v) {
-    if (required) {
-      api_errorf(c->rs, 400, "bad_parameter", "parameter '%s' is required",
-                 key);
-      return false;
-    }
-    *out = def;
-    return true;
-  }
-  if (util_parse_i64(v, out) < 0 || *out < min || *out > max) {
-    api_errorf(c->rs, 400, "bad_parameter",
-               "parameter '%s' must be an integer from %lld to %lld, got '%s'",
-               key, (long long)min, (long long)max,
-               api_show(v, buf, sizeof buf));
-    return false;
-  }
-  return true;
-}
-
-/* tracks=ID,ID,... into ids (at most QUERY_MAX_TRACKS). */
-static bool api_tracks(struct api_ctx *c, int64_t *ids, size_t *n) {
-  const char *v = c->rq->arg(c->rq->arg_ctx, "tracks");
-  char buf[80];
-  *n = 0;
-  if (!v || !*v) {
-    api_errorf(c->rs, 400, "bad_parameter",
-               "parameter 'tracks' is required: a comma-separated list of "
-               "base track ids");
-    return false;
-  }
-  for (const char *p = v;;) {
-    size_t len = strcspn(p, ",");
-    char one[24];
-    if (*n == QUERY_MAX_TRACKS) {
-      api_errorf(c->rs, 400, "bad_parameter",
-                 "parameter 'tracks' lists more than %d track ids",
-                 QUERY_MAX_TRACKS);
-      return false;
-    }
-    if (len == 0 || len >= sizeof one) {
-      api_errorf(c->rs, 400, "bad_parameter",
-                 "parameter 'tracks' must be comma-separated integers, got "
-                 "'%s'",
-                 api_show(v, buf, sizeof buf));
-      return false;
-    }
-    memcpy(one, p, len);
-    one[len] = '\0';
-    if (util_parse_i64(one, &ids[*n]) < 0) {
-      api_errorf(c->rs, 400, "bad_parameter",
-                 "parameter 'tracks' must be comma-separated integers, got "
-                 "'%s'",
-                 api_show(one, buf, sizeof buf));
-      return false;
-    }
-    (*n)++;
-    if (!p[len])
-      return true;
-    p += len + 1;
-  }
-}
-
-/* start/end (required or whole range) and px (when wanted). */
-static bool api_window(struct api_ctx *c, bool required, bool px,
-                       struct query_window *w) {
-  int64_t v;
-  if (!api_int(c, "start", INT64_MIN, INT64_MAX, required, INT64_MIN,
-               &w->start) ||
-      !api_int(c, "end", INT64_MIN, INT64_MAX, required, INT64_MAX, &w->end))
-    return false;
-  if (w->end <= w->start) {
-    api_errorf(c->rs, 400, "bad_parameter",
-               "parameter 'end' must be greater than 'start'");
-    return false;
-  }
-  if (px) {
-    if (!api_int(c, "px", 1, QUERY_MAX_PX, true, 0, &v))
-      return false;
-    w->px = (int)v;
-  }
-  return true;
-}
-
-/* ------------------------------------------------------------------ */
 /* handlers */
 
 static void api_health(struct api_ctx *c) {
@@ -355,7 +264,7 @@ static void api_tracks_list(struct api_ctx *c) {
     api_errorf(c->rs, 400, "bad_parameter",
                "parameter 'grouping' must be default, cpu_device, neuroncore, "
                "thread, process or instance, got '%s'",
-               api_show(g, buf, sizeof buf));
+               api_param_show(g, buf, sizeof buf));
     return;
   }
   if (!api_db(c))
@@ -376,8 +285,8 @@ static void api_window_query(struct api_ctx *c, bool counters) {
   struct query_window w = {.tracks = ids};
   struct query_err e;
   struct sbuf b = {0};
-  if (!api_tracks(c, ids, &w.n_tracks) || !api_window(c, true, true, &w) ||
-      !api_db(c))
+  if (!api_param_tracks(&c->params, ids, &w.n_tracks) ||
+      !api_param_window(&c->params, true, true, &w) || !api_db(c))
     return;
   w.names = store_pool_names(c->pool, c->db);
   api_text(c,
@@ -412,8 +321,8 @@ static void api_device_profiles(struct api_ctx *c) {
   const char *filter = c->rq->arg(c->rq->arg_ctx, "filter");
   struct query_err e;
   json_t *out;
-  if (!api_int(c, "page", 1, 1000000, false, 1, &page) ||
-      !api_int(c, "per_page", 1, 500, false, 20, &per_page))
+  if (!api_param_int(&c->params, "page", 1, 1000000, false, 1, &page) ||
+      !api_param_int(&c->params, "per_page", 1, 500, false, 20, &per_page))
     return;
   if (filter && strlen(filter) > 256) {
     api_errorf(c->rs, 400, "bad_parameter",
@@ -434,7 +343,7 @@ static bool api_path_id(struct api_ctx *c, const char *s, int64_t *id) {
   if (util_parse_i64(s, id) < 0 || *id < 0) {
     api_errorf(c->rs, 404, "not_found",
                "'%s' is not a device profile id (an integer)",
-               api_show(s, buf, sizeof buf));
+               api_param_show(s, buf, sizeof buf));
     return false;
   }
   return true;
@@ -461,8 +370,10 @@ static void api_device_arrows(struct api_ctx *c, const char *sid) {
   struct query_window w = {0};
   struct query_err e;
   json_t *out;
-  if (!api_path_id(c, sid, &id) || !api_window(c, true, false, &w) ||
-      !api_int(c, "limit", 1, 100000, false, 5000, &limit) || !api_db(c))
+  if (!api_path_id(c, sid, &id) ||
+      !api_param_window(&c->params, true, false, &w) ||
+      !api_param_int(&c->params, "limit", 1, 100000, false, 5000, &limit) ||
+      !api_db(c))
     return;
   if (query_device_arrows(c->db, id, w.start, w.end, limit, &out, &e) < 0)
     api_query_error(c->rs, &e);
@@ -488,15 +399,17 @@ static void api_search(struct api_ctx *c) {
   if (strcmp(s.domain, "system") != 0 && strcmp(s.domain, "device") != 0) {
     api_errorf(c->rs, 400, "bad_parameter",
                "parameter 'domain' must be system or device, got '%s'",
-               api_show(s.domain, buf, sizeof buf));
+               api_param_show(s.domain, buf, sizeof buf));
     return;
   }
-  if (!api_window(c, false, false, &w) ||
-      !api_int(c, "page", 1, 1000000, false, 1, &s.page) ||
-      !api_int(c, "per_page", 1, 500, false, 50, &s.per_page) ||
-      !api_int(c, "limit", 1, 500, false, s.per_page, &s.per_page) ||
-      !api_int(c, "offset", 0, 100000, false, 0, &s.offset) ||
-      !api_int(c, "profile", 0, INT64_MAX, false, -1, &s.profile))
+  if (!api_param_window(&c->params, false, false, &w) ||
+      !api_param_int(&c->params, "page", 1, 1000000, false, 1, &s.page) ||
+      !api_param_int(&c->params, "per_page", 1, 500, false, 50, &s.per_page) ||
+      !api_param_int(&c->params, "limit", 1, 500, false, s.per_page,
+                     &s.per_page) ||
+      !api_param_int(&c->params, "offset", 0, 100000, false, 0, &s.offset) ||
+      !api_param_int(&c->params, "profile", 0, INT64_MAX, false, -1,
+                     &s.profile))
     return;
   s.start = w.start;
   s.end = w.end;
@@ -529,8 +442,8 @@ static void api_range_summary(struct api_ctx *c) {
   struct query_window w = {.tracks = ids};
   struct query_err e;
   json_t *out;
-  if (!api_tracks(c, ids, &w.n_tracks) || !api_window(c, true, false, &w) ||
-      !api_db(c))
+  if (!api_param_tracks(&c->params, ids, &w.n_tracks) ||
+      !api_param_window(&c->params, true, false, &w) || !api_db(c))
     return;
   if (query_range_summary(c->db, &w, &out, &e) < 0)
     api_query_error(c->rs, &e);
@@ -542,7 +455,9 @@ static void api_range_summary(struct api_ctx *c) {
 static void api_sql(struct api_ctx *c, const char *sql) {
   struct sbuf b = {0};
   struct query_err e;
-  api_text(c, query_sql(store_pool_path(c->pool), sql, QUERY_SQL_TIMEOUT_MS, &b, &e), &b, &e);
+  api_text(
+      c, query_sql(store_pool_path(c->pool), sql, QUERY_SQL_TIMEOUT_MS, &b, &e),
+      &b, &e);
 }
 
 /* POST /db/{name}/_search */
@@ -590,7 +505,7 @@ static void api_db_search(struct api_ctx *c) {
     api_errorf(c->rs, 400, "bad_parameter",
                "field 'type' must be databaseExplorerQuery, tableSchema or "
                "listDbFiles, got '%s'",
-               api_show(type, buf, sizeof buf));
+               api_param_show(type, buf, sizeof buf));
   }
   json_decref(body);
   if (rc < 0)
@@ -663,7 +578,7 @@ static void api_export(struct api_ctx *c) {
                "summary-text, summary-json or csv");
     return;
   }
-  if (!api_window(c, false, false, &w) || !api_pool(c))
+  if (!api_param_window(&c->params, false, false, &w) || !api_pool(c))
     return;
   if (store_pool_open(store_pool_path(c->pool), 1, &own, &cause) < 0) {
     log_warn("export: %s", cause);
@@ -813,12 +728,14 @@ static void api_route(struct api_ctx *c) {
 
 void api_handle(struct app *a, const struct api_request *rq,
                 struct api_response *rs) {
-  struct api_ctx c = {a, rq, rs, NULL, NULL, false};
+  struct api_ctx c = {
+      a, rq, rs, NULL, NULL, false, {rq->arg, rq->arg_ctx, api_bad_param, rs}};
   api_route(&c);
 }
 
 void api_handle_db(struct app *a, sqlite3 *db, const struct api_request *rq,
                    struct api_response *rs) {
-  struct api_ctx c = {a, rq, rs, NULL, db, true};
+  struct api_ctx c = {
+      a, rq, rs, NULL, db, true, {rq->arg, rq->arg_ctx, api_bad_param, rs}};
   api_route(&c);
 }
