@@ -420,12 +420,23 @@ static int fmt_perfetto_varint(struct jsrc *s, uint64_t *v) {
   return -1;
 }
 
+/* The packet of data[0, len) in the arena: by the wire walker, else by
+ * protobuf-c (NULL when it does not decode). */
+static Perfetto__Protos__TracePacket *
+fmt_perfetto_unpack(struct fmt_perfetto_wire *w, ProtobufCAllocator *alloc,
+                    const uint8_t *data, size_t len) {
+  Perfetto__Protos__TracePacket *p = fmt_perfetto_wire_packet(w, data, len);
+  if (!p && fmt_perfetto_args_depth_ok(data, len))
+    p = perfetto__protos__trace_packet__unpack(alloc, len, data);
+  return p;
+}
+
 /* Reads the frames of the stream.  Returns 0 at its end, a callback's
  * value, or -EPIPE/-EBADMSG with *cause set. */
 static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jsrc *s,
-                               struct arena *a, char **cause) {
+                               struct fmt_perfetto_wire *w, char **cause) {
   ProtobufCAllocator alloc = {fmt_perfetto_arena_alloc, fmt_perfetto_arena_free,
-                              a};
+                              w->a};
   for (;;) {
     uint64_t at = jsrc_off(s, s->p), key, len = 0;
     r->offset = at;
@@ -466,9 +477,8 @@ static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jsrc *s,
     r->st->packets++;
     const uint8_t *data = s->p;
     s->p += len;
-    Perfetto__Protos__TracePacket *p = NULL;
-    if (fmt_perfetto_args_depth_ok(data, (size_t)len))
-      p = perfetto__protos__trace_packet__unpack(&alloc, (size_t)len, data);
+    Perfetto__Protos__TracePacket *p =
+        fmt_perfetto_unpack(w, &alloc, data, (size_t)len);
     if (!p)
       fmt_perfetto_state_warn(r,
                               "packet of %" PRIu64 " bytes does not decode: "
@@ -476,7 +486,7 @@ static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jsrc *s,
                               len);
     else
       fmt_perfetto_packet(r, p);
-    arena_reset(a);
+    arena_reset(w->a);
     if (r->rc)
       return r->rc;
   }
@@ -497,8 +507,10 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
                            .trace_clock = FMT_PERFETTO_BOOTTIME,
                            .max_ts = INT64_MIN};
   struct arena a = {0};
+  struct fmt_perfetto_wire *w = xmalloc(sizeof *w);
+  fmt_perfetto_wire_init(w, &a);
   char *why = NULL;
-  rc = fmt_perfetto_stream(&r, &s, &a, &why);
+  rc = fmt_perfetto_stream(&r, &s, w, &why);
   if (rc >= 0 && s.err) /* gzip ended early between two frames */
     why = xasprintf("offset %" PRIu64 ": %s", jsrc_off(&s, s.p), s.err);
   if (why && rc == 0)
@@ -521,6 +533,7 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
   sbuf_free(&r.name);
   sbuf_free(&r.scratch);
   arena_free(&a);
+  free(w);
   jsrc_close(&s);
   return rc;
 }

@@ -1,10 +1,12 @@
-/* fmt_perfetto_priv.h -- what the four files of the Perfetto decoder
+/* fmt_perfetto_priv.h -- what the five files of the Perfetto decoder
  * share, each calling only those below it: fmt_perfetto.c (the stream,
  * packets, sequences, clocks, descriptors), fmt_perfetto_event.c (track
  * events: slices, flows, counters), fmt_perfetto_args.c (debug annotations
- * as JSON) and fmt_perfetto_state.c (maps, text, warnings, interned
- * strings, tracks).  Not a public interface: only those files include
- * it.
+ * as JSON), fmt_perfetto_state.c (maps, text, warnings, interned
+ * strings, tracks) and fmt_perfetto_wire.c (track event packets read
+ * without protobuf-c's unpacker).  Not a public interface: only those
+ * files include it, and the fuzz target, which checks the wire walker
+ * against protobuf-c.
  *
  * Ownership: the reader owns every map, sequence and track; strings in
  * them are malloc'd and freed with their owner.
@@ -162,5 +164,23 @@ char *fmt_perfetto_args_merge(const char *begin, const char *end);
  * FMT_PERFETTO_ARGS_DEPTH deep (protobuf-c unpacks them recursively). */
 #define FMT_PERFETTO_ARGS_DEPTH 64
 bool fmt_perfetto_args_depth_ok(const uint8_t *data, size_t len);
+
+/* fmt_perfetto_wire.c: reads the TracePacket of data[0, len) into w's
+ * arena (freed with it) when it holds only a TrackEvent and scalar fields
+ * and is well formed; returns NULL when it must go to protobuf-c's
+ * unpacker instead (which gives the same structs for the packets taken
+ * here).  _init indexes the field descriptors once per reader. */
+#define FMT_PERFETTO_WIRE_MSGS 5  /* packet, event, legacy, annotations */
+#define FMT_PERFETTO_WIRE_IDS 128 /* field numbers indexed */
+struct arena;
+struct fmt_perfetto_wire {
+  struct arena *a;
+  const ProtobufCFieldDescriptor *fields[FMT_PERFETTO_WIRE_MSGS]
+                                        [FMT_PERFETTO_WIRE_IDS];
+};
+void fmt_perfetto_wire_init(struct fmt_perfetto_wire *w, struct arena *a);
+Perfetto__Protos__TracePacket *
+fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data,
+                         size_t len);
 
 #endif

@@ -1,0 +1,321 @@
+/* fmt_perfetto_wire.c -- the hot packets of a trace (a TracePacket
+ * holding a TrackEvent) read from the wire format straight into
+ * protobuf-c's structs (see fmt_perfetto_priv.h).
+ *
+ * protobuf_c_message_unpack() scans every message twice and allocates
+ * per field; this walker reads each field once into the reader's arena,
+ * driven by the generated field descriptors (offsets, labels, types) that
+ * protobuf-c publishes.  It only takes the messages listed in
+ * fmt_perfetto_wire_msgs and the plain cases: anything else (another
+ * message, a field with an unexpected wire type, a varint over 10 bytes, a
+ * message field given twice, which protobuf-c would merge, a length past
+ * its message) makes it give up, and the packet goes to protobuf-c as
+ * before.  Unknown fields are skipped (protobuf-c keeps them aside, unused
+ * by the decoder).  Every length is checked against the bytes of its
+ * message.  The fuzz target compares its result with protobuf-c's on every
+ * packet it takes.
+ */
+#include "fmt_perfetto_priv.h"
+#include "arena.h"
+
+#include <string.h>
+
+/* Nesting below the packet taken here (packet > event > annotation >
+ * nested values); deeper packets go to protobuf-c. */
+#define FMT_PERFETTO_WIRE_DEPTH 8
+
+/* The messages read here: the packet and the parts of a TrackEvent. */
+static const ProtobufCMessageDescriptor
+    *const fmt_perfetto_wire_msgs[FMT_PERFETTO_WIRE_MSGS] = {
+        &perfetto__protos__trace_packet__descriptor,
+        &perfetto__protos__track_event__descriptor,
+        &perfetto__protos__track_event__legacy_event__descriptor,
+        &perfetto__protos__debug_annotation__descriptor,
+        &perfetto__protos__debug_annotation__nested_value__descriptor,
+};
+
+void fmt_perfetto_wire_init(struct fmt_perfetto_wire *w, struct arena *a) {
+  memset(w, 0, sizeof *w);
+  w->a = a;
+  for (size_t k = 0; k < FMT_PERFETTO_WIRE_MSGS; k++)
+    for (unsigned i = 0; i < fmt_perfetto_wire_msgs[k]->n_fields; i++) {
+      const ProtobufCFieldDescriptor *f = &fmt_perfetto_wire_msgs[k]->fields[i];
+      if (f->id < FMT_PERFETTO_WIRE_IDS)
+        w->fields[k][f->id] = f;
+    }
+}
+
+/* Reads a varint of at most 10 bytes at *pp (before end), advancing *pp.
+ * Returns false when it is cut or longer. */
+static inline bool fmt_perfetto_wire_varint(const uint8_t **pp,
+                                            const uint8_t *end, uint64_t *v) {
+  const uint8_t *p = *pp;
+  if (p < end && *p < 0x80) { /* most keys and values: one byte */
+    *v = *p;
+    *pp = p + 1;
+    return true;
+  }
+  uint64_t x = 0;
+  for (int i = 0; i < 10 && p < end; i++) {
+    uint8_t b = *p++;
+    x |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *v = x;
+      *pp = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The wire type of a field type (2 for strings, bytes and messages). */
+static int fmt_perfetto_wire_type(ProtobufCType t) {
+  switch (t) {
+  case PROTOBUF_C_TYPE_SFIXED32:
+  case PROTOBUF_C_TYPE_FIXED32:
+  case PROTOBUF_C_TYPE_FLOAT:
+    return 5;
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return 1;
+  case PROTOBUF_C_TYPE_STRING:
+  case PROTOBUF_C_TYPE_BYTES:
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return 2;
+  default:
+    return 0;
+  }
+}
+
+/* The size of one element of a repeated field of type t. */
+static size_t fmt_perfetto_wire_size(ProtobufCType t) {
+  switch (t) {
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return 8;
+  case PROTOBUF_C_TYPE_STRING:
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return sizeof(void *);
+  case PROTOBUF_C_TYPE_BYTES:
+    return sizeof(ProtobufCBinaryData);
+  default:
+    return 4; /* 32-bit types, enums and protobuf_c_boolean */
+  }
+}
+
+/* A little-endian fixed-size value of n (4 or 8) bytes. */
+static uint64_t fmt_perfetto_wire_fixed(const uint8_t *v, size_t n) {
+  uint64_t x = 0;
+  for (size_t i = n; i-- > 0;)
+    x = x << 8 | v[i];
+  return x;
+}
+
+static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
+                                  void *m, const uint8_t *p,
+                                  const uint8_t *end, int depth);
+
+/* A message field's value: allocated, initialised and read.  Returns it,
+ * or NULL when its type is not read here or it does not walk. */
+static void *fmt_perfetto_wire_sub(struct fmt_perfetto_wire *w,
+                                   const ProtobufCMessageDescriptor *d,
+                                   const uint8_t *v, size_t n, int depth) {
+  size_t k = 1; /* not the packet */
+  while (k < FMT_PERFETTO_WIRE_MSGS && fmt_perfetto_wire_msgs[k] != d)
+    k++;
+  if (k == FMT_PERFETTO_WIRE_MSGS || depth >= FMT_PERFETTO_WIRE_DEPTH)
+    return NULL;
+  void *m = arena_alloc(w->a, d->sizeof_message);
+  protobuf_c_message_init(d, m);
+  return fmt_perfetto_wire_msg(w, k, m, v, v + n, depth + 1) ? m : NULL;
+}
+
+/* Stores the value of field f held in v[0, n) (x: its varint) at slot, as
+ * protobuf-c's parse_*() functions do.  Returns false to give up. */
+static bool fmt_perfetto_wire_value(struct fmt_perfetto_wire *w,
+                                    const ProtobufCFieldDescriptor *f,
+                                    void *slot, const uint8_t *v, size_t n,
+                                    uint64_t x, int depth) {
+  uint32_t x32 = (uint32_t)x;
+  int32_t i32;
+  int64_t i64;
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_ENUM:
+  case PROTOBUF_C_TYPE_UINT32:
+    memcpy(slot, &x32, 4);
+    return true;
+  case PROTOBUF_C_TYPE_SINT32:
+    i32 = (int32_t)((x32 >> 1) ^ (0u - (x32 & 1)));
+    memcpy(slot, &i32, 4);
+    return true;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_UINT64:
+    memcpy(slot, &x, 8);
+    return true;
+  case PROTOBUF_C_TYPE_SINT64:
+    i64 = (int64_t)((x >> 1) ^ (0u - (x & 1)));
+    memcpy(slot, &i64, 8);
+    return true;
+  case PROTOBUF_C_TYPE_BOOL: {
+    /* any payload bit set, even one a 64-bit value drops */
+    protobuf_c_boolean b = 0;
+    for (size_t i = 0; i < n; i++)
+      b |= (v[i] & 0x7f) != 0;
+    memcpy(slot, &b, sizeof b);
+    return true;
+  }
+  case PROTOBUF_C_TYPE_SFIXED32:
+  case PROTOBUF_C_TYPE_FIXED32:
+  case PROTOBUF_C_TYPE_FLOAT:
+    x32 = (uint32_t)fmt_perfetto_wire_fixed(v, 4);
+    memcpy(slot, &x32, 4);
+    return true;
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE:
+    x = fmt_perfetto_wire_fixed(v, 8);
+    memcpy(slot, &x, 8);
+    return true;
+  case PROTOBUF_C_TYPE_STRING:
+    *(char **)slot = arena_strdup(w->a, (const char *)v, n);
+    return true;
+  case PROTOBUF_C_TYPE_BYTES: {
+    ProtobufCBinaryData *b = slot;
+    b->len = n;
+    b->data = n ? memcpy(arena_alloc(w->a, n), v, n) : NULL;
+    return true;
+  }
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return (*(void **)slot = fmt_perfetto_wire_sub(w, f->descriptor, v, n,
+                                                   depth)) != NULL;
+  }
+  return false;
+}
+
+/* A new element at the end of repeated field f of message m: the array
+ * grows in the arena (capacity 4, then the powers of two). */
+static void *fmt_perfetto_wire_append(struct fmt_perfetto_wire *w,
+                                      const ProtobufCFieldDescriptor *f,
+                                      char *m) {
+  size_t *n = (size_t *)(m + f->quantifier_offset);
+  void **arr = (void **)(m + f->offset);
+  size_t sz = fmt_perfetto_wire_size(f->type);
+  if (*n == 0 || (*n >= 4 && !(*n & (*n - 1)))) {
+    void *grown = arena_alloc(w->a, sz * (*n ? 2 * *n : 4));
+    if (*n)
+      memcpy(grown, *arr, sz * *n);
+    *arr = grown;
+  }
+  return (char *)*arr + sz * (*n)++;
+}
+
+/* The elements of a packed repeated field in v[0, n). */
+static bool fmt_perfetto_wire_packed(struct fmt_perfetto_wire *w,
+                                     const ProtobufCFieldDescriptor *f,
+                                     char *m, const uint8_t *v, size_t n) {
+  int wire = fmt_perfetto_wire_type(f->type);
+  const uint8_t *p = v, *end = v + n;
+  if (wire == 2 || n == 0)
+    return false;
+  while (p < end) {
+    const uint8_t *e = p;
+    uint64_t x = 0;
+    if (wire == 0 && !fmt_perfetto_wire_varint(&p, end, &x))
+      return false;
+    if (wire != 0) {
+      if ((size_t)(end - p) < (wire == 1 ? 8u : 4u))
+        return false;
+      p += wire == 1 ? 8 : 4;
+    }
+    if (!fmt_perfetto_wire_value(w, f, fmt_perfetto_wire_append(w, f, m), e,
+                                 (size_t)(p - e), x, 0))
+      return false;
+  }
+  return true;
+}
+
+/* One field of message m with wire type `wire`, its bytes v[0, n). */
+static bool fmt_perfetto_wire_field(struct fmt_perfetto_wire *w,
+                                    const ProtobufCFieldDescriptor *f,
+                                    char *m, int wire, const uint8_t *v,
+                                    size_t n, uint64_t x, int depth) {
+  int want = fmt_perfetto_wire_type(f->type);
+  if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+    if (wire == 2 && want != 2)
+      return fmt_perfetto_wire_packed(w, f, m, v, n);
+    return wire == want &&
+           fmt_perfetto_wire_value(w, f, fmt_perfetto_wire_append(w, f, m), v,
+                                   n, x, depth);
+  }
+  if (wire != want)
+    return false;
+  void *slot = m + f->offset;
+  if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+    uint32_t *c = (uint32_t *)(m + f->quantifier_offset);
+    if (f->type == PROTOBUF_C_TYPE_MESSAGE && *c == f->id)
+      return false; /* protobuf-c merges the two */
+    *c = f->id;
+  } else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+    if (*(void **)slot)
+      return false;
+  } else if (f->quantifier_offset) {
+    *(protobuf_c_boolean *)(m + f->quantifier_offset) = 1;
+  }
+  return fmt_perfetto_wire_value(w, f, slot, v, n, x, depth);
+}
+
+/* Reads the fields of message m (of type fmt_perfetto_wire_msgs[k]) from
+ * p[0, end). */
+static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
+                                  void *m, const uint8_t *p,
+                                  const uint8_t *end, int depth) {
+  while (p < end) {
+    const uint8_t *at = p, *v;
+    uint64_t key, x = 0;
+    if (!fmt_perfetto_wire_varint(&p, end, &key) || p - at > 5 ||
+        key >> 32 || key < 8)
+      return false;
+    int wire = (int)(key & 7);
+    v = p;
+    if (wire == 0) {
+      if (!fmt_perfetto_wire_varint(&p, end, &x))
+        return false;
+    } else if (wire == 1 || wire == 5) {
+      if (end - p < (wire == 1 ? 8 : 4))
+        return false;
+      p += wire == 1 ? 8 : 4;
+    } else if (wire == 2) {
+      if (!fmt_perfetto_wire_varint(&p, end, &x) || x > (uint64_t)(end - p))
+        return false;
+      v = p;
+      p += x;
+    } else {
+      return false;
+    }
+    unsigned id = (unsigned)(key >> 3);
+    const ProtobufCFieldDescriptor *f =
+        id < FMT_PERFETTO_WIRE_IDS
+            ? w->fields[k][id]
+            : protobuf_c_message_descriptor_get_field(fmt_perfetto_wire_msgs[k],
+                                                      id);
+    if (f && !fmt_perfetto_wire_field(w, f, m, wire, v, (size_t)(p - v), x,
+                                      depth))
+      return false;
+  }
+  return true;
+}
+
+Perfetto__Protos__TracePacket *
+fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data, size_t len) {
+  Perfetto__Protos__TracePacket *p = arena_alloc(w->a, sizeof *p);
+  perfetto__protos__trace_packet__init(p);
+  return fmt_perfetto_wire_msg(w, 0, p, data, data + len, 0)
+             ? p
+             : NULL;
+}
