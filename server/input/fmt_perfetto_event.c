@@ -82,9 +82,7 @@ static void fmt_perfetto_event_take(struct fmt_perfetto_open *o,
 /* ------------------------------------------------------------ slices */
 
 static void fmt_perfetto_event_clear(struct fmt_perfetto_open *o) {
-  free(o->name);
-  free(o->cat);
-  free(o->args);
+  free(o->text);
   free(o->flows);
   memset(o, 0, sizeof *o);
 }
@@ -155,12 +153,37 @@ struct fmt_perfetto_event_ctx {
   int64_t ts, pid, tid;
 };
 
+/* Copies a text (NULL allowed) of n bytes to *at, advancing it. */
+static const char *fmt_perfetto_event_copy(char **at, const char *s,
+                                           size_t n) {
+  if (!s)
+    return NULL;
+  char *d = memcpy(*at, s, n);
+  d[n] = 0;
+  *at += n + 1;
+  return d;
+}
+
+/* Sets the name, categories and args of a slice (each NULL or a text;
+ * they may point into its current texts) to copies in one new block. */
+static void fmt_perfetto_event_texts(struct fmt_perfetto_open *o,
+                                     const char *name, const char *cat,
+                                     const char *args) {
+  size_t nn = name ? strlen(name) : 0, nc = cat ? strlen(cat) : 0,
+         na = args ? strlen(args) : 0;
+  char *t = xmalloc(nn + nc + na + 3), *at = t;
+  o->name = fmt_perfetto_event_copy(&at, name, nn);
+  o->cat = fmt_perfetto_event_copy(&at, cat, nc);
+  o->args = fmt_perfetto_event_copy(&at, args, na);
+  free(o->text);
+  o->text = t;
+}
+
 static void fmt_perfetto_event_fill(struct fmt_perfetto *r,
                                     struct fmt_perfetto_open *o,
                                     const struct fmt_perfetto_event_ctx *c) {
-  o->name = c->name ? xstrdup(c->name) : NULL;
-  o->cat = c->cat ? xstrdup(c->cat) : NULL;
-  o->args = r->args.len ? xasprintf("{%s}", r->args.s) : NULL;
+  fmt_perfetto_event_texts(o, c->name, c->cat,
+                           r->args.len ? r->args.s : NULL);
   o->ts = c->ts;
   o->end = -1;
   o->pid = c->pid;
@@ -191,15 +214,13 @@ static void fmt_perfetto_event_end(struct fmt_perfetto *r,
     fmt_perfetto_event_clear(o);
   }
   struct fmt_perfetto_open *b = &t->stack[--t->depth];
-  if (r->args.len) {
-    char *end = xasprintf("{%s}", r->args.s);
-    char *merged = fmt_perfetto_args_merge(b->args, end);
-    free(end);
-    free(b->args);
-    b->args = merged;
+  if (r->args.len || (!b->name && c->name)) {
+    char *merged =
+        r->args.len ? fmt_perfetto_args_merge(b->args, r->args.s) : NULL;
+    fmt_perfetto_event_texts(b, b->name ? b->name : c->name, b->cat,
+                             merged ? merged : b->args);
+    free(merged);
   }
-  if (!b->name && c->name)
-    b->name = xstrdup(c->name);
   fmt_perfetto_event_take(b, r, t, false);
   fmt_perfetto_event_emit(r, t, b, c->ts >= b->ts ? c->ts - b->ts : 0, 0);
   fmt_perfetto_event_clear(b);

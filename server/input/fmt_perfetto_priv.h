@@ -48,7 +48,8 @@ enum {
 /* A slice not yet reported: begun (end < 0 means unknown: a begin event)
  * or complete but possibly enclosing later events of its track. */
 struct fmt_perfetto_open {
-  char *name, *cat, *args;
+  const char *name, *cat, *args; /* NULL, or in text */
+  char *text;                    /* one block holding the three */
   int64_t ts, end, pid, tid;
   uint64_t *flows;
   size_t nflows;
@@ -152,8 +153,8 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
 void fmt_perfetto_event_finish(struct fmt_perfetto *r);
 void fmt_perfetto_event_free(struct fmt_perfetto_trk *t);
 
-/* fmt_perfetto_args.c: appends the debug annotations of an event to
- * r->args as the members of a JSON object (no braces; "" when none). */
+/* fmt_perfetto_args.c: sets r->args to the debug annotations of an event
+ * as a JSON object ("" when none). */
 void fmt_perfetto_args(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
                        const Perfetto__Protos__TrackEvent *e);
 /* Merges the args of an end event into those of its begin (both JSON
@@ -172,11 +173,15 @@ bool fmt_perfetto_args_depth_ok(const uint8_t *data, size_t len);
  * here).  _init indexes the field descriptors once per reader. */
 #define FMT_PERFETTO_WIRE_MSGS 5  /* packet, event, legacy, annotations */
 #define FMT_PERFETTO_WIRE_IDS 128 /* field numbers indexed */
+#define FMT_PERFETTO_WIRE_SIZE 512 /* bytes of the largest of the structs */
 struct arena;
 struct fmt_perfetto_wire {
   struct arena *a;
   const ProtobufCFieldDescriptor *fields[FMT_PERFETTO_WIRE_MSGS]
                                         [FMT_PERFETTO_WIRE_IDS];
+  /* each struct as its _init() leaves it (copied: faster than the init) */
+  _Alignas(max_align_t) unsigned char blank[FMT_PERFETTO_WIRE_MSGS]
+                                           [FMT_PERFETTO_WIRE_SIZE];
 };
 void fmt_perfetto_wire_init(struct fmt_perfetto_wire *w, struct arena *a);
 Perfetto__Protos__TracePacket *

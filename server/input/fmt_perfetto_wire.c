@@ -34,15 +34,34 @@ static const ProtobufCMessageDescriptor
         &perfetto__protos__debug_annotation__nested_value__descriptor,
 };
 
+_Static_assert(sizeof(Perfetto__Protos__TracePacket) <= FMT_PERFETTO_WIRE_SIZE &&
+                   sizeof(Perfetto__Protos__TrackEvent) <=
+                       FMT_PERFETTO_WIRE_SIZE &&
+                   sizeof(Perfetto__Protos__TrackEvent__LegacyEvent) <=
+                       FMT_PERFETTO_WIRE_SIZE &&
+                   sizeof(Perfetto__Protos__DebugAnnotation) <=
+                       FMT_PERFETTO_WIRE_SIZE &&
+                   sizeof(Perfetto__Protos__DebugAnnotation__NestedValue) <=
+                       FMT_PERFETTO_WIRE_SIZE,
+               "a struct read by the walker outgrows its blank copy");
+
 void fmt_perfetto_wire_init(struct fmt_perfetto_wire *w, struct arena *a) {
   memset(w, 0, sizeof *w);
   w->a = a;
-  for (size_t k = 0; k < FMT_PERFETTO_WIRE_MSGS; k++)
+  for (size_t k = 0; k < FMT_PERFETTO_WIRE_MSGS; k++) {
+    protobuf_c_message_init(fmt_perfetto_wire_msgs[k], w->blank[k]);
     for (unsigned i = 0; i < fmt_perfetto_wire_msgs[k]->n_fields; i++) {
       const ProtobufCFieldDescriptor *f = &fmt_perfetto_wire_msgs[k]->fields[i];
       if (f->id < FMT_PERFETTO_WIRE_IDS)
         w->fields[k][f->id] = f;
     }
+  }
+}
+
+/* A blank struct of message k in the arena. */
+static void *fmt_perfetto_wire_blank(struct fmt_perfetto_wire *w, size_t k) {
+  size_t n = fmt_perfetto_wire_msgs[k]->sizeof_message;
+  return memcpy(arena_alloc(w->a, n), w->blank[k], n);
 }
 
 /* Reads a varint of at most 10 bytes at *pp (before end), advancing *pp.
@@ -130,8 +149,7 @@ static void *fmt_perfetto_wire_sub(struct fmt_perfetto_wire *w,
     k++;
   if (k == FMT_PERFETTO_WIRE_MSGS || depth >= FMT_PERFETTO_WIRE_DEPTH)
     return NULL;
-  void *m = arena_alloc(w->a, d->sizeof_message);
-  protobuf_c_message_init(d, m);
+  void *m = fmt_perfetto_wire_blank(w, k);
   return fmt_perfetto_wire_msg(w, k, m, v, v + n, depth + 1) ? m : NULL;
 }
 
@@ -313,8 +331,7 @@ static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
 
 Perfetto__Protos__TracePacket *
 fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data, size_t len) {
-  Perfetto__Protos__TracePacket *p = arena_alloc(w->a, sizeof *p);
-  perfetto__protos__trace_packet__init(p);
+  Perfetto__Protos__TracePacket *p = fmt_perfetto_wire_blank(w, 0);
   return fmt_perfetto_wire_msg(w, 0, p, data, data + len, 0)
              ? p
              : NULL;
