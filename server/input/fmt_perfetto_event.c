@@ -81,10 +81,18 @@ static void fmt_perfetto_event_take(struct fmt_perfetto_open *o,
 
 /* ------------------------------------------------------------ slices */
 
+/* A slice that owns nothing yet (the other fields are set by
+ * fmt_perfetto_event_fill; no memset: it costs more than the event). */
+static void fmt_perfetto_event_blank(struct fmt_perfetto_open *o) {
+  o->name = o->cat = o->args = o->text = NULL;
+  o->flows = NULL;
+  o->nflows = 0;
+}
+
 static void fmt_perfetto_event_clear(struct fmt_perfetto_open *o) {
   free(o->text);
   free(o->flows);
-  memset(o, 0, sizeof *o);
+  fmt_perfetto_event_blank(o);
 }
 
 /* Reports a slice (dur < 0: incomplete, up to the last timestamp). */
@@ -141,7 +149,7 @@ fmt_perfetto_event_push(struct fmt_perfetto *r, struct fmt_perfetto_trk *t) {
     t->stack = xrealloc(t->stack, sizeof *t->stack * t->cap);
   }
   struct fmt_perfetto_open *o = &t->stack[t->depth++];
-  memset(o, 0, sizeof *o);
+  fmt_perfetto_event_blank(o);
   return o;
 }
 
@@ -476,7 +484,9 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
                   : q->has_track    ? q->track_uuid
                   : q->has_thread   ? q->thread_uuid
                                     : FMT_PERFETTO_DEFAULT_TRACK;
-  if (!(c.t = fmt_perfetto_state_track(r, uuid)))
+  if (!q->trk || q->trk->pub.uuid != uuid)
+    q->trk = fmt_perfetto_state_track(r, uuid);
+  if (!(c.t = q->trk))
     return;
   fmt_perfetto_state_track_resolve(r, c.t);
   c.pid = lg && lg->has_pid_override ? lg->pid_override : c.t->pub.pid;
@@ -538,7 +548,7 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
   fmt_perfetto_event_expire(r, t, ts);
   if (kind == 'I') {
     struct fmt_perfetto_open o;
-    memset(&o, 0, sizeof o);
+    fmt_perfetto_event_blank(&o);
     fmt_perfetto_event_fill(r, &o, &c);
     fmt_perfetto_event_take(&o, r, t, true);
     fmt_perfetto_event_emit(r, t, &o, 0, 1);

@@ -99,12 +99,15 @@ struct fmt_perfetto_seq {
   int64_t thread_time_ns;
   int64_t instructions;
   int64_t last_ts; /* timestamp of its latest packet */
+  struct fmt_perfetto_trk *trk; /* the track of its latest event (tracks
+                                   live as long as the reader) */
 };
 
 struct fmt_perfetto {
   const struct fmt_perfetto_cb *cb;
   struct fmt_perfetto_stats *st;
   struct fmt_perfetto_map seqs;    /* id -> struct fmt_perfetto_seq * */
+  struct fmt_perfetto_seq *seq;    /* the latest packet's */
   struct fmt_perfetto_map tracks;  /* uuid -> struct fmt_perfetto_trk * */
   struct fmt_perfetto_map flowgen; /* terminated flow id -> generation */
   uint64_t tgen;                   /* bumped by every descriptor */
@@ -166,24 +169,16 @@ char *fmt_perfetto_args_merge(const char *begin, const char *end);
 #define FMT_PERFETTO_ARGS_DEPTH 64
 bool fmt_perfetto_args_depth_ok(const uint8_t *data, size_t len);
 
-/* fmt_perfetto_wire.c: reads the TracePacket of data[0, len) into w's
- * arena (freed with it) when it holds only a TrackEvent and scalar fields
- * and is well formed; returns NULL when it must go to protobuf-c's
- * unpacker instead (which gives the same structs for the packets taken
- * here).  _init indexes the field descriptors once per reader. */
-#define FMT_PERFETTO_WIRE_MSGS 5  /* packet, event, legacy, annotations */
-#define FMT_PERFETTO_WIRE_IDS 128 /* field numbers indexed */
-#define FMT_PERFETTO_WIRE_SIZE 512 /* bytes of the largest of the structs */
+/* fmt_perfetto_wire.c: _packet reads the TracePacket of data[0, len)
+ * into the arena given to _new (freed with it) when it holds only a
+ * TrackEvent and scalar fields and is well formed; it returns NULL when
+ * the packet must go to protobuf-c's unpacker instead (which gives the
+ * same structs for the packets taken here).  _new indexes the field
+ * descriptors once per reader; free it with _free. */
 struct arena;
-struct fmt_perfetto_wire {
-  struct arena *a;
-  const ProtobufCFieldDescriptor *fields[FMT_PERFETTO_WIRE_MSGS]
-                                        [FMT_PERFETTO_WIRE_IDS];
-  /* each struct as its _init() leaves it (copied: faster than the init) */
-  _Alignas(max_align_t) unsigned char blank[FMT_PERFETTO_WIRE_MSGS]
-                                           [FMT_PERFETTO_WIRE_SIZE];
-};
-void fmt_perfetto_wire_init(struct fmt_perfetto_wire *w, struct arena *a);
+struct fmt_perfetto_wire;
+struct fmt_perfetto_wire *fmt_perfetto_wire_new(struct arena *a);
+void fmt_perfetto_wire_free(struct fmt_perfetto_wire *w);
 Perfetto__Protos__TracePacket *
 fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data,
                          size_t len);

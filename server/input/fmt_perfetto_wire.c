@@ -18,6 +18,7 @@
 #include "fmt_perfetto_priv.h"
 #include "arena.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Nesting below the packet taken here (packet > event > annotation >
@@ -25,13 +26,37 @@
 #define FMT_PERFETTO_WIRE_DEPTH 8
 
 /* The messages read here: the packet and the parts of a TrackEvent. */
-static const ProtobufCMessageDescriptor
-    *const fmt_perfetto_wire_msgs[FMT_PERFETTO_WIRE_MSGS] = {
-        &perfetto__protos__trace_packet__descriptor,
-        &perfetto__protos__track_event__descriptor,
-        &perfetto__protos__track_event__legacy_event__descriptor,
-        &perfetto__protos__debug_annotation__descriptor,
-        &perfetto__protos__debug_annotation__nested_value__descriptor,
+static const ProtobufCMessageDescriptor *const fmt_perfetto_wire_msgs[] = {
+    &perfetto__protos__trace_packet__descriptor,
+    &perfetto__protos__track_event__descriptor,
+    &perfetto__protos__track_event__legacy_event__descriptor,
+    &perfetto__protos__debug_annotation__descriptor,
+    &perfetto__protos__debug_annotation__nested_value__descriptor,
+};
+
+#define FMT_PERFETTO_WIRE_MSGS 5  /* the messages above */
+#define FMT_PERFETTO_WIRE_IDS 128 /* field numbers indexed */
+#define FMT_PERFETTO_WIRE_SIZE 512 /* bytes of the largest of the structs */
+
+/* A field as the walker uses it: what its descriptor says, packed in 12
+ * bytes so that the index of the hot fields stays in a few cache lines
+ * (the descriptors themselves are 72 bytes each, elsewhere). */
+struct fmt_perfetto_wire_fd {
+  uint16_t offset, qoff; /* of the value and its quantifier */
+  uint32_t id;
+  uint8_t type, wire;
+  uint8_t known, repeated : 1, oneof : 1;
+  uint8_t sub; /* a message: the index of its type in
+                  fmt_perfetto_wire_msgs, FMT_PERFETTO_WIRE_MSGS if none */
+};
+
+struct fmt_perfetto_wire {
+  struct arena *a;
+  struct fmt_perfetto_wire_fd fields[FMT_PERFETTO_WIRE_MSGS]
+                                    [FMT_PERFETTO_WIRE_IDS];
+  /* each struct as its _init() leaves it (copied: faster than the init) */
+  _Alignas(max_align_t) unsigned char blank[FMT_PERFETTO_WIRE_MSGS]
+                                           [FMT_PERFETTO_WIRE_SIZE];
 };
 
 _Static_assert(sizeof(Perfetto__Protos__TracePacket) <= FMT_PERFETTO_WIRE_SIZE &&
@@ -45,18 +70,44 @@ _Static_assert(sizeof(Perfetto__Protos__TracePacket) <= FMT_PERFETTO_WIRE_SIZE &
                        FMT_PERFETTO_WIRE_SIZE,
                "a struct read by the walker outgrows its blank copy");
 
-void fmt_perfetto_wire_init(struct fmt_perfetto_wire *w, struct arena *a) {
-  memset(w, 0, sizeof *w);
+static int fmt_perfetto_wire_type(ProtobufCType t);
+
+/* The index entry of field d. */
+static struct fmt_perfetto_wire_fd
+fmt_perfetto_wire_fd(const ProtobufCFieldDescriptor *d) {
+  uint8_t sub = 1; /* not the packet */
+  while (sub < FMT_PERFETTO_WIRE_MSGS &&
+         (d->type != PROTOBUF_C_TYPE_MESSAGE ||
+          fmt_perfetto_wire_msgs[sub] != d->descriptor))
+    sub++;
+  return (struct fmt_perfetto_wire_fd){
+      .offset = (uint16_t)d->offset,
+      .qoff = (uint16_t)d->quantifier_offset,
+      .id = d->id,
+      .type = (uint8_t)d->type,
+      .wire = (uint8_t)fmt_perfetto_wire_type(d->type),
+      .known = 1,
+      .repeated = d->label == PROTOBUF_C_LABEL_REPEATED,
+      .oneof = (d->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0,
+      .sub = sub};
+}
+
+struct fmt_perfetto_wire *fmt_perfetto_wire_new(struct arena *a) {
+  struct fmt_perfetto_wire *w = xcalloc(1, sizeof *w);
   w->a = a;
   for (size_t k = 0; k < FMT_PERFETTO_WIRE_MSGS; k++) {
-    protobuf_c_message_init(fmt_perfetto_wire_msgs[k], w->blank[k]);
-    for (unsigned i = 0; i < fmt_perfetto_wire_msgs[k]->n_fields; i++) {
-      const ProtobufCFieldDescriptor *f = &fmt_perfetto_wire_msgs[k]->fields[i];
-      if (f->id < FMT_PERFETTO_WIRE_IDS)
-        w->fields[k][f->id] = f;
-    }
+    const ProtobufCMessageDescriptor *m = fmt_perfetto_wire_msgs[k];
+    protobuf_c_message_init(m, w->blank[k]);
+    for (unsigned i = 0; i < m->n_fields; i++)
+      if (m->fields[i].id < FMT_PERFETTO_WIRE_IDS)
+        w->fields[k][m->fields[i].id] = fmt_perfetto_wire_fd(&m->fields[i]);
   }
+  return w;
 }
+_Static_assert(FMT_PERFETTO_WIRE_SIZE <= UINT16_MAX,
+               "struct offsets must fit the index entries");
+
+void fmt_perfetto_wire_free(struct fmt_perfetto_wire *w) { free(w); }
 
 /* A blank struct of message k in the arena. */
 static void *fmt_perfetto_wire_blank(struct fmt_perfetto_wire *w, size_t k) {
@@ -139,14 +190,11 @@ static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
                                   void *m, const uint8_t *p,
                                   const uint8_t *end, int depth);
 
-/* A message field's value: allocated, initialised and read.  Returns it,
- * or NULL when its type is not read here or it does not walk. */
-static void *fmt_perfetto_wire_sub(struct fmt_perfetto_wire *w,
-                                   const ProtobufCMessageDescriptor *d,
+/* A message field's value (of type fmt_perfetto_wire_msgs[k]):
+ * allocated, initialised and read.  Returns it, or NULL when its type is
+ * not read here or it does not walk. */
+static void *fmt_perfetto_wire_sub(struct fmt_perfetto_wire *w, size_t k,
                                    const uint8_t *v, size_t n, int depth) {
-  size_t k = 1; /* not the packet */
-  while (k < FMT_PERFETTO_WIRE_MSGS && fmt_perfetto_wire_msgs[k] != d)
-    k++;
   if (k == FMT_PERFETTO_WIRE_MSGS || depth >= FMT_PERFETTO_WIRE_DEPTH)
     return NULL;
   void *m = fmt_perfetto_wire_blank(w, k);
@@ -154,15 +202,17 @@ static void *fmt_perfetto_wire_sub(struct fmt_perfetto_wire *w,
 }
 
 /* Stores the value of field f held in v[0, n) (x: its varint) at slot, as
- * protobuf-c's parse_*() functions do.  Returns false to give up. */
-static bool fmt_perfetto_wire_value(struct fmt_perfetto_wire *w,
-                                    const ProtobufCFieldDescriptor *f,
+ * protobuf-c's parse_*() functions do.  Returns false to give up.  (This
+ * and the two below are inlined: a call per field costs as much as the
+ * field.) */
+static inline __attribute__((always_inline)) bool fmt_perfetto_wire_value(struct fmt_perfetto_wire *w,
+                                    const struct fmt_perfetto_wire_fd *f,
                                     void *slot, const uint8_t *v, size_t n,
                                     uint64_t x, int depth) {
   uint32_t x32 = (uint32_t)x;
   int32_t i32;
   int64_t i64;
-  switch (f->type) {
+  switch ((ProtobufCType)f->type) {
   case PROTOBUF_C_TYPE_INT32:
   case PROTOBUF_C_TYPE_ENUM:
   case PROTOBUF_C_TYPE_UINT32:
@@ -210,7 +260,7 @@ static bool fmt_perfetto_wire_value(struct fmt_perfetto_wire *w,
     return true;
   }
   case PROTOBUF_C_TYPE_MESSAGE:
-    return (*(void **)slot = fmt_perfetto_wire_sub(w, f->descriptor, v, n,
+    return (*(void **)slot = fmt_perfetto_wire_sub(w, f->sub, v, n,
                                                    depth)) != NULL;
   }
   return false;
@@ -218,12 +268,12 @@ static bool fmt_perfetto_wire_value(struct fmt_perfetto_wire *w,
 
 /* A new element at the end of repeated field f of message m: the array
  * grows in the arena (capacity 4, then the powers of two). */
-static void *fmt_perfetto_wire_append(struct fmt_perfetto_wire *w,
-                                      const ProtobufCFieldDescriptor *f,
+static inline __attribute__((always_inline)) void *fmt_perfetto_wire_append(struct fmt_perfetto_wire *w,
+                                      const struct fmt_perfetto_wire_fd *f,
                                       char *m) {
-  size_t *n = (size_t *)(m + f->quantifier_offset);
+  size_t *n = (size_t *)(m + f->qoff);
   void **arr = (void **)(m + f->offset);
-  size_t sz = fmt_perfetto_wire_size(f->type);
+  size_t sz = fmt_perfetto_wire_size((ProtobufCType)f->type);
   if (*n == 0 || (*n >= 4 && !(*n & (*n - 1)))) {
     void *grown = arena_alloc(w->a, sz * (*n ? 2 * *n : 4));
     if (*n)
@@ -235,9 +285,9 @@ static void *fmt_perfetto_wire_append(struct fmt_perfetto_wire *w,
 
 /* The elements of a packed repeated field in v[0, n). */
 static bool fmt_perfetto_wire_packed(struct fmt_perfetto_wire *w,
-                                     const ProtobufCFieldDescriptor *f,
+                                     const struct fmt_perfetto_wire_fd *f,
                                      char *m, const uint8_t *v, size_t n) {
-  int wire = fmt_perfetto_wire_type(f->type);
+  int wire = f->wire;
   const uint8_t *p = v, *end = v + n;
   if (wire == 2 || n == 0)
     return false;
@@ -259,12 +309,12 @@ static bool fmt_perfetto_wire_packed(struct fmt_perfetto_wire *w,
 }
 
 /* One field of message m with wire type `wire`, its bytes v[0, n). */
-static bool fmt_perfetto_wire_field(struct fmt_perfetto_wire *w,
-                                    const ProtobufCFieldDescriptor *f,
+static inline __attribute__((always_inline)) bool fmt_perfetto_wire_field(struct fmt_perfetto_wire *w,
+                                    const struct fmt_perfetto_wire_fd *f,
                                     char *m, int wire, const uint8_t *v,
                                     size_t n, uint64_t x, int depth) {
-  int want = fmt_perfetto_wire_type(f->type);
-  if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+  int want = f->wire;
+  if (f->repeated) {
     if (wire == 2 && want != 2)
       return fmt_perfetto_wire_packed(w, f, m, v, n);
     return wire == want &&
@@ -274,16 +324,16 @@ static bool fmt_perfetto_wire_field(struct fmt_perfetto_wire *w,
   if (wire != want)
     return false;
   void *slot = m + f->offset;
-  if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-    uint32_t *c = (uint32_t *)(m + f->quantifier_offset);
+  if (f->oneof) {
+    uint32_t *c = (uint32_t *)(m + f->qoff);
     if (f->type == PROTOBUF_C_TYPE_MESSAGE && *c == f->id)
       return false; /* protobuf-c merges the two */
     *c = f->id;
   } else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
     if (*(void **)slot)
       return false;
-  } else if (f->quantifier_offset) {
-    *(protobuf_c_boolean *)(m + f->quantifier_offset) = 1;
+  } else if (f->qoff) {
+    *(protobuf_c_boolean *)(m + f->qoff) = 1;
   }
   return fmt_perfetto_wire_value(w, f, slot, v, n, x, depth);
 }
@@ -317,13 +367,17 @@ static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
       return false;
     }
     unsigned id = (unsigned)(key >> 3);
-    const ProtobufCFieldDescriptor *f =
-        id < FMT_PERFETTO_WIRE_IDS
-            ? w->fields[k][id]
-            : protobuf_c_message_descriptor_get_field(fmt_perfetto_wire_msgs[k],
-                                                      id);
-    if (f && !fmt_perfetto_wire_field(w, f, m, wire, v, (size_t)(p - v), x,
-                                      depth))
+    struct fmt_perfetto_wire_fd far;
+    const struct fmt_perfetto_wire_fd *f = &far;
+    if (id < FMT_PERFETTO_WIRE_IDS) {
+      f = &w->fields[k][id];
+    } else {
+      const ProtobufCFieldDescriptor *d =
+          protobuf_c_message_descriptor_get_field(fmt_perfetto_wire_msgs[k], id);
+      far = d ? fmt_perfetto_wire_fd(d) : (struct fmt_perfetto_wire_fd){0};
+    }
+    if (f->known && !fmt_perfetto_wire_field(w, f, m, wire, v, (size_t)(p - v), x,
+                                         depth))
       return false;
   }
   return true;

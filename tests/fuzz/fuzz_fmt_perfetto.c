@@ -153,10 +153,7 @@ static bool fuzz_fmt_perfetto_varint(const uint8_t *p, size_t n, size_t *at,
 
 size_t fuzz_fmt_perfetto_wire(const uint8_t *data, size_t size) {
   struct arena a = {0};
-  struct fmt_perfetto_wire *w = malloc(sizeof *w);
-  if (!w)
-    abort();
-  fmt_perfetto_wire_init(w, &a);
+  struct fmt_perfetto_wire *w = fmt_perfetto_wire_new(&a);
   size_t at = 0, taken = 0;
   uint64_t key, len;
   /* the frames `packet = 1` of a Trace, up to the first malformed one */
@@ -167,7 +164,7 @@ size_t fuzz_fmt_perfetto_wire(const uint8_t *data, size_t size) {
     at += (size_t)len;
   }
   arena_free(&a);
-  free(w);
+  fmt_perfetto_wire_free(w);
   return taken;
 }
 
