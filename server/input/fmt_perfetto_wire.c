@@ -126,6 +126,18 @@ static inline bool fmt_perfetto_wire_varint(const uint8_t **pp,
     return true;
   }
   uint64_t x = 0;
+  if (end - p >= 10) { /* all ten bytes there: no bound to check */
+    for (int i = 0; i < 10; i++) {
+      uint64_t b = p[i];
+      x |= (b & 0x7f) << (7 * i);
+      if (b < 0x80) {
+        *v = x;
+        *pp = p + i + 1;
+        return true;
+      }
+    }
+    return false;
+  }
   for (int i = 0; i < 10 && p < end; i++) {
     uint8_t b = *p++;
     x |= (uint64_t)(b & 0x7f) << (7 * i);
@@ -179,10 +191,14 @@ static size_t fmt_perfetto_wire_size(ProtobufCType t) {
 }
 
 /* A little-endian fixed-size value of n (4 or 8) bytes. */
-static uint64_t fmt_perfetto_wire_fixed(const uint8_t *v, size_t n) {
+static inline uint64_t fmt_perfetto_wire_fixed(const uint8_t *v, size_t n) {
   uint64_t x = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(&x, v, n);
+#else
   for (size_t i = n; i-- > 0;)
     x = x << 8 | v[i];
+#endif
   return x;
 }
 

@@ -84,10 +84,15 @@ static void fuzz_fmt_perfetto_warning(void *ud, uint64_t offset,
     abort();
 }
 
-/* Forgets the unknown fields of m and its sub-messages (the walker skips
- * them; protobuf-c keeps them to pack again). */
+/* Drops the unknown fields of m and its sub-messages (the walker skips
+ * them; protobuf-c keeps them to pack again), freed as free_unpacked()
+ * would with the default allocator (malloc). */
 static void fuzz_fmt_perfetto_strip(ProtobufCMessage *m) {
   const ProtobufCMessageDescriptor *d = m->descriptor;
+  for (unsigned i = 0; i < m->n_unknown_fields; i++)
+    free(m->unknown_fields[i].data);
+  free(m->unknown_fields);
+  m->unknown_fields = NULL;
   m->n_unknown_fields = 0;
   for (unsigned i = 0; i < d->n_fields; i++) {
     const ProtobufCFieldDescriptor *f = &d->fields[i];
