@@ -16,8 +16,9 @@
  *   decode  fmt_perfetto_read with callbacks that only count: ours (the
  *           best of three runs, by CPU time: the machine may be shared).
  *
- * and prints "<name> events=N seconds=T events_per_s=R" per line.  With
- * --read it only decodes FILE (an existing trace, kept), three times.
+ * and prints "<name> events=N seconds=T cpu_seconds=C events_per_s=R
+ * events_per_cpu_s=P" per line (CPU time: the machine may be shared).
+ * With --read it only decodes FILE (an existing trace, kept), three times.
  */
 #include "fmt_perfetto.h"
 #include "perfetto_trace.pb-c.h"
@@ -274,15 +275,15 @@ int main(int argc, char **argv) {
   fclose(f);
   printf("trace events=%" PRIu64 " bytes=%zu\n", events, n);
 
-  double t0 = perfetto_decode_now();
-  uint64_t k = perfetto_decode_frames(d, n, false);
-  double t1 = perfetto_decode_now();
-  printf("scan events=%" PRIu64 " seconds=%.3f events_per_s=%.0f\n", k, t1 - t0,
-         (double)k / (t1 - t0));
-  k = perfetto_decode_frames(d, n, true);
-  double t2 = perfetto_decode_now();
-  printf("unpack events=%" PRIu64 " seconds=%.3f events_per_s=%.0f\n", k,
-         t2 - t1, (double)k / (t2 - t1));
+  for (int unpack = 0; unpack < 2; unpack++) {
+    double w0 = perfetto_decode_now(), c0 = perfetto_decode_cpu();
+    uint64_t k = perfetto_decode_frames(d, n, unpack);
+    double cpu = perfetto_decode_cpu() - c0, wall = perfetto_decode_now() - w0;
+    printf("%s events=%" PRIu64 " seconds=%.3f cpu_seconds=%.3f "
+           "events_per_s=%.0f events_per_cpu_s=%.0f\n",
+           unpack ? "unpack" : "scan", k, wall, cpu, (double)k / wall,
+           (double)k / cpu);
+  }
   free(d);
   int rc = perfetto_decode_read(path);
   remove(path);
