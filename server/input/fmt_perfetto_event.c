@@ -162,8 +162,7 @@ struct fmt_perfetto_event_ctx {
 };
 
 /* Copies a text (NULL allowed) of n bytes to *at, advancing it. */
-static const char *fmt_perfetto_event_copy(char **at, const char *s,
-                                           size_t n) {
+static const char *fmt_perfetto_event_copy(char **at, const char *s, size_t n) {
   if (!s)
     return NULL;
   char *d = memcpy(*at, s, n);
@@ -190,8 +189,7 @@ static void fmt_perfetto_event_texts(struct fmt_perfetto_open *o,
 static void fmt_perfetto_event_fill(struct fmt_perfetto *r,
                                     struct fmt_perfetto_open *o,
                                     const struct fmt_perfetto_event_ctx *c) {
-  fmt_perfetto_event_texts(o, c->name, c->cat,
-                           r->args.len ? r->args.s : NULL);
+  fmt_perfetto_event_texts(o, c->name, c->cat, r->args.len ? r->args.s : NULL);
   o->ts = c->ts;
   o->end = -1;
   o->pid = c->pid;

@@ -98,7 +98,7 @@ struct fmt_perfetto_seq {
   int64_t ref_us; /* reference_timestamp_us, advanced by deltas */
   int64_t thread_time_ns;
   int64_t instructions;
-  int64_t last_ts; /* timestamp of its latest packet */
+  int64_t last_ts;              /* timestamp of its latest packet */
   struct fmt_perfetto_trk *trk; /* the track of its latest event (tracks
                                    live as long as the reader) */
 };

@@ -34,8 +34,8 @@ static const ProtobufCMessageDescriptor *const fmt_perfetto_wire_msgs[] = {
     &perfetto__protos__debug_annotation__nested_value__descriptor,
 };
 
-#define FMT_PERFETTO_WIRE_MSGS 5  /* the messages above */
-#define FMT_PERFETTO_WIRE_IDS 128 /* field numbers indexed */
+#define FMT_PERFETTO_WIRE_MSGS 5   /* the messages above */
+#define FMT_PERFETTO_WIRE_IDS 128  /* field numbers indexed */
 #define FMT_PERFETTO_WIRE_SIZE 512 /* bytes of the largest of the structs */
 
 /* A field as the walker uses it: what its descriptor says, packed in 12
@@ -59,16 +59,15 @@ struct fmt_perfetto_wire {
                                            [FMT_PERFETTO_WIRE_SIZE];
 };
 
-_Static_assert(sizeof(Perfetto__Protos__TracePacket) <= FMT_PERFETTO_WIRE_SIZE &&
-                   sizeof(Perfetto__Protos__TrackEvent) <=
-                       FMT_PERFETTO_WIRE_SIZE &&
-                   sizeof(Perfetto__Protos__TrackEvent__LegacyEvent) <=
-                       FMT_PERFETTO_WIRE_SIZE &&
-                   sizeof(Perfetto__Protos__DebugAnnotation) <=
-                       FMT_PERFETTO_WIRE_SIZE &&
-                   sizeof(Perfetto__Protos__DebugAnnotation__NestedValue) <=
-                       FMT_PERFETTO_WIRE_SIZE,
-               "a struct read by the walker outgrows its blank copy");
+_Static_assert(
+    sizeof(Perfetto__Protos__TracePacket) <= FMT_PERFETTO_WIRE_SIZE &&
+        sizeof(Perfetto__Protos__TrackEvent) <= FMT_PERFETTO_WIRE_SIZE &&
+        sizeof(Perfetto__Protos__TrackEvent__LegacyEvent) <=
+            FMT_PERFETTO_WIRE_SIZE &&
+        sizeof(Perfetto__Protos__DebugAnnotation) <= FMT_PERFETTO_WIRE_SIZE &&
+        sizeof(Perfetto__Protos__DebugAnnotation__NestedValue) <=
+            FMT_PERFETTO_WIRE_SIZE,
+    "a struct read by the walker outgrows its blank copy");
 
 static int fmt_perfetto_wire_type(ProtobufCType t);
 
@@ -203,8 +202,8 @@ static inline uint64_t fmt_perfetto_wire_fixed(const uint8_t *v, size_t n) {
 }
 
 static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
-                                  void *m, const uint8_t *p,
-                                  const uint8_t *end, int depth);
+                                  void *m, const uint8_t *p, const uint8_t *end,
+                                  int depth);
 
 /* A message field's value (of type fmt_perfetto_wire_msgs[k]):
  * allocated, initialised and read.  Returns it, or NULL when its type is
@@ -221,10 +220,10 @@ static void *fmt_perfetto_wire_sub(struct fmt_perfetto_wire *w, size_t k,
  * protobuf-c's parse_*() functions do.  Returns false to give up.  (This
  * and the two below are inlined: a call per field costs as much as the
  * field.) */
-static inline __attribute__((always_inline)) bool fmt_perfetto_wire_value(struct fmt_perfetto_wire *w,
-                                    const struct fmt_perfetto_wire_fd *f,
-                                    void *slot, const uint8_t *v, size_t n,
-                                    uint64_t x, int depth) {
+static inline __attribute__((always_inline)) bool
+fmt_perfetto_wire_value(struct fmt_perfetto_wire *w,
+                        const struct fmt_perfetto_wire_fd *f, void *slot,
+                        const uint8_t *v, size_t n, uint64_t x, int depth) {
   uint32_t x32 = (uint32_t)x;
   int32_t i32;
   int64_t i64;
@@ -276,17 +275,17 @@ static inline __attribute__((always_inline)) bool fmt_perfetto_wire_value(struct
     return true;
   }
   case PROTOBUF_C_TYPE_MESSAGE:
-    return (*(void **)slot = fmt_perfetto_wire_sub(w, f->sub, v, n,
-                                                   depth)) != NULL;
+    return (*(void **)slot = fmt_perfetto_wire_sub(w, f->sub, v, n, depth)) !=
+           NULL;
   }
   return false;
 }
 
 /* A new element at the end of repeated field f of message m: the array
  * grows in the arena (capacity 4, then the powers of two). */
-static inline __attribute__((always_inline)) void *fmt_perfetto_wire_append(struct fmt_perfetto_wire *w,
-                                      const struct fmt_perfetto_wire_fd *f,
-                                      char *m) {
+static inline __attribute__((always_inline)) void *
+fmt_perfetto_wire_append(struct fmt_perfetto_wire *w,
+                         const struct fmt_perfetto_wire_fd *f, char *m) {
   size_t *n = (size_t *)(m + f->qoff);
   void **arr = (void **)(m + f->offset);
   size_t sz = fmt_perfetto_wire_size((ProtobufCType)f->type);
@@ -325,10 +324,10 @@ static bool fmt_perfetto_wire_packed(struct fmt_perfetto_wire *w,
 }
 
 /* One field of message m with wire type `wire`, its bytes v[0, n). */
-static inline __attribute__((always_inline)) bool fmt_perfetto_wire_field(struct fmt_perfetto_wire *w,
-                                    const struct fmt_perfetto_wire_fd *f,
-                                    char *m, int wire, const uint8_t *v,
-                                    size_t n, uint64_t x, int depth) {
+static inline __attribute__((always_inline)) bool
+fmt_perfetto_wire_field(struct fmt_perfetto_wire *w,
+                        const struct fmt_perfetto_wire_fd *f, char *m, int wire,
+                        const uint8_t *v, size_t n, uint64_t x, int depth) {
   int want = f->wire;
   if (f->repeated) {
     if (wire == 2 && want != 2)
@@ -357,13 +356,13 @@ static inline __attribute__((always_inline)) bool fmt_perfetto_wire_field(struct
 /* Reads the fields of message m (of type fmt_perfetto_wire_msgs[k]) from
  * p[0, end). */
 static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
-                                  void *m, const uint8_t *p,
-                                  const uint8_t *end, int depth) {
+                                  void *m, const uint8_t *p, const uint8_t *end,
+                                  int depth) {
   while (p < end) {
     const uint8_t *at = p, *v;
     uint64_t key, x = 0;
-    if (!fmt_perfetto_wire_varint(&p, end, &key) || p - at > 5 ||
-        key >> 32 || key < 8)
+    if (!fmt_perfetto_wire_varint(&p, end, &key) || p - at > 5 || key >> 32 ||
+        key < 8)
       return false;
     int wire = (int)(key & 7);
     v = p;
@@ -389,20 +388,20 @@ static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
       f = &w->fields[k][id];
     } else {
       const ProtobufCFieldDescriptor *d =
-          protobuf_c_message_descriptor_get_field(fmt_perfetto_wire_msgs[k], id);
+          protobuf_c_message_descriptor_get_field(fmt_perfetto_wire_msgs[k],
+                                                  id);
       far = d ? fmt_perfetto_wire_fd(d) : (struct fmt_perfetto_wire_fd){0};
     }
-    if (f->known && !fmt_perfetto_wire_field(w, f, m, wire, v, (size_t)(p - v), x,
-                                         depth))
+    if (f->known &&
+        !fmt_perfetto_wire_field(w, f, m, wire, v, (size_t)(p - v), x, depth))
       return false;
   }
   return true;
 }
 
 Perfetto__Protos__TracePacket *
-fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data, size_t len) {
+fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data,
+                         size_t len) {
   Perfetto__Protos__TracePacket *p = fmt_perfetto_wire_blank(w, 0);
-  return fmt_perfetto_wire_msg(w, 0, p, data, data + len, 0)
-             ? p
-             : NULL;
+  return fmt_perfetto_wire_msg(w, 0, p, data, data + len, 0) ? p : NULL;
 }

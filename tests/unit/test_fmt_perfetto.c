@@ -621,7 +621,8 @@ static void build_wire_event(struct sbuf *b) {
   d[2].double_value = -0.125;
   d[3].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
   d[3].string_value = v;
-  d[4].name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID;
+  d[4].name_field_case =
+      PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID;
   d[4].name_iid = 3;
   d[4].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE;
   d[4].pointer_value = 0xdeadbeef;
@@ -678,7 +679,8 @@ static void build_wire_event(struct sbuf *b) {
   e.flow_ids = e.terminating_flow_ids_old = flows;
   e.n_debug_annotations = 9;
   e.debug_annotations = dp;
-  e.timestamp_case = PERFETTO__PROTOS__TRACK_EVENT__TIMESTAMP_TIMESTAMP_DELTA_US;
+  e.timestamp_case =
+      PERFETTO__PROTOS__TRACK_EVENT__TIMESTAMP_TIMESTAMP_DELTA_US;
   e.timestamp_delta_us = -4;
   e.legacy_event = &lg;
   Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -694,7 +696,8 @@ static void build_wire_event(struct sbuf *b) {
   Perfetto__Protos__InternedData id = PERFETTO__PROTOS__INTERNED_DATA__INIT;
   p.interned_data = &id;
   put(b, &p);
-  Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+  Perfetto__Protos__TrackDescriptor td =
+      PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
   p.interned_data = NULL;
   p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
   p.track_descriptor = &td;
@@ -704,12 +707,15 @@ static void build_wire_event(struct sbuf *b) {
 static void test_wire(void **state) {
   (void)state;
   /* the fixtures: every track event packet without interned data */
-  static const char *const names[] = {
-      "flow_events_proto_v1",          "flow_events_track_event",
-      "incremental_counter_sequences", "track_event_counters",
-      "track_event_instant_slices",    "track_event_merged_debug_annotations",
-      "track_event_monotonic_trace_clock", "track_event_same_tids",
-      "track_event_tracks"};
+  static const char *const names[] = {"flow_events_proto_v1",
+                                      "flow_events_track_event",
+                                      "incremental_counter_sequences",
+                                      "track_event_counters",
+                                      "track_event_instant_slices",
+                                      "track_event_merged_debug_annotations",
+                                      "track_event_monotonic_trace_clock",
+                                      "track_event_same_tids",
+                                      "track_event_tracks"};
   size_t taken = 0;
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char *p = fixture(names[i]);
@@ -731,7 +737,10 @@ static void test_wire(void **state) {
   frame(&b, "\x5a\x05\xc0\x3e\x05\x48\x03", 7);
   frame(&b, "\x82\x7d\x02\xaa\xbb", 5);
   frame(&b, "\xc8\x02\x80\x80\x80\x80\x80\x80\x80\x80\x80\x02", 12);
-  frame(&b, "\x5a\x13\xfa\x02\x10" "12345678abcdefgh", 21);
+  frame(&b,
+        "\x5a\x13\xfa\x02\x10"
+        "12345678abcdefgh",
+        21);
   assert_int_equal(fuzz_fmt_perfetto_wire((uint8_t *)b.s, b.len), 5);
   LLVMFuzzerTestOneInput((uint8_t *)b.s, b.len);
   sbuf_reset(&b);
@@ -741,7 +750,10 @@ static void test_wire(void **state) {
   frame(&b, "\x5a\x02\x48\x01\x5a\x02\x58\x07", 8);
   frame(&b, "\x42\x01\x00", 3);
   frame(&b, "\x40\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 12);
-  frame(&b, "\x5a\x0f\xfa\x02\x0c" "12345678abcd", 17);
+  frame(&b,
+        "\x5a\x0f\xfa\x02\x0c"
+        "12345678abcd",
+        17);
   frame(&b, "\x5a\x05\xba\x01\x05\x61\x62", 7);
   frame(&b, "\x5a\x02\x1a\x00", 4);
   assert_int_equal(fuzz_fmt_perfetto_wire((uint8_t *)b.s, b.len), 0);
