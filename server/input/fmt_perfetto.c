@@ -53,13 +53,17 @@ static void fmt_perfetto_seq_free(void *p) {
 
 static struct fmt_perfetto_seq *fmt_perfetto_seq(struct fmt_perfetto *r,
                                                  uint32_t id) {
+  if (r->seq && r->seq->id == id)
+    return r->seq;
   struct fmt_perfetto_seq *q = fmt_perfetto_state_map_get(&r->seqs, id);
-  if (q || r->seqs.n >= FMT_PERFETTO_MAX_SEQUENCES)
-    return q;
+  if (q)
+    return r->seq = q;
+  if (r->seqs.n >= FMT_PERFETTO_MAX_SEQUENCES)
+    return NULL;
   q = xcalloc(1, sizeof *q);
   q->id = id;
   *fmt_perfetto_state_map_slot(&r->seqs, id) = q;
-  return q;
+  return r->seq = q;
 }
 
 static void fmt_perfetto_intern(struct fmt_perfetto *r,
@@ -407,8 +411,9 @@ static int fmt_perfetto_need(struct jsrc *s, uint64_t n) {
  * end of the stream (no byte), -1 if cut or longer than 10 bytes. */
 static int fmt_perfetto_varint(struct jsrc *s, uint64_t *v) {
   uint64_t x = 0;
+  bool buffered = s->end - s->p >= 10; /* no refill to check per byte */
   for (int i = 0; i < 10; i++) {
-    if (!fmt_perfetto_need(s, (uint64_t)i + 1))
+    if (!buffered && !fmt_perfetto_need(s, (uint64_t)i + 1))
       return i == 0 ? 0 : -1;
     uint8_t b = s->p[i];
     x |= (uint64_t)(b & 0x7f) << (7 * i);
@@ -420,10 +425,22 @@ static int fmt_perfetto_varint(struct jsrc *s, uint64_t *v) {
   return -1;
 }
 
+/* The packet of data[0, len) in the arena: by the wire walker, else by
+ * protobuf-c (NULL when it does not decode). */
+static Perfetto__Protos__TracePacket *
+fmt_perfetto_unpack(struct fmt_perfetto_wire *w, ProtobufCAllocator *alloc,
+                    const uint8_t *data, size_t len) {
+  Perfetto__Protos__TracePacket *p = fmt_perfetto_wire_packet(w, data, len);
+  if (!p && fmt_perfetto_args_depth_ok(data, len))
+    p = perfetto__protos__trace_packet__unpack(alloc, len, data);
+  return p;
+}
+
 /* Reads the frames of the stream.  Returns 0 at its end, a callback's
  * value, or -EPIPE/-EBADMSG with *cause set. */
 static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jsrc *s,
-                               struct arena *a, char **cause) {
+                               struct fmt_perfetto_wire *w, struct arena *a,
+                               char **cause) {
   ProtobufCAllocator alloc = {fmt_perfetto_arena_alloc, fmt_perfetto_arena_free,
                               a};
   for (;;) {
@@ -469,9 +486,8 @@ static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jsrc *s,
     r->st->packets++;
     const uint8_t *data = s->p;
     s->p += len;
-    Perfetto__Protos__TracePacket *p = NULL;
-    if (fmt_perfetto_args_depth_ok(data, (size_t)len))
-      p = perfetto__protos__trace_packet__unpack(&alloc, (size_t)len, data);
+    Perfetto__Protos__TracePacket *p =
+        fmt_perfetto_unpack(w, &alloc, data, (size_t)len);
     if (!p)
       fmt_perfetto_state_warn(r,
                               "packet of %" PRIu64 " bytes does not decode: "
@@ -500,8 +516,9 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
                            .trace_clock = FMT_PERFETTO_BOOTTIME,
                            .max_ts = INT64_MIN};
   struct arena a = {0};
+  struct fmt_perfetto_wire *w = fmt_perfetto_wire_new(&a);
   char *why = NULL;
-  rc = fmt_perfetto_stream(&r, &s, &a, &why);
+  rc = fmt_perfetto_stream(&r, &s, w, &a, &why);
   if (rc >= 0 && s.err) /* gzip ended early between two frames */
     why = xasprintf("offset %" PRIu64 ": %s", jsrc_off(&s, s.p), s.err);
   if (why && rc == 0)
@@ -524,6 +541,7 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
   sbuf_free(&r.name);
   sbuf_free(&r.scratch);
   arena_free(&a);
+  fmt_perfetto_wire_free(w);
   jsrc_close(&s);
   return rc;
 }

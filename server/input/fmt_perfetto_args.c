@@ -174,12 +174,13 @@ void fmt_perfetto_args(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
                        const Perfetto__Protos__TrackEvent *e) {
   sbuf_reset(&r->args);
   for (size_t i = 0; i < e->n_debug_annotations; i++) {
-    if (i)
-      sbuf_addc(&r->args, ',');
+    sbuf_addc(&r->args, i ? ',' : '{');
     fmt_perfetto_args_name(&r->args, q, e->debug_annotations[i]);
     sbuf_addc(&r->args, ':');
     fmt_perfetto_args_value(&r->args, q, e->debug_annotations[i]);
   }
+  if (e->n_debug_annotations)
+    sbuf_addc(&r->args, '}');
 }
 
 /* Merges src into dst: objects key by key, arrays appended, else src. */

@@ -81,12 +81,18 @@ static void fmt_perfetto_event_take(struct fmt_perfetto_open *o,
 
 /* ------------------------------------------------------------ slices */
 
+/* A slice that owns nothing yet (the other fields are set by
+ * fmt_perfetto_event_fill; no memset: it costs more than the event). */
+static void fmt_perfetto_event_blank(struct fmt_perfetto_open *o) {
+  o->name = o->cat = o->args = o->text = NULL;
+  o->flows = NULL;
+  o->nflows = 0;
+}
+
 static void fmt_perfetto_event_clear(struct fmt_perfetto_open *o) {
-  free(o->name);
-  free(o->cat);
-  free(o->args);
+  free(o->text);
   free(o->flows);
-  memset(o, 0, sizeof *o);
+  fmt_perfetto_event_blank(o);
 }
 
 /* Reports a slice (dur < 0: incomplete, up to the last timestamp). */
@@ -143,7 +149,7 @@ fmt_perfetto_event_push(struct fmt_perfetto *r, struct fmt_perfetto_trk *t) {
     t->stack = xrealloc(t->stack, sizeof *t->stack * t->cap);
   }
   struct fmt_perfetto_open *o = &t->stack[t->depth++];
-  memset(o, 0, sizeof *o);
+  fmt_perfetto_event_blank(o);
   return o;
 }
 
@@ -155,12 +161,35 @@ struct fmt_perfetto_event_ctx {
   int64_t ts, pid, tid;
 };
 
+/* Copies a text (NULL allowed) of n bytes to *at, advancing it. */
+static const char *fmt_perfetto_event_copy(char **at, const char *s, size_t n) {
+  if (!s)
+    return NULL;
+  char *d = memcpy(*at, s, n);
+  d[n] = 0;
+  *at += n + 1;
+  return d;
+}
+
+/* Sets the name, categories and args of a slice (each NULL or a text;
+ * they may point into its current texts) to copies in one new block. */
+static void fmt_perfetto_event_texts(struct fmt_perfetto_open *o,
+                                     const char *name, const char *cat,
+                                     const char *args) {
+  size_t nn = name ? strlen(name) : 0, nc = cat ? strlen(cat) : 0,
+         na = args ? strlen(args) : 0;
+  char *t = xmalloc(nn + nc + na + 3), *at = t;
+  o->name = fmt_perfetto_event_copy(&at, name, nn);
+  o->cat = fmt_perfetto_event_copy(&at, cat, nc);
+  o->args = fmt_perfetto_event_copy(&at, args, na);
+  free(o->text);
+  o->text = t;
+}
+
 static void fmt_perfetto_event_fill(struct fmt_perfetto *r,
                                     struct fmt_perfetto_open *o,
                                     const struct fmt_perfetto_event_ctx *c) {
-  o->name = c->name ? xstrdup(c->name) : NULL;
-  o->cat = c->cat ? xstrdup(c->cat) : NULL;
-  o->args = r->args.len ? xasprintf("{%s}", r->args.s) : NULL;
+  fmt_perfetto_event_texts(o, c->name, c->cat, r->args.len ? r->args.s : NULL);
   o->ts = c->ts;
   o->end = -1;
   o->pid = c->pid;
@@ -191,15 +220,13 @@ static void fmt_perfetto_event_end(struct fmt_perfetto *r,
     fmt_perfetto_event_clear(o);
   }
   struct fmt_perfetto_open *b = &t->stack[--t->depth];
-  if (r->args.len) {
-    char *end = xasprintf("{%s}", r->args.s);
-    char *merged = fmt_perfetto_args_merge(b->args, end);
-    free(end);
-    free(b->args);
-    b->args = merged;
+  if (r->args.len || (!b->name && c->name)) {
+    char *merged =
+        r->args.len ? fmt_perfetto_args_merge(b->args, r->args.s) : NULL;
+    fmt_perfetto_event_texts(b, b->name ? b->name : c->name, b->cat,
+                             merged ? merged : b->args);
+    free(merged);
   }
-  if (!b->name && c->name)
-    b->name = xstrdup(c->name);
   fmt_perfetto_event_take(b, r, t, false);
   fmt_perfetto_event_emit(r, t, b, c->ts >= b->ts ? c->ts - b->ts : 0, 0);
   fmt_perfetto_event_clear(b);
@@ -455,7 +482,9 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
                   : q->has_track    ? q->track_uuid
                   : q->has_thread   ? q->thread_uuid
                                     : FMT_PERFETTO_DEFAULT_TRACK;
-  if (!(c.t = fmt_perfetto_state_track(r, uuid)))
+  if (!q->trk || q->trk->pub.uuid != uuid)
+    q->trk = fmt_perfetto_state_track(r, uuid);
+  if (!(c.t = q->trk))
     return;
   fmt_perfetto_state_track_resolve(r, c.t);
   c.pid = lg && lg->has_pid_override ? lg->pid_override : c.t->pub.pid;
@@ -517,7 +546,7 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
   fmt_perfetto_event_expire(r, t, ts);
   if (kind == 'I') {
     struct fmt_perfetto_open o;
-    memset(&o, 0, sizeof o);
+    fmt_perfetto_event_blank(&o);
     fmt_perfetto_event_fill(r, &o, &c);
     fmt_perfetto_event_take(&o, r, t, true);
     fmt_perfetto_event_emit(r, t, &o, 0, 1);

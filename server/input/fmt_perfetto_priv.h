@@ -1,10 +1,12 @@
-/* fmt_perfetto_priv.h -- what the four files of the Perfetto decoder
+/* fmt_perfetto_priv.h -- what the five files of the Perfetto decoder
  * share, each calling only those below it: fmt_perfetto.c (the stream,
  * packets, sequences, clocks, descriptors), fmt_perfetto_event.c (track
  * events: slices, flows, counters), fmt_perfetto_args.c (debug annotations
- * as JSON) and fmt_perfetto_state.c (maps, text, warnings, interned
- * strings, tracks).  Not a public interface: only those files include
- * it.
+ * as JSON), fmt_perfetto_state.c (maps, text, warnings, interned
+ * strings, tracks) and fmt_perfetto_wire.c (track event packets read
+ * without protobuf-c's unpacker).  Not a public interface: only those
+ * files include it, and the fuzz target, which checks the wire walker
+ * against protobuf-c.
  *
  * Ownership: the reader owns every map, sequence and track; strings in
  * them are malloc'd and freed with their owner.
@@ -46,7 +48,8 @@ enum {
 /* A slice not yet reported: begun (end < 0 means unknown: a begin event)
  * or complete but possibly enclosing later events of its track. */
 struct fmt_perfetto_open {
-  char *name, *cat, *args;
+  const char *name, *cat, *args; /* NULL, or in text */
+  char *text;                    /* one block holding the three */
   int64_t ts, end, pid, tid;
   uint64_t *flows;
   size_t nflows;
@@ -95,13 +98,16 @@ struct fmt_perfetto_seq {
   int64_t ref_us; /* reference_timestamp_us, advanced by deltas */
   int64_t thread_time_ns;
   int64_t instructions;
-  int64_t last_ts; /* timestamp of its latest packet */
+  int64_t last_ts;              /* timestamp of its latest packet */
+  struct fmt_perfetto_trk *trk; /* the track of its latest event (tracks
+                                   live as long as the reader) */
 };
 
 struct fmt_perfetto {
   const struct fmt_perfetto_cb *cb;
   struct fmt_perfetto_stats *st;
   struct fmt_perfetto_map seqs;    /* id -> struct fmt_perfetto_seq * */
+  struct fmt_perfetto_seq *seq;    /* the latest packet's */
   struct fmt_perfetto_map tracks;  /* uuid -> struct fmt_perfetto_trk * */
   struct fmt_perfetto_map flowgen; /* terminated flow id -> generation */
   uint64_t tgen;                   /* bumped by every descriptor */
@@ -150,8 +156,8 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
 void fmt_perfetto_event_finish(struct fmt_perfetto *r);
 void fmt_perfetto_event_free(struct fmt_perfetto_trk *t);
 
-/* fmt_perfetto_args.c: appends the debug annotations of an event to
- * r->args as the members of a JSON object (no braces; "" when none). */
+/* fmt_perfetto_args.c: sets r->args to the debug annotations of an event
+ * as a JSON object ("" when none). */
 void fmt_perfetto_args(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
                        const Perfetto__Protos__TrackEvent *e);
 /* Merges the args of an end event into those of its begin (both JSON
@@ -162,5 +168,19 @@ char *fmt_perfetto_args_merge(const char *begin, const char *end);
  * FMT_PERFETTO_ARGS_DEPTH deep (protobuf-c unpacks them recursively). */
 #define FMT_PERFETTO_ARGS_DEPTH 64
 bool fmt_perfetto_args_depth_ok(const uint8_t *data, size_t len);
+
+/* fmt_perfetto_wire.c: _packet reads the TracePacket of data[0, len)
+ * into the arena given to _new (freed with it) when it holds only a
+ * TrackEvent and scalar fields and is well formed; it returns NULL when
+ * the packet must go to protobuf-c's unpacker instead (which gives the
+ * same structs for the packets taken here).  _new indexes the field
+ * descriptors once per reader; free it with _free. */
+struct arena;
+struct fmt_perfetto_wire;
+struct fmt_perfetto_wire *fmt_perfetto_wire_new(struct arena *a);
+void fmt_perfetto_wire_free(struct fmt_perfetto_wire *w);
+Perfetto__Protos__TracePacket *
+fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data,
+                         size_t len);
 
 #endif

@@ -32,4 +32,10 @@ int fuzz_fmt_file(const uint8_t *p, size_t n, char *path, size_t cap);
  * `prefix`.  Returns how many, or -errno if dir cannot be read. */
 int fuzz_fmt_replay(const char *dir, const char *prefix);
 
+/* fuzz_fmt_perfetto.c: checks each packet frame of the plain Perfetto
+ * trace data[0, size) (up to the first frame that is not a packet) that
+ * the decoder's wire walker takes against protobuf-c's unpacker, aborting
+ * when they differ.  Returns how many packets the walker took. */
+size_t fuzz_fmt_perfetto_wire(const uint8_t *data, size_t size);
+
 #endif

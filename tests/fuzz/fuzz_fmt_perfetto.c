@@ -4,11 +4,15 @@
  * read with fmt_perfetto_read().  Every text of every record must be valid
  * UTF-8, every args_json must parse as a JSON object (jansson), durations
  * must not be negative, a failure must come with a cause naming an offset.
+ * Each packet of a plain trace that the wire walker takes must equal what
+ * protobuf-c's unpacker makes of it (both packed again, fields unknown to
+ * the schema left out).
  * Also linked into test_fmt_perfetto, which replays the files of
  * tests/data/perfetto/ and the inputs kept in tests/data/regress/ whose
  * names start with "perfetto-".
  */
-#include "fmt_perfetto.h"
+#include "arena.h"
+#include "fmt_perfetto_priv.h"
 #include "fuzz_fmt.h"
 
 #include <errno.h>
@@ -80,7 +84,97 @@ static void fuzz_fmt_perfetto_warning(void *ud, uint64_t offset,
     abort();
 }
 
+/* Drops the unknown fields of m and its sub-messages (the walker skips
+ * them; protobuf-c keeps them to pack again), freed as free_unpacked()
+ * would with the default allocator (malloc). */
+static void fuzz_fmt_perfetto_strip(ProtobufCMessage *m) {
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  for (unsigned i = 0; i < m->n_unknown_fields; i++)
+    free(m->unknown_fields[i].data);
+  free(m->unknown_fields);
+  m->unknown_fields = NULL;
+  m->n_unknown_fields = 0;
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    char *at = (char *)m + f->offset;
+    if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+      continue;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t n = *(size_t *)((char *)m + f->quantifier_offset);
+      for (size_t k = 0; k < n; k++)
+        fuzz_fmt_perfetto_strip((*(ProtobufCMessage ***)at)[k]);
+    } else if (*(ProtobufCMessage **)at &&
+               (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ||
+                *(uint32_t *)((char *)m + f->quantifier_offset) == f->id)) {
+      fuzz_fmt_perfetto_strip(*(ProtobufCMessage **)at);
+    }
+  }
+}
+
+/* m packed again (malloc'd, *n bytes). */
+static uint8_t *fuzz_fmt_perfetto_pack(const ProtobufCMessage *m, size_t *n) {
+  *n = protobuf_c_message_get_packed_size(m);
+  uint8_t *b = malloc(*n ? *n : 1);
+  if (!b || protobuf_c_message_pack(m, b) != *n)
+    abort();
+  return b;
+}
+
+/* Whether the walker takes the packet p[0, n); aborts when protobuf-c
+ * then disagrees with it. */
+static bool fuzz_fmt_perfetto_wire_one(struct fmt_perfetto_wire *w,
+                                       const uint8_t *p, size_t n) {
+  Perfetto__Protos__TracePacket *a = fmt_perfetto_wire_packet(w, p, n);
+  if (!a)
+    return false;
+  Perfetto__Protos__TracePacket *b =
+      perfetto__protos__trace_packet__unpack(NULL, n, p);
+  if (!b)
+    abort();
+  fuzz_fmt_perfetto_strip(&b->base);
+  size_t na, nb;
+  uint8_t *pa = fuzz_fmt_perfetto_pack(&a->base, &na);
+  uint8_t *pb = fuzz_fmt_perfetto_pack(&b->base, &nb);
+  if (na != nb || memcmp(pa, pb, na) != 0)
+    abort();
+  free(pa);
+  free(pb);
+  perfetto__protos__trace_packet__free_unpacked(b, NULL);
+  return true;
+}
+
+/* Reads a varint of p[*at, n); false when cut. */
+static bool fuzz_fmt_perfetto_varint(const uint8_t *p, size_t n, size_t *at,
+                                     uint64_t *v) {
+  *v = 0;
+  for (int sh = 0; *at < n && sh < 64; sh += 7) {
+    uint8_t c = p[(*at)++];
+    *v |= (uint64_t)(c & 0x7f) << sh;
+    if (c < 0x80)
+      return true;
+  }
+  return false;
+}
+
+size_t fuzz_fmt_perfetto_wire(const uint8_t *data, size_t size) {
+  struct arena a = {0};
+  struct fmt_perfetto_wire *w = fmt_perfetto_wire_new(&a);
+  size_t at = 0, taken = 0;
+  uint64_t key, len;
+  /* the frames `packet = 1` of a Trace, up to the first malformed one */
+  while (fuzz_fmt_perfetto_varint(data, size, &at, &key) && key == 0x0a &&
+         fuzz_fmt_perfetto_varint(data, size, &at, &len) && len <= size - at) {
+    taken += fuzz_fmt_perfetto_wire_one(w, data + at, (size_t)len);
+    arena_reset(&a);
+    at += (size_t)len;
+  }
+  arena_free(&a);
+  fmt_perfetto_wire_free(w);
+  return taken;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  fuzz_fmt_perfetto_wire(data, size);
   char path[64];
   int fd = fuzz_fmt_file(data, size, path, sizeof path);
   uint64_t records = 0;
