@@ -457,25 +457,25 @@ static int ingest_chrome_bind_ts_cmp(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-/* The order of the runs: bound endpoints first, in the flow table's key
- * order (flow_id, track, lane, ts, id), then the unbound ones in file
- * order. */
-static int ingest_chrome_bind_out_cmp(const struct ingest_chrome_bind_out *a,
-                                      const struct ingest_chrome_bind_out *b) {
-  if ((a->lane < 0) != (b->lane < 0))
-    return a->lane < 0 ? 1 : -1;
-  if (a->lane < 0)
-    return (a->pos > b->pos) - (a->pos < b->pos);
-  const int64_t ka[] = {a->flow_id, a->track, a->lane, a->ts, a->id},
-                kb[] = {b->flow_id, b->track, b->lane, b->ts, b->id};
-  for (int k = 0; k < 5; k++)
-    if (ka[k] != kb[k])
-      return ka[k] < kb[k] ? -1 : 1;
-  return 0;
+/* The order of a run of flows: the flow table's key (flow_id, track,
+ * lane, ts, id). */
+static int ingest_chrome_bind_key_cmp(const void *x, const void *y) {
+  const struct ingest_chrome_bind_out *a = x, *b = y;
+  if (a->flow_id != b->flow_id)
+    return a->flow_id < b->flow_id ? -1 : 1;
+  if (a->track != b->track)
+    return a->track < b->track ? -1 : 1;
+  if (a->lane != b->lane)
+    return a->lane < b->lane ? -1 : 1;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  return (a->id > b->id) - (a->id < b->id);
 }
 
-static int ingest_chrome_bind_out_qcmp(const void *x, const void *y) {
-  return ingest_chrome_bind_out_cmp(x, y);
+/* The order of a run of unbound endpoints: file order. */
+static int ingest_chrome_bind_pos_cmp(const void *x, const void *y) {
+  const struct ingest_chrome_bind_out *a = x, *b = y;
+  return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
 /* Keeps n records of out as a run (in memory within the budget, else in
@@ -525,21 +525,34 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
   _Static_assert(sizeof(struct ingest_chrome_bind_out) ==
                      sizeof(struct ingest_chrome_bind_ep),
                  "a run is written over its batch");
+  /* the bound ones first (each written at or before its own place),
+   * the unbound ones after them */
   struct ingest_chrome_bind_out *out = (struct ingest_chrome_bind_out *)v;
-  size_t nbound = 0;
+  size_t nbound = 0, nfree = 0;
+  for (size_t i = 0; i < n; i++)
+    nfree += v[i].lane < 0;
+  struct ingest_chrome_bind_out *unbound =
+      xmalloc(sizeof *unbound * (nfree ? nfree : 1));
+  nfree = 0;
   for (size_t i = 0; i < n; i++) {
     struct ingest_chrome_bind_ep f = v[i];
-    out[i] = (struct ingest_chrome_bind_out){f.e.pos,
-                                             f.e.flow_id,
-                                             t->id,
-                                             f.lane,
-                                             f.lane >= 0 ? f.slice_ts : f.e.ts,
-                                             f.slice_id};
-    nbound += f.lane >= 0;
+    struct ingest_chrome_bind_out o = {f.e.pos,
+                                       f.e.flow_id,
+                                       t->id,
+                                       f.lane,
+                                       f.lane >= 0 ? f.slice_ts : f.e.ts,
+                                       f.slice_id};
+    if (f.lane >= 0)
+      out[nbound++] = o;
+    else
+      unbound[nfree++] = o;
   }
-  qsort(out, n, sizeof *out, ingest_chrome_bind_out_qcmp);
+  memcpy(out + nbound, unbound, sizeof *unbound * nfree);
+  free(unbound);
+  qsort(out, nbound, sizeof *out, ingest_chrome_bind_key_cmp);
+  qsort(out + nbound, nfree, sizeof *out, ingest_chrome_bind_pos_cmp);
   ingest_chrome_bind_keep_run(g, out, nbound, 0);
-  ingest_chrome_bind_keep_run(g, out + nbound, n - nbound, 1);
+  ingest_chrome_bind_keep_run(g, out + nbound, nfree, 1);
 }
 
 /* Collects a track's endpoints into batches: f ones from the front, the
@@ -615,9 +628,11 @@ ingest_chrome_bind_run_peek(struct ing *g, struct ingest_chrome_bind_run *r) {
   return r->buf;
 }
 
-/* Whether run x's next record comes before run y's (both have one). */
+/* Whether run x's next record comes before run y's (both have one, both
+ * of one kind). */
 static bool ingest_chrome_bind_heap_less(struct ing *g, size_t x, size_t y) {
-  return ingest_chrome_bind_out_cmp(
+  const struct ingest_chrome_bind_run *r = &g->chrome->runs[x];
+  return (r->warn ? ingest_chrome_bind_pos_cmp : ingest_chrome_bind_key_cmp)(
              ingest_chrome_bind_run_peek(g, &g->chrome->runs[x]),
              ingest_chrome_bind_run_peek(g, &g->chrome->runs[y])) < 0;
 }
