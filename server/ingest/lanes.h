@@ -20,9 +20,9 @@
  * Memory: the sorters of one pool share a budget.  Past it, the largest
  * buffers are handed to the pool's own thread until half of the budget is
  * left; that thread sorts them and writes them as runs to the pool's spill
- * file beside the store (spill.h) while the caller goes on pushing (at
- * most half of the budget more waits for it: lanes_push() waits when it is
- * behind).  lanes_pop() waits for the track's runs to be written, then
+ * file beside the store (spill.h) while the caller goes on pushing (what
+ * waits for it is at most half of the budget plus the buffer handed over
+ * last: lanes_push() waits when it is behind).  lanes_pop() waits for the track's runs to be written, then
  * merges them and its buffer.  Without a usable spill file everything
  * stays in memory (a buffer that could not be written goes back to its
  * sorter).  Slices pushed after a track was drained get the first lanes
