@@ -20,6 +20,11 @@ with the speed ratios, then the targets: ingest >= 150 MB/s, peak RSS
   bench/chrome_bench.py --build BUILD_DIR [--size 1G] [--runs 2]
       [--data /work/bench-data] [--seed 1] [--timeout 1800]
       [--node-heap-mb 16384] [--no-baselines] [--no-flows]
+      [--ingest-baseline OTHER_BUILD_DIR]
+
+--ingest-baseline also measures the ingest of another build (an earlier
+commit) on the same file in the same run, right after ours in each round,
+so that a change is judged against the same machine load.
 
 A run killed after --timeout seconds is reported as such and not repeated.
 """
@@ -102,8 +107,8 @@ def warm(path):
             pass
 
 
-def measure_ingest(a, folder):
-    server = os.path.join(a.build, "server/neuron-explorer-server")
+def measure_ingest(a, folder, build=None):
+    server = os.path.join(build or a.build, "server/neuron-explorer-server")
     db = os.path.join(a.data, "chrome_bench.db")
     for f in (db, db + ".tmp", db + "-journal", db + ".tmp-journal"):
         if os.path.exists(f):
@@ -185,6 +190,8 @@ def main():
     ap.add_argument("--no-flows", action="store_true",
                     help="the same trace without its flow events (to see "
                     "what binding flows costs)")
+    ap.add_argument("--ingest-baseline", metavar="BUILD",
+                    help="also the ingest of this other build directory")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     os.makedirs(a.data, exist_ok=True)
@@ -204,6 +211,10 @@ def main():
                 lambda: measure_engine(a, trace, "stream"))]
     if a.no_baselines:
         systems = systems[:2]
+    if a.ingest_baseline:
+        other = os.path.abspath(a.ingest_baseline)
+        systems.insert(1, ("ingest (baseline build)",
+                           lambda: measure_ingest(a, folder, other)))
     results = {}
     for i in range(a.runs):
         for name, fn in systems:

@@ -15,6 +15,7 @@
 struct ingest_chrome {
   struct ing *g;
   const char *rel;
+  uint64_t rel_hash; /* util_hash of rel: scopes flow ids */
   const char *instance; /* process group */
   int64_t pid;          /* >= 0: every event goes to this process */
   int64_t *seen;        /* pids already recorded in the process table */
@@ -186,8 +187,7 @@ static int ingest_chrome_flow(void *ud, const struct fmt_chrome_flow *f) {
   uint64_t h =
       strncmp(f->id, "v2:", 3) == 0 && util_parse_i64(f->id + 3, &v2) == 0
           ? (uint64_t)v2
-          : util_hash(c->rel, strlen(c->rel)) ^
-                util_hash(f->id, strlen(f->id)) * 31;
+          : c->rel_hash ^ util_hash(f->id, strlen(f->id)) * 31;
   if (f->offset > c->max_offset)
     c->max_offset = f->offset;
   ingest_chrome_bind_endpoint(g, t, c->file, f->offset, f->ts_ns,
@@ -290,6 +290,7 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
     instance = ingest_chrome_group(g, rel, rank);
   struct ingest_chrome c = {.g = g,
                             .rel = rel,
+                            .rel_hash = util_hash(rel, strlen(rel)),
                             .instance = instance,
                             .pid = pid,
                             .file = ingest_chrome_bind_file(g, rel)};

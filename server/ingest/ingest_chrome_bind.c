@@ -19,10 +19,12 @@
  * pass a budget, blocks move to an unlinked spill file beside the store
  * until half of it is left.  A track's endpoints are bound in batches of
  * at most INGEST_CHROME_BATCH, each batch over the whole history.  Each
- * batch, bound, is a run in file order (kept in memory within the budget,
- * else in the spill file); the runs are merged so that the flows are
- * written (and the unbound endpoints warned about) in file order, as the
- * store's B-tree likes them best. */
+ * batch, bound, gives two runs (kept in memory within the budget, else in
+ * the spill file): its flows in the flow table's key order, and its
+ * unbound endpoints in file order.  The runs of each kind are merged: the
+ * unbound endpoints are warned about in file order, then the flows are
+ * written in key order, so that each row goes at the end of the table's
+ * B-tree (hashed flow ids in file order would land anywhere in it). */
 
 #include "ingest_priv.h"
 #include "spill.h"
@@ -68,12 +70,14 @@ struct ingest_chrome_bind_block {
   size_t len, cap;
 };
 
-/* A batch's endpoints in file order: n records at off in the spill file,
+/* Some of a batch's endpoints: the bound ones in flow key order, or the
+ * unbound ones (warn) in file order; n records at off in the spill file,
  * or at mem without one; while merging, buf[at, nbuf) is read and done of
  * them were read. */
 struct ingest_chrome_bind_run {
   uint64_t off;
   size_t n;
+  int warn;
   struct ingest_chrome_bind_out *mem;
   struct ingest_chrome_bind_out *buf;
   size_t nbuf, at, done;
@@ -453,14 +457,48 @@ static int ingest_chrome_bind_ts_cmp(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+/* The order of a run of flows: the flow table's key (flow_id, track,
+ * lane, ts, id). */
+static int ingest_chrome_bind_key_cmp(const void *x, const void *y) {
+  const struct ingest_chrome_bind_out *a = x, *b = y;
+  if (a->flow_id != b->flow_id)
+    return a->flow_id < b->flow_id ? -1 : 1;
+  if (a->track != b->track)
+    return a->track < b->track ? -1 : 1;
+  if (a->lane != b->lane)
+    return a->lane < b->lane ? -1 : 1;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  return (a->id > b->id) - (a->id < b->id);
+}
+
+/* The order of a run of unbound endpoints: file order. */
 static int ingest_chrome_bind_pos_cmp(const void *x, const void *y) {
-  uint64_t a = ((const struct ingest_chrome_bind_ep *)x)->e.pos,
-           b = ((const struct ingest_chrome_bind_ep *)y)->e.pos;
-  return (a > b) - (a < b);
+  const struct ingest_chrome_bind_out *a = x, *b = y;
+  return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* Keeps n records of out as a run (in memory within the budget, else in
+ * the spill file). */
+static void ingest_chrome_bind_keep_run(struct ing *g,
+                                        const struct ingest_chrome_bind_out *out,
+                                        size_t n, int warn) {
+  if (n == 0)
+    return;
+  struct ingest_chrome_bind_state *s = g->chrome;
+  s->runs = xrealloc(s->runs, sizeof *s->runs * (s->nruns + 1));
+  struct ingest_chrome_bind_run *r = &s->runs[s->nruns++];
+  *r = (struct ingest_chrome_bind_run){.n = n, .warn = warn};
+  if (s->mem + n * sizeof *out > INGEST_CHROME_BUDGET &&
+      spill_write(s->spill, out, n * sizeof *out, &r->off) == 0)
+    return;
+  r->mem = xmalloc(n * sizeof *out);
+  memcpy(r->mem, out, n * sizeof *out);
+  s->mem += n * sizeof *out;
 }
 
 /* Binds a batch of a track's endpoints (v[0, n), f ones first: nnext)
- * and makes it a run (v is overwritten). */
+ * and makes it runs (v is overwritten). */
 static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
                                            struct ingest_chrome_bind_ep *v,
                                            size_t n, size_t nnext) {
@@ -484,31 +522,37 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
   }
   ingest_chrome_bind_sweep_end(w);
   w->next = w->encl = (struct ingest_chrome_bind_queue){0};
-  /* the run: in file order, each record in the place of its endpoint */
-  qsort(v, n, sizeof *v, ingest_chrome_bind_pos_cmp);
   _Static_assert(sizeof(struct ingest_chrome_bind_out) ==
                      sizeof(struct ingest_chrome_bind_ep),
                  "a run is written over its batch");
+  /* the bound ones first (each written at or before its own place),
+   * the unbound ones after them */
   struct ingest_chrome_bind_out *out = (struct ingest_chrome_bind_out *)v;
+  size_t nbound = 0, nfree = 0;
+  for (size_t i = 0; i < n; i++)
+    nfree += v[i].lane < 0;
+  struct ingest_chrome_bind_out *unbound =
+      xmalloc(sizeof *unbound * (nfree ? nfree : 1));
+  nfree = 0;
   for (size_t i = 0; i < n; i++) {
     struct ingest_chrome_bind_ep f = v[i];
-    out[i] = (struct ingest_chrome_bind_out){f.e.pos,
-                                             f.e.flow_id,
-                                             t->id,
-                                             f.lane,
-                                             f.lane >= 0 ? f.slice_ts : f.e.ts,
-                                             f.slice_id};
+    struct ingest_chrome_bind_out o = {f.e.pos,
+                                       f.e.flow_id,
+                                       t->id,
+                                       f.lane,
+                                       f.lane >= 0 ? f.slice_ts : f.e.ts,
+                                       f.slice_id};
+    if (f.lane >= 0)
+      out[nbound++] = o;
+    else
+      unbound[nfree++] = o;
   }
-  struct ingest_chrome_bind_state *s = g->chrome;
-  s->runs = xrealloc(s->runs, sizeof *s->runs * (s->nruns + 1));
-  struct ingest_chrome_bind_run *r = &s->runs[s->nruns++];
-  *r = (struct ingest_chrome_bind_run){.n = n};
-  if (s->mem + n * sizeof *out > INGEST_CHROME_BUDGET &&
-      spill_write(g->chrome->spill, out, n * sizeof *out, &r->off) == 0)
-    return;
-  r->mem = xmalloc(n * sizeof *out);
-  memcpy(r->mem, out, n * sizeof *out);
-  s->mem += n * sizeof *out;
+  memcpy(out + nbound, unbound, sizeof *unbound * nfree);
+  free(unbound);
+  qsort(out, nbound, sizeof *out, ingest_chrome_bind_key_cmp);
+  qsort(out + nbound, nfree, sizeof *out, ingest_chrome_bind_pos_cmp);
+  ingest_chrome_bind_keep_run(g, out, nbound, 0);
+  ingest_chrome_bind_keep_run(g, out + nbound, nfree, 1);
 }
 
 /* Collects a track's endpoints into batches: f ones from the front, the
@@ -584,21 +628,24 @@ ingest_chrome_bind_run_peek(struct ing *g, struct ingest_chrome_bind_run *r) {
   return r->buf;
 }
 
-static uint64_t ingest_chrome_bind_heap_key(struct ing *g, size_t run) {
-  return ingest_chrome_bind_run_peek(g, &g->chrome->runs[run])->pos;
+/* Whether run x's next record comes before run y's (both have one, both
+ * of one kind). */
+static bool ingest_chrome_bind_heap_less(struct ing *g, size_t x, size_t y) {
+  const struct ingest_chrome_bind_run *r = &g->chrome->runs[x];
+  return (r->warn ? ingest_chrome_bind_pos_cmp : ingest_chrome_bind_key_cmp)(
+             ingest_chrome_bind_run_peek(g, &g->chrome->runs[x]),
+             ingest_chrome_bind_run_peek(g, &g->chrome->runs[y])) < 0;
 }
 
-/* Restores the heap of runs h[0, n) (smallest next pos first) below k.
- * The runs in the heap have their next record read. */
+/* Restores the heap of runs h[0, n) (the next record first in run order)
+ * below k.  The runs in the heap have their next record read. */
 static void ingest_chrome_bind_heap_down(struct ing *g, size_t *h, size_t n,
                                          size_t k) {
   for (;;) {
     size_t m = k, l = 2 * k + 1;
-    if (l < n && ingest_chrome_bind_heap_key(g, h[l]) <
-                     ingest_chrome_bind_heap_key(g, h[m]))
+    if (l < n && ingest_chrome_bind_heap_less(g, h[l], h[m]))
       m = l;
-    if (l + 1 < n && ingest_chrome_bind_heap_key(g, h[l + 1]) <
-                         ingest_chrome_bind_heap_key(g, h[m]))
+    if (l + 1 < n && ingest_chrome_bind_heap_less(g, h[l + 1], h[m]))
       m = l + 1;
     if (m == k)
       return;
@@ -609,16 +656,21 @@ static void ingest_chrome_bind_heap_down(struct ing *g, size_t *h, size_t n,
   }
 }
 
-/* Writes the flows and the warnings of the unbound endpoints in file
- * order, merging the runs. */
-static void ingest_chrome_bind_merge(struct ing *g) {
+/* Merges the runs of one kind: the warnings of the unbound endpoints in
+ * file order (warn), or the flows in key order; frees those runs. */
+static void ingest_chrome_bind_merge(struct ing *g, int warn) {
   struct ingest_chrome_bind_state *s = g->chrome;
+  size_t nruns = 0;
+  for (size_t k = 0; k < s->nruns; k++)
+    nruns += s->runs[k].warn == warn;
   size_t per = INGEST_CHROME_BUDGET / sizeof(struct ingest_chrome_bind_out) /
-               (s->nruns ? s->nruns : 1);
+               (nruns ? nruns : 1);
   per = per < 64 ? 64 : per > 4096 ? 4096 : per;
-  size_t *h = xmalloc(sizeof *h * (s->nruns ? s->nruns : 1)), n = 0;
+  size_t *h = xmalloc(sizeof *h * (nruns ? nruns : 1)), n = 0;
   for (size_t k = 0; k < s->nruns; k++) {
     struct ingest_chrome_bind_run *r = &s->runs[k];
+    if (r->warn != warn)
+      continue;
     if (r->mem) { /* in memory: one buffer, read already */
       r->buf = r->mem;
       r->nbuf = r->done = r->n;
@@ -653,7 +705,8 @@ static void ingest_chrome_bind_merge(struct ing *g) {
     ingest_chrome_bind_heap_down(g, h, n, 0);
   }
   for (size_t k = 0; k < s->nruns; k++)
-    free(s->runs[k].mem ? s->runs[k].mem : s->runs[k].buf);
+    if (s->runs[k].warn == warn)
+      free(s->runs[k].mem ? s->runs[k].mem : s->runs[k].buf);
   free(h);
 }
 
@@ -673,8 +726,10 @@ int ingest_chrome_bind_flows(struct ing *g) {
     ingest_chrome_bind_spool_free(&w->ends, &s->mem);
     w->rebind = 1;
   }
-  if (!s->error)
-    ingest_chrome_bind_merge(g);
+  if (!s->error) {
+    ingest_chrome_bind_merge(g, 1);
+    ingest_chrome_bind_merge(g, 0);
+  }
   int rc = s->error;
   spill_free(s->spill);
   free(s->rends);

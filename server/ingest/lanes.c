@@ -5,13 +5,37 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A sorter's buffer handed to the pool's thread, which sorts it and writes
+ * it to the spill file as the sorter's run number `run`; done, it is off
+ * and bytes there, or failed: its slices are still in v. */
+struct lanes_job {
+  struct lanes *l;
+  struct lanes_item *v;
+  size_t n, mem, run;
+  uint64_t off, bytes;
+  int failed;
+  struct lanes_job *next;
+};
+
+/* The ingest thread pushes, hands buffers over and drains; the pool's
+ * thread only sorts and writes the buffers handed to it (the spill file is
+ * written by it alone and read by the ingest thread, runs whose job was
+ * collected).  Fields after mu are shared under it. */
 struct lanes_pool {
   size_t budget, mem; /* mem: bytes of the buffers of all sorters */
   struct spill *spill;
   struct lanes *first; /* every sorter of the pool */
+  int started;
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work, cv_done;
+  struct lanes_job *queue, *done; /* waiting (in order), done */
+  size_t inflight; /* bytes of the jobs not collected yet */
+  int stop, failed; /* failed: a write failed, nothing more is handed over */
 };
 
 /* A sorted run in the spill file: bytes of records at off. */
@@ -40,6 +64,7 @@ struct lanes_src {
 struct lanes {
   struct lanes_pool *pool;
   struct lanes *prev, *next;
+  size_t jobs; /* buffers handed to the pool's thread, not collected yet */
   /* the buffer: slices in push order, mem bytes of the pool's budget */
   struct lanes_item *v;
   size_t n, cap, mem;
@@ -59,16 +84,31 @@ struct lanes {
   int64_t nlanes, lanes_cap, top;
 };
 
+static void lanes_pool_wait(struct lanes_pool *p, const struct lanes *l);
+
 struct lanes_pool *lanes_pool_new(const char *store_path, size_t budget) {
   struct lanes_pool *p = xcalloc(1, sizeof *p);
   p->budget = budget;
   p->spill = spill_new(store_path, "slices waiting for their sort");
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv_work, NULL);
+  pthread_cond_init(&p->cv_done, NULL);
   return p;
 }
 
 void lanes_pool_free(struct lanes_pool *p) {
   if (!p)
     return;
+  if (p->started) { /* every sorter was freed: no job is left */
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_signal(&p->cv_work);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->th, NULL);
+  }
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv_work);
+  pthread_cond_destroy(&p->cv_done);
   spill_free(p->spill);
   free(p);
 }
@@ -127,6 +167,7 @@ static void lanes_drain_end(struct lanes *l) {
 /* Frees every slice the sorter holds (in its buffer, or at the heads of
  * a drain's sources) and ends the drain; the runs are forgotten. */
 static void lanes_drop(struct lanes *l) {
+  lanes_pool_wait(l->pool, l); /* failed jobs: their slices come back */
   if (l->draining) {
     /* v[idx[0, vat)] were handed on, or are the buffer source's head */
     for (size_t k = 0; k < l->nheap; k++)
@@ -169,10 +210,10 @@ static int lanes_before(const struct lanes_item *a,
   return a->seq < b->seq;
 }
 
-/* Sorts the buffer through l->idx: a bottom-up merge sort that copies
- * the pairs of blocks already in order (a capture is a few sorted runs). */
-static void lanes_sort(struct lanes *l) {
-  size_t n = l->n;
+/* The order of v[0, n) (malloc'd, the caller frees it): a bottom-up merge
+ * sort that copies the pairs of blocks already in order (a capture is a
+ * few sorted runs). */
+static uint32_t *lanes_sort(const struct lanes_item *v, size_t n) {
   uint32_t *a = xmalloc(sizeof *a * (n ? n : 1));
   uint32_t *t = xmalloc(sizeof *t * (n ? n : 1));
   for (size_t i = 0; i < n; i++)
@@ -181,13 +222,13 @@ static void lanes_sort(struct lanes *l) {
     for (size_t lo = 0; lo < n; lo += 2 * w) {
       size_t mid = lo + w < n ? lo + w : n,
              hi = lo + 2 * w < n ? lo + 2 * w : n;
-      if (mid == hi || !lanes_before(&l->v[a[mid]], &l->v[a[mid - 1]])) {
+      if (mid == hi || !lanes_before(&v[a[mid]], &v[a[mid - 1]])) {
         memcpy(t + lo, a + lo, sizeof *a * (hi - lo));
         continue;
       }
       size_t i = lo, j = mid, k = lo;
       while (i < mid && j < hi)
-        t[k++] = lanes_before(&l->v[a[j]], &l->v[a[i]]) ? a[j++] : a[i++];
+        t[k++] = lanes_before(&v[a[j]], &v[a[i]]) ? a[j++] : a[i++];
       while (i < mid)
         t[k++] = a[i++];
       while (j < hi)
@@ -198,8 +239,7 @@ static void lanes_sort(struct lanes *l) {
     t = x;
   }
   free(t);
-  free(l->idx);
-  l->idx = a;
+  return a;
 }
 
 /* Appends n bytes to the run being written through wb (flushed to the
@@ -234,19 +274,19 @@ static int lanes_wbuf_add(struct lanes_wbuf *w, const void *p, size_t n) {
   return 0;
 }
 
-/* Sorts the buffer and writes it as a run to the spill file, freeing it.
- * Returns 0, or -1 when it cannot be written (the buffer stays). */
-static int lanes_spill(struct lanes *l) {
-  lanes_sort(l);
-  size_t cap = l->pool->budget / 8;
-  struct lanes_wbuf w = {.spill = l->pool->spill,
+/* Writes the job's slices sorted as a run to the spill file (pool
+ * thread).  Returns 0, or -1 when they cannot be written. */
+static int lanes_job_write(struct lanes_pool *p, struct lanes_job *j) {
+  uint32_t *idx = lanes_sort(j->v, j->n);
+  size_t cap = p->budget / 8;
+  struct lanes_wbuf w = {.spill = p->spill,
                          .cap = cap < 256       ? 256
                                 : cap > 1 << 20 ? 1 << 20
                                                 : cap};
   w.b = xmalloc(w.cap);
   int rc = 0;
-  for (size_t k = 0; k < l->n && rc == 0; k++) {
-    const struct lanes_item *it = &l->v[l->idx[k]];
+  for (size_t k = 0; k < j->n && rc == 0; k++) {
+    const struct lanes_item *it = &j->v[idx[k]];
     struct lanes_rec r = {it->ts,
                           it->dur,
                           it->id,
@@ -264,32 +304,46 @@ static int lanes_spill(struct lanes *l) {
   if (rc == 0)
     rc = lanes_wbuf_flush(&w);
   free(w.b);
-  if (rc) { /* the buffer stays, in push order */
-    free(l->idx);
-    l->idx = NULL;
-    return -1;
-  }
-  for (size_t k = 0; k < l->n; k++)
-    lanes_item_clear(&l->v[k]);
-  l->runs = xrealloc(l->runs, sizeof *l->runs * (l->nruns + 1));
-  l->runs[l->nruns++] = (struct lanes_run){w.off, w.bytes};
-  lanes_buffer_reset(l);
-  return 0;
+  free(idx);
+  j->off = w.off;
+  j->bytes = w.bytes;
+  return rc;
 }
 
-/* Spills the largest buffers until half of the budget is left. */
-static void lanes_pool_spill(struct lanes_pool *p) {
-  while (p->mem > p->budget / 2 && spill_usable(p->spill)) {
-    struct lanes *big = NULL;
-    for (struct lanes *l = p->first; l; l = l->next)
-      if (!l->draining && l->n && (!big || l->mem > big->mem))
-        big = l;
-    if (!big || lanes_spill(big))
-      return;
+/* The pool's thread: sorts and writes the buffers handed over, in order;
+ * once a write failed, the next ones are given back as they are. */
+static void *lanes_pool_thread(void *arg) {
+  struct lanes_pool *p = arg;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->queue && !p->stop)
+      pthread_cond_wait(&p->cv_work, &p->mu);
+    if (!p->queue)
+      break;
+    struct lanes_job *j = p->queue;
+    p->queue = j->next;
+    int failed = p->failed;
+    pthread_mutex_unlock(&p->mu);
+    if (!failed && lanes_job_write(p, j) == 0) {
+      for (size_t k = 0; k < j->n; k++)
+        lanes_item_clear(&j->v[k]);
+      free(j->v);
+      j->v = NULL;
+    } else {
+      j->failed = 1;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->failed |= j->failed;
+    j->next = p->done;
+    p->done = j;
+    pthread_cond_broadcast(&p->cv_done);
   }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
 }
 
-void lanes_push(struct lanes *l, struct lanes_item *in) {
+/* Adds a slice to the buffer (taking its args and flows). */
+static void lanes_buffer_add(struct lanes *l, const struct lanes_item *in) {
   if (l->n == l->cap) {
     if (l->n >= UINT32_MAX)
       fatal("more than 2^32 slices of one track in memory");
@@ -299,12 +353,105 @@ void lanes_push(struct lanes *l, struct lanes_item *in) {
     l->pool->mem += sizeof *l->v * (cap - l->cap);
     l->cap = cap;
   }
-  if (!in->seq)
-    in->seq = l->seq++;
   l->v[l->n++] = *in;
   size_t m = lanes_item_mem(in);
   l->mem += m;
   l->pool->mem += m;
+}
+
+/* Takes in the jobs done (ingest thread, p->mu held): a written one
+ * becomes its sorter's run; the slices of a failed one go back to its
+ * sorter's buffer (the drain sorts them all the same: seq orders equal
+ * slices). */
+static void lanes_pool_collect(struct lanes_pool *p) {
+  while (p->done) {
+    struct lanes_job *j = p->done;
+    p->done = j->next;
+    p->inflight -= j->mem;
+    struct lanes *l = j->l;
+    l->jobs--;
+    if (j->failed) {
+      for (size_t k = 0; k < j->n; k++)
+        lanes_buffer_add(l, &j->v[k]);
+      free(j->v);
+    } else {
+      l->runs[j->run] = (struct lanes_run){j->off, j->bytes};
+    }
+    free(j);
+  }
+}
+
+/* Waits until the pool's thread is done with l's buffers (ingest thread;
+ * l may be NULL: until the memory handed over is at most half of the
+ * budget). */
+static void lanes_pool_wait(struct lanes_pool *p, const struct lanes *l) {
+  if (!p->started)
+    return;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    lanes_pool_collect(p);
+    if (l ? l->jobs == 0 : p->inflight <= p->budget / 2)
+      break;
+    pthread_cond_wait(&p->cv_done, &p->mu);
+  }
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* Hands l's buffer to the pool's thread, to be sorted and written as
+ * l's next run. */
+static void lanes_hand_over(struct lanes *l) {
+  struct lanes_pool *p = l->pool;
+  struct lanes_job *j = xcalloc(1, sizeof *j);
+  *j = (struct lanes_job){.l = l, .v = l->v, .n = l->n, .mem = l->mem,
+                          .run = l->nruns};
+  l->runs = xrealloc(l->runs, sizeof *l->runs * (l->nruns + 1));
+  l->runs[l->nruns++] = (struct lanes_run){0, 0}; /* set when collected */
+  l->jobs++;
+  p->mem -= l->mem;
+  l->mem = 0;
+  free(l->idx);
+  l->v = NULL;
+  l->idx = NULL;
+  l->n = l->cap = 0;
+  if (!p->started) {
+    if (pthread_create(&p->th, NULL, lanes_pool_thread, p) != 0)
+      fatal("cannot start the thread that spills slices");
+    p->started = 1;
+  }
+  pthread_mutex_lock(&p->mu);
+  p->inflight += j->mem;
+  struct lanes_job **q = &p->queue;
+  while (*q)
+    q = &(*q)->next;
+  *q = j;
+  pthread_cond_signal(&p->cv_work);
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* Hands the largest buffers to the pool's thread until half of the budget
+ * is left, once what it has not written yet is at most half of it. */
+static void lanes_pool_spill(struct lanes_pool *p) {
+  while (p->mem > p->budget / 2) {
+    lanes_pool_wait(p, NULL);
+    pthread_mutex_lock(&p->mu);
+    int failed = p->failed;
+    pthread_mutex_unlock(&p->mu);
+    if (failed)
+      return; /* what is left stays in memory */
+    struct lanes *big = NULL;
+    for (struct lanes *l = p->first; l; l = l->next)
+      if (!l->draining && l->n && (!big || l->mem > big->mem))
+        big = l;
+    if (!big)
+      return;
+    lanes_hand_over(big);
+  }
+}
+
+void lanes_push(struct lanes *l, struct lanes_item *in) {
+  if (!in->seq)
+    in->seq = l->seq++;
+  lanes_buffer_add(l, in);
   if (l->pending == 0 || in->ts < l->min_ts)
     l->min_ts = in->ts;
   if (l->pending == 0 || in->ts > l->max_ts)
@@ -404,7 +551,9 @@ static void lanes_heap_down(struct lanes *l, size_t k) {
 /* Starts a drain: the buffer sorted, one source per run and one for the
  * buffer, each with its first slice, in a heap. */
 static int lanes_drain_start(struct lanes *l) {
-  lanes_sort(l);
+  lanes_pool_wait(l->pool, l);
+  free(l->idx);
+  l->idx = lanes_sort(l->v, l->n);
   l->vat = 0;
   l->draining = 1;
   l->nsrc = l->nruns + 1;

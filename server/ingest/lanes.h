@@ -18,11 +18,16 @@
  * uniquely.  Within a track, slices come back in (start, lane) order.
  *
  * Memory: the sorters of one pool share a budget.  Past it, the largest
- * buffers are sorted and written as runs to the pool's spill file beside
- * the store (spill.h) until half of the budget is left; lanes_pop() merges
- * a track's runs and its buffer.  Without a usable spill file everything
- * stays in memory.  Slices pushed after a track was drained get the first
- * lanes that are free at their start after what was placed.
+ * buffers are handed to the pool's own thread until half of the budget is
+ * left; that thread sorts them and writes them as runs to the pool's spill
+ * file beside the store (spill.h) while the caller goes on pushing (what
+ * waits for it is at most half of the budget plus the buffer handed over
+ * last: lanes_push() waits when it is behind).  lanes_pop() waits for the track's runs to be written, then
+ * merges them and its buffer.  Without a usable spill file everything
+ * stays in memory (a buffer that could not be written goes back to its
+ * sorter).  Slices pushed after a track was drained get the first lanes
+ * that are free at their start after what was placed.  Every call is made
+ * by one thread, the pool's thread being internal.
  *
  * Ownership: lanes_push() takes ownership of item->args and item->flows;
  * items handed back by lanes_pop() belong to the caller, who frees them

@@ -2,16 +2,18 @@
  * lanes on small hand-written tracks (children before parents, parents
  * at the end, equal starts, partial overlap, zero-length slices), the
  * order slices come back in, every spill and merge path with a tiny
- * budget (same slices, lanes, args and flows as in memory), and the LOD
- * level choice. */
+ * budget (same slices, lanes, args and flows as in memory, also when the
+ * spill file cannot be created or fills up), and the LOD level choice. */
 #include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -288,13 +290,27 @@ static void test_spill_and_merge(void **state) {
   char *missing = xasprintf("%s/missing/x.db", tmpdir);
   struct placed *none = trees(missing, 64, &n_none);
   free(missing);
+  /* a spill file that fills up (EFBIG past 16 KiB, far less than what is
+   * spilled) while buffers wait to be written: those not written go back
+   * to their sorters, the runs written are read back */
+  struct rlimit old, lim;
+  assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+  lim = old;
+  lim.rlim_cur = 16384;
+  signal(SIGXFSZ, SIG_IGN);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  int n_full;
+  struct placed *full = trees(store, 2048, &n_full);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, SIG_DFL);
   assert_true(n_ref > 1000);
   assert_int_equal(n_small, n_ref);
   assert_int_equal(n_none, n_ref);
+  assert_int_equal(n_full, n_ref);
   int64_t maxlane = 0;
   for (int i = 0; i < n_ref; i++) {
-    struct placed *v[2] = {&small[i], &none[i]};
-    for (int j = 0; j < 2; j++) {
+    struct placed *v[3] = {&small[i], &none[i], &full[i]};
+    for (int j = 0; j < 3; j++) {
       assert_int_equal(v[j]->id, ref[i].id);
       assert_int_equal(v[j]->ts, ref[i].ts);
       assert_int_equal(v[j]->dur, ref[i].dur);
@@ -311,6 +327,7 @@ static void test_spill_and_merge(void **state) {
   free_placed(ref, n_ref);
   free_placed(small, n_small);
   free_placed(none, n_none);
+  free_placed(full, n_full);
 }
 
 static void test_tree_depth(void **state) {
