@@ -339,7 +339,21 @@ void export_pftrace_event(struct export_pftrace *p,
   }
   te.n_flow_ids = nf;
   te.flow_ids = fl;
-  /* the args but for the category as debug annotations */
+  /* the args but for the category as debug annotations; a Neuron system
+   * slice also carries what its track says of it, as the Neuron tools'
+   * export does (instance_id, process_id, pcore_idx), so a reader maps it
+   * back to the same track */
+  const struct tracks_row *tr = ev->track;
+  if (!tr->chrome && strcmp(tr->domain, "system") == 0) {
+    if (!args)
+      args = json_object();
+    if (tr->instance_id && !json_object_get(args, "instance_id"))
+      json_object_set_new(args, "instance_id", json_string(tr->instance_id));
+    if (tr->pid != TRACKS_NONE && !json_object_get(args, "process_id"))
+      json_object_set_new(args, "process_id", json_integer(tr->pid));
+    if (tr->pcore != TRACKS_NONE && !json_object_get(args, "pcore_idx"))
+      json_object_set_new(args, "pcore_idx", json_integer(tr->pcore));
+  }
   size_t na = 0, cap_a = json_object_size(args);
   Perfetto__Protos__DebugAnnotation *ann = xcalloc(cap_a + 1, sizeof *ann);
   Perfetto__Protos__DebugAnnotation **annp =
@@ -387,11 +401,14 @@ void export_pftrace_event(struct export_pftrace *p,
 int export_pftrace_counter(struct export_pftrace *p, struct sbuf *out,
                            struct query_err *e) {
   if (!p->s) {
+    /* in time order per track, a time's series together: how the Neuron
+     * tools write them, and what a reader that numbers the samples of a
+     * time by arrival (ours) needs to pair the series again */
     p->s = query_stmt(p->db,
                       "SELECT c.track, c.series, c.ts, c.value FROM counter c "
                       "JOIN track t ON t.id = c.track WHERE t.domain = "
                       "'system' AND c.ts >= ?1 AND c.ts < ?2 ORDER BY "
-                      "c.track, c.series, c.ts, c.seq",
+                      "c.track, c.ts, c.series, c.seq",
                       e);
     if (!p->s)
       return -EIO;

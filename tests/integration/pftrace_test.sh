@@ -58,6 +58,19 @@ is "$(wc -l < "$T_TMP/synth.a.flows")" "$(sqlite3 "$T_TMP/synth.a.db" \
    "SELECT count(DISTINCT flow_id) FROM flow")" "synth: every flow compared"
 [ "$(wc -l < "$T_TMP/synth.a.counters")" -gt 1000 ]
 ok $? "synth: counters compared"
+# what the tracks say (instance, pid, NeuronCore, physical core, worker) and
+# the HBM rows, whose series are paired by time
+tq="SELECT DISTINCT source, instance_id, pid, tid, nc_idx, pcore_idx, worker_gid
+    FROM track WHERE domain = 'system' AND kind = 'slices' ORDER BY 1, 2, 3, 4, 5"
+hq="SELECT * FROM SystemProfileHbmUsage ORDER BY 1"
+for q in tq hq; do
+  for w in a b; do sqlite3 "$T_TMP/synth.$w.db" "${!q}" > "$T_TMP/synth.$w.$q"; done
+done
+cmp -s "$T_TMP/synth.a.tq" "$T_TMP/synth.b.tq" &&
+  grep -q '|[0-9][0-9]*|[0-9]*$' "$T_TMP/synth.a.tq"
+ok $? "synth: the same $(wc -l < "$T_TMP/synth.a.tq") event tracks (instance, pid, tid, nc, pcore, worker)"
+cmp -s "$T_TMP/synth.a.hq" "$T_TMP/synth.b.hq" && [ -s "$T_TMP/synth.a.hq" ]
+ok $? "synth: the same $(wc -l < "$T_TMP/synth.a.hq") SystemProfileHbmUsage rows"
 grep -q 'process_name: "i-[0-9a-f]*-pid[0-9]*"' "$T_TMP/synth.txt"
 ok $? "synth: processes named <instance>-pid<pid> as in the JSON export"
 grep -q 'thread_name: "\(gid[0-9]*-\)\?\(nc[0-9]*-\)\?tid[0-9]*-neuron_hw"' "$T_TMP/synth.txt"
