@@ -93,10 +93,11 @@ struct query_sink {
    * (`restart` set): the lanes given since its previous call are void. */
   void (*track)(void *ud, int64_t track, int level, const char *source,
                 bool restart);
-  /* One lane of the current slice track, lanes in order. */
+  /* One lane of the current slice track, lanes in order (busy: the ns of
+   * each row its events cover). */
   void (*lane)(void *ud, int64_t lane, const int64_t *ts, const int64_t *dur,
                const int64_t *name, const int64_t *grp, const int64_t *count,
-               size_t n, bool truncated);
+               const int64_t *busy, size_t n, bool truncated);
   /* One series of the current counter track. */
   void (*series)(void *ud, int64_t series, int level, const char *name,
                  const char *unit, const int64_t *ts, const double *min,

@@ -65,7 +65,7 @@ struct wsbin {
   size_t n_groups, cap_groups;
   struct wsbin_name *names;
   size_t n_names, cap_names;
-  struct wsbin_col ts, dur, name, grp, count; /* dur/name/grp: slices */
+  struct wsbin_col ts, dur, name, grp, count, busy; /* dur..busy: slices */
   struct wsbin_col min, max, last;            /* counters: doubles */
   /* after wsbin_finish() */
   unsigned char head[WSBIN_HEADER];
@@ -121,6 +121,7 @@ static void wsbin_on_track(void *ud, int64_t track, int level,
     b->name.n -= rows;
     b->grp.n -= rows;
     b->count.n -= rows;
+    b->busy.n -= rows;
     return;
   }
   if (b->n_tracks == b->cap_tracks) {
@@ -137,8 +138,8 @@ static void wsbin_on_track(void *ud, int64_t track, int level,
 
 static void wsbin_on_lane(void *ud, int64_t lane, const int64_t *ts,
                           const int64_t *dur, const int64_t *name,
-                          const int64_t *grp, const int64_t *count, size_t n,
-                          bool truncated) {
+                          const int64_t *grp, const int64_t *count,
+                          const int64_t *busy, size_t n, bool truncated) {
   struct wsbin *b = ud;
   struct wsbin_group *g = wsbin_group_add(b);
   g->key = lane;
@@ -150,6 +151,7 @@ static void wsbin_on_lane(void *ud, int64_t lane, const int64_t *ts,
   wsbin_col_add(&b->name, name, n);
   wsbin_col_add(&b->grp, grp, n);
   wsbin_col_add(&b->count, count, n);
+  wsbin_col_add(&b->busy, busy, n);
 }
 
 static void wsbin_on_series(void *ud, int64_t series, int level,
@@ -214,8 +216,9 @@ static void wsbin_rows_free(struct wsbin *b) {
   b->tracks = NULL;
   b->groups = NULL;
   b->n_tracks = b->n_groups = b->cap_tracks = b->cap_groups = 0;
-  struct wsbin_col *cols[] = {&b->ts,    &b->dur, &b->name, &b->grp,
-                              &b->count, &b->min, &b->max,  &b->last};
+  struct wsbin_col *cols[] = {&b->ts,    &b->dur,  &b->name, &b->grp,
+                              &b->count, &b->busy, &b->min,  &b->max,
+                              &b->last};
   for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
     free(cols[i]->v);
     *cols[i] = (struct wsbin_col){0};
@@ -494,6 +497,8 @@ int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
     wsbin_double_col(&b->body, b->last.d, b->last.n);
   }
   wsbin_int_col(&b->body, b->count.v, b->count.n, 0);
+  if (b->kind == WSBIN_SLICES)
+    wsbin_int_col(&b->body, b->busy.v, b->busy.n, 0);
   wsbin_rows_free(b); /* a frame waiting to be sent keeps only its bytes */
   if (deflate && wsbin_deflate(&b->body))
     b->head[9] |= WSBIN_DEFLATE;

@@ -197,6 +197,8 @@ def decode_frame(data, names):
         mx, off = _doubles(data, off, n_rows)
         last, off = _doubles(data, off, n_rows)
     count, off = _col(data, off, n_rows)
+    if kind == 1:
+        busy, off = _col(data, off, n_rows)
     if off != len(data):
         raise ValueError("frame of %d bytes, decoded %d" % (len(data), off))
     row = 0
@@ -210,6 +212,7 @@ def decode_frame(data, names):
                 g["dur"] = dur[sl]
                 g["name"] = name[sl]
                 g["grp"] = grp[sl]
+                g["busy"] = busy[sl]
                 t.setdefault("lanes", []).append(g)
             else:
                 g["min"], g["max"], g["last"] = mn[sl], mx[sl], last[sl]
@@ -236,7 +239,7 @@ def rest_rows(answer, kind):
             o["lanes"] = [{"lane": l["lane"],
                            "abs_ts": [base + v for v in l["ts"]],
                            "dur": l["dur"], "name": l["name"], "grp": l["grp"],
-                           "count": l["count"],
+                           "count": l["count"], "busy": l["busy"],
                            "truncated": bool(l.get("truncated"))}
                           for l in t["lanes"]]
         else:

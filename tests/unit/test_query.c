@@ -269,11 +269,13 @@ static void test_lod_before_row(void **state) {
   assert_int_equal(at(l, "ts", 0), -1100); /* bucket 0 reaches into it */
   assert_int_equal(at(l, "dur", 0), 1500);
   assert_int_equal(at(l, "count", 0), 1);
+  assert_int_equal(at(l, "busy", 0), 1500);
   assert_int_equal(sum(l, "count"), SHORT_N + 1);
   json_decref(j);
 }
 
-/* The stored LOD rows of track C at `level`, as "bucket:count:ts:end;". */
+/* The stored LOD rows of track C at `level`, as
+ * "bucket:count:ts:end:busy;". */
 static char *lod_rows(int level) {
   sqlite3 *db = store_pool_get(pool);
   sqlite3_stmt *st;
@@ -294,9 +296,9 @@ static char *lod_rows(int level) {
                    sqlite3_column_blob(st, 3),
                    (size_t)sqlite3_column_bytes(st, 3));
     while (lod_block_next(&b, &r) == 1) {
-      sbuf_printf(&out, "%s%lld:%lld:%lld:%lld", out.len ? ";" : "",
+      sbuf_printf(&out, "%s%lld:%lld:%lld:%lld:%lld", out.len ? ";" : "",
                   (long long)r.bucket, (long long)r.count, (long long)r.ts,
-                  (long long)r.end);
+                  (long long)r.end, (long long)r.busy);
       n++;
       count += r.count;
     }
@@ -351,7 +353,7 @@ static void test_warm(void **state) {
 
 /* Blocks round-trip any int64 (deltas modulo 2^64) and refuse truncation. */
 static void test_lod_block_bytes(void **state) {
-  static const unsigned char one[] = {0, 2, 4, 6, 8, 10, 12, 14};
+  static const unsigned char one[] = {0, 2, 4, 6, 8, 10, 12, 14, 16};
   struct lod_block b;
   struct lod_row r;
   lod_block_init(&b, 1, 5, one, sizeof one);
@@ -362,6 +364,7 @@ static void test_lod_block_bytes(void **state) {
   assert_int_equal(r.id, 3);
   assert_int_equal(r.name, 4);
   assert_int_equal(r.count, 7);
+  assert_int_equal(r.busy, 8);
   assert_int_equal(lod_block_next(&b, &r), 0);
   lod_block_init(&b, 1, 5, one, sizeof one - 1);
   assert_int_equal(lod_block_next(&b, &r), -EINVAL);
@@ -375,10 +378,12 @@ static void test_lod_runs(void **state) {
   char *s = lod_rows(2);
   /* a run per gap under half a bucket; "busy" [27600, 27700) shares
    * "other"'s bucket and is merged there */
-  assert_string_equal(s, "0:20:0:19900;21:5:22000:26900;26:2:27000:27700");
+  /* busy: 20 x 900, 5 x 900, then 500 + 100 */
+  assert_string_equal(
+      s, "0:20:0:19900:18000;21:5:22000:26900:4500;26:2:27000:27700:600");
   free(s);
   s = lod_rows(3);
-  assert_string_equal(s, "0:20:0:19900;5:7:22000:27700");
+  assert_string_equal(s, "0:20:0:19900:18000;5:7:22000:27700:5100");
   free(s);
 }
 
@@ -390,8 +395,11 @@ static void test_query_runs(void **state) {
   assert_int_equal(rows(l), 3);
   assert_int_equal(at(l, "count", 0), 20);
   assert_int_equal(at(l, "dur", 0), 19900);
+  assert_int_equal(at(l, "busy", 0), 18000); /* 20 x 900: the gaps idle */
   assert_int_equal(at(l, "count", 1), 5);
+  assert_int_equal(at(l, "busy", 1), 4500);
   assert_int_equal(at(l, "count", 2), 2);
+  assert_int_equal(at(l, "busy", 2), 600);
   json_decref(j);
   /* r = 2800 ns, level 3: the gap is under a pixel: one run of 27 */
   j = window(track_c, 0, 28000, 10, 0);
@@ -401,6 +409,7 @@ static void test_query_runs(void **state) {
   assert_int_equal(at(l, "ts", 0), 0);
   assert_int_equal(at(l, "dur", 0), 27700);
   assert_int_equal(at(l, "count", 0), 27);
+  assert_int_equal(at(l, "busy", 0), 23100); /* 25 x 900 + 500 + 100 */
   json_decref(j);
 }
 

@@ -103,6 +103,7 @@ export async function decodeFrame(frame, names) {
   take('ts');
   if (kind === 1) { take('dur'); take('name'); take('grp'); } else { take('min'); take('max'); take('last'); }
   take('count');
+  if (kind === 1) take('busy');
   if (off !== buf.byteLength) throw new Error(`window frame of ${buf.byteLength} bytes, decoded ${off}`);
   const used = {};
   if (kind === 1) { // dictionary indexes -> string ids
