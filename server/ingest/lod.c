@@ -126,7 +126,8 @@ void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
     }
     if (b->bucket >= 0)
       lod_emit(l, w, lane, level, lv);
-    *b = (struct lod_bucket){bucket, bucket, ts, end, id, name, grp, dur, 1, dur};
+    *b = (struct lod_bucket){bucket, bucket, ts,  end, id,
+                             name,   grp,    dur, 1,   dur};
   }
 }
 

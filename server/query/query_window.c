@@ -183,8 +183,8 @@ struct query_lane {
 static void query_window_lane_push(struct query_lane *l, int64_t ts,
                                    int64_t dur, int64_t name, int64_t grp,
                                    int64_t count, int64_t busy) {
-  union query_val row[] = {{.i = ts},    {.i = dur},   {.i = name},
-                           {.i = grp},   {.i = count}, {.i = busy}};
+  union query_val row[] = {{.i = ts},  {.i = dur},   {.i = name},
+                           {.i = grp}, {.i = count}, {.i = busy}};
   query_window_cols_push(l->col, 6, &l->n, &l->cap, row);
 }
 

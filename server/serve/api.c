@@ -461,7 +461,8 @@ static void api_search(struct api_ctx *c) {
       !api_int(c, "per_page", 1, 500, false, 50, &s.per_page) ||
       !api_int(c, "limit", 1, 500, false, s.per_page, &s.per_page) ||
       !api_int(c, "offset", 0, 100000, false, 0, &s.offset) ||
-      !api_int(c, "profile", 0, INT64_MAX, false, -1, &s.profile))
+      !api_int(c, "profile", 0, INT64_MAX, false, -1, &s.profile) ||
+      !api_int(c, "buckets", 1, QUERY_SEARCH_MAX_BUCKETS, false, 0, &s.buckets))
     return;
   s.start = w.start;
   s.end = w.end;

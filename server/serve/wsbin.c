@@ -66,7 +66,7 @@ struct wsbin {
   struct wsbin_name *names;
   size_t n_names, cap_names;
   struct wsbin_col ts, dur, name, grp, count, busy; /* dur..busy: slices */
-  struct wsbin_col min, max, last;            /* counters: doubles */
+  struct wsbin_col min, max, last;                  /* counters: doubles */
   /* after wsbin_finish() */
   unsigned char head[WSBIN_HEADER];
   struct sbuf body; /* dictionary, directory and columns */
@@ -216,9 +216,8 @@ static void wsbin_rows_free(struct wsbin *b) {
   b->tracks = NULL;
   b->groups = NULL;
   b->n_tracks = b->n_groups = b->cap_tracks = b->cap_groups = 0;
-  struct wsbin_col *cols[] = {&b->ts,    &b->dur,  &b->name, &b->grp,
-                              &b->count, &b->busy, &b->min,  &b->max,
-                              &b->last};
+  struct wsbin_col *cols[] = {&b->ts,   &b->dur, &b->name, &b->grp, &b->count,
+                              &b->busy, &b->min, &b->max,  &b->last};
   for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
     free(cols[i]->v);
     *cols[i] = (struct wsbin_col){0};

@@ -602,7 +602,8 @@ static void test_key(void **state) {
 }
 
 static void test_search(void **state) {
-  struct query_search s = {"SHO", INT64_MIN, INT64_MAX, 2, 10, "system", -1, 0};
+  struct query_search s = {"SHO",    INT64_MIN, INT64_MAX, 2, 10,
+                           "system", -1,        0,         0};
   struct query_err e;
   json_t *out;
   sqlite3 *db = store_pool_get(pool);
@@ -626,7 +627,8 @@ static void test_search(void **state) {
 /* The total of one search, or the (negative) error. */
 static int64_t search_total(sqlite3 *db, const char *q, int64_t offset,
                             json_t **out) {
-  struct query_search s = {q, INT64_MIN, INT64_MAX, 1, 10, "system", -1, offset};
+  struct query_search s = {q,        INT64_MIN, INT64_MAX, 1, 10,
+                           "system", -1,        offset,    0};
   struct query_err e;
   int rc = query_search(db, &s, out, &e);
   if (rc < 0) {
@@ -668,6 +670,31 @@ static void test_search_terms(void **state) {
   static const char *bad[] = {"dur>1x", "name~[", "pid:x", "dur=>1", "dur>"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     assert_int_equal(search_total(db, bad[i], 0, &out), -EINVAL);
+  store_pool_put(pool, db);
+}
+
+/* buckets=3 over [2000, 3000): 334 ns buckets, the last cut at 3000. */
+static void test_search_buckets(void **state) {
+  struct query_search s = {"o", 2000, 3000, 1, 10, "system", -1, 0, 3};
+  struct query_err e;
+  json_t *out;
+  sqlite3 *db = store_pool_get(pool);
+  assert_int_equal(query_search(db, &s, &out, &e), 0);
+  assert_string_equal(json_string_value(json_object_get(out, "bucket_ns")),
+                      "334");
+  json_t *tracks = json_object_get(out, "tracks");
+  assert_int_equal(json_array_size(tracks), 1);
+  json_t *b = json_object_get(json_array_get(tracks, 0), "buckets");
+  assert_int_equal(json_array_size(b), 3);
+  int64_t want[] = {4, 3, 3}; /* 2000..2300, 2400..2600, 2700..2900 */
+  for (size_t i = 0; i < 3; i++)
+    assert_int_equal(json_integer_value(json_array_get(b, i)), want[i]);
+  assert_int_equal(json_integer_value(json_object_get(out, "total")), 10);
+  json_decref(out);
+  s.end = INT64_MAX; /* no end: refused */
+  assert_int_equal(query_search(db, &s, &out, &e), -EINVAL);
+  assert_int_equal(e.status, 400);
+  assert_non_null(strstr(e.detail, "'buckets'"));
   store_pool_put(pool, db);
 }
 
@@ -826,6 +853,7 @@ int main(void) {
       cmocka_unit_test(test_sql_names),
       cmocka_unit_test(test_sql_budget),
       cmocka_unit_test(test_search_terms),
+      cmocka_unit_test(test_search_buckets),
       cmocka_unit_test(test_range_summary),
       cmocka_unit_test(test_sql_guard),
   };
