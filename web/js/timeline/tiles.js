@@ -214,13 +214,14 @@ export class TileStore {
       const ts = new Float64Array(n), dur = new Float64Array(n);
       const name = Int32Array.from(l.name), grp = l.grp ? Int32Array.from(l.grp) : new Int32Array(n);
       const count = l.count ? Uint32Array.from(l.count) : new Uint32Array(n).fill(1);
+      const busy = Float64Array.from(l.busy ?? l.dur); // ns of each row its events cover
       const col = new Uint16Array(n);
       for (let i = 0; i < n; i++) {
         ts[i] = l.ts[i] + shift;
         dur[i] = l.dur[i];
         col[i] = this.color(source, name[i], grp[i]);
       }
-      lanes[l.lane] = { ts, dur, name, grp, count, col };
+      lanes[l.lane] = { ts, dur, name, grp, count, busy, col };
       items += n;
     }
     return { lanes, items: items + 1, level: t.level };
