@@ -37,7 +37,7 @@ export class Painter {
       bg: v('--tl-bg'), fg: v('--fg'), dim: v('--fg-dim'), grid: v('--tl-grid'), alt: v('--tl-alt'),
       labelBg: v('--tl-label-bg'), axisBg: v('--tl-axis-bg'), border: v('--border'), group: v('--tl-group'),
       sel: v('--tl-sel'), hit: v('--tl-hit'), accent: v('--accent'), area: v('--tl-area'), flow: v('--tl-flow'),
-      outside: v('--tl-outside'),
+      outside: v('--tl-outside'), dark: cs.colorScheme !== 'light',
     };
   }
 
@@ -151,7 +151,7 @@ export class Painter {
         lane += n;
       }
     }
-    batch.fill(ctx, tw, th.fg);
+    batch.fill(ctx, tw, th.fg, th.dark);
     this.counters.prepare(s, L, tiles, counterRows);
     this.counters.draw(ctx, s, L, th);
     if (s.density) {

@@ -4,13 +4,12 @@
 // time shows), counters (step area with a min/max band), stacked HBM areas,
 // the time axis.
 
-import { colorFill, colorLight, colorText, seriesColor } from './colors.js';
+import { colorFill, colorIdle, colorText, seriesColor } from './colors.js';
 import { fmtTime } from '../format.js';
 import { LANE_H } from './tracktree.js';
 
 export const SLICE_H = LANE_H - 3;
 const CHAR_W = 6.4; // average width of an 11px label character
-const IDLE_ALPHA = 0.3; // the box of a merged run, behind its busy bars
 
 /**
  * The height in px (0..SLICE_H) of the busy bar of a row busy `busy` ns
@@ -111,20 +110,21 @@ export class SliceBatch {
     this.n++;
   }
 
-  /** Fills everything collected; `fg` is the text colour of merged rows' labels. */
-  fill(ctx, width, fg) {
+  /**
+   * Fills everything collected; `fg` is the text colour of merged rows'
+   * labels, `dark` whether the background is dark (their faint boxes).
+   */
+  fill(ctx, width, fg, dark) {
     for (const [c, a] of this.plain) {
       if (!a.length) continue;
       ctx.fillStyle = colorFill(c);
       for (let j = 0; j < a.length; j += 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], SLICE_H);
     }
-    ctx.globalAlpha = IDLE_ALPHA;
     for (const [c, a] of this.merged) {
       if (!a.length) continue;
-      ctx.fillStyle = colorLight(c);
+      ctx.fillStyle = colorIdle(c, dark);
       for (let j = 0; j < a.length; j += 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], SLICE_H);
     }
-    ctx.globalAlpha = 1;
     for (const [c, a] of this.bars) {
       if (!a.length) continue;
       ctx.fillStyle = colorFill(c);
