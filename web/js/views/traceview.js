@@ -299,10 +299,10 @@ export class TraceView {
     this.tl.setMarks(this.tl.state.marks, this.hitCur);
   }
 
-  /** The window search marks ask for: absolute start, end, and a bucket per 2 px. */
+  /** The window search marks ask for: absolute start, end, and a bucket per 4 px. */
   searchWindow() {
     const vp = this.vp, s = this.tl.state;
-    return { start: vp.abs(vp.start), end: vp.abs(Math.ceil(vp.end)), buckets: Math.max(1, Math.round((s.W - s.labelW) / 2)) };
+    return { start: vp.abs(vp.start), end: vp.abs(Math.ceil(vp.end)), buckets: Math.max(1, Math.round((s.W - s.labelW) / 4)) };
   }
 
   /** The search marks of the window (search.js): its hits, or the hit density per track. */
