@@ -8,14 +8,14 @@ import { colorFill, colorIdle, colorText, seriesColor } from './colors.js';
 import { fmtTime } from '../format.js';
 import { LANE_H } from './tracktree.js';
 
-export const SLICE_H = LANE_H - 3;
+const SLICE_H = LANE_H - 3;
 const CHAR_W = 6.4; // average width of an 11px label character
 
 /**
  * The height in px (0..SLICE_H) of the busy bar of a row busy `busy` ns
  * over [x0, x1) px at nsPerPx: its busy fraction of at least one pixel.
  */
-export function busyHeight(busy, x0, x1, nsPerPx) {
+function busyHeight(busy, x0, x1, nsPerPx) {
   if (!(busy > 0)) return 0;
   const f = busy / (Math.max(x1 - x0, 1) * nsPerPx);
   return Math.max(1, Math.round(Math.min(f, 1) * SLICE_H));
