@@ -11,7 +11,9 @@
  * some value needs it.  Times are relative to the frame's base, the
  * earliest of the window start and every row, so they are never negative;
  * names and groups are indexes into the dictionary, so they fit a byte or
- * two.
+ * two; a row's busy time goes as its idle time (dur - busy), 0 for a
+ * single event, so a lane of single events costs a byte a row before
+ * deflate.
  */
 #include "wsbin.h"
 #include "util.h"
@@ -496,8 +498,11 @@ int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
     wsbin_double_col(&b->body, b->last.d, b->last.n);
   }
   wsbin_int_col(&b->body, b->count.v, b->count.n, 0);
-  if (b->kind == WSBIN_SLICES)
+  if (b->kind == WSBIN_SLICES) { /* idle = dur - busy: 0 for single events */
+    for (size_t i = 0; i < b->busy.n; i++)
+      b->busy.v[i] = b->dur.v[i] - b->busy.v[i];
     wsbin_int_col(&b->body, b->busy.v, b->busy.n, 0);
+  }
   wsbin_rows_free(b); /* a frame waiting to be sent keeps only its bytes */
   if (deflate && wsbin_deflate(&b->body))
     b->head[9] |= WSBIN_DEFLATE;

@@ -197,8 +197,9 @@ def decode_frame(data, names):
         mx, off = _doubles(data, off, n_rows)
         last, off = _doubles(data, off, n_rows)
     count, off = _col(data, off, n_rows)
-    if kind == 1:
-        busy, off = _col(data, off, n_rows)
+    if kind == 1:  # idle = dur - busy
+        idle, off = _col(data, off, n_rows)
+        busy = [d - i for d, i in zip(dur, idle)]
     if off != len(data):
         raise ValueError("frame of %d bytes, decoded %d" % (len(data), off))
     row = 0

@@ -140,7 +140,7 @@ static void test_slices(void **state) {
   assert_int_equal(u32(p + r.off), 1);
   assert_int_equal(u32(p + r.off + 4), 1);
   r.off += 16;
-  int64_t ts[3], dur[3], name[3], grp[3], count[3], busy[3];
+  int64_t ts[3], dur[3], name[3], grp[3], count[3], idle[3];
   assert_int_equal(p[r.off], 2); /* ts - base: 0, 4100, 1100 */
   assert_int_equal(p[r.off + 1], 0);
   int_col(&r, 3, ts);
@@ -150,17 +150,18 @@ static void test_slices(void **state) {
   int_col(&r, 3, name);
   int_col(&r, 3, grp);
   int_col(&r, 3, count);
-  int_col(&r, 3, busy);
+  int_col(&r, 3, idle);
   assert_int_equal(r.off, len);
   int64_t want_ts[] = {0, 4100, 1100}, want_dur[] = {300, 10, (int64_t)1 << 33};
   int64_t want_name[] = {1, 2, 1}, want_grp[] = {0, 1, 0},
-          want_count[] = {1, 70000, 3}, want_busy[] = {300, 7, 3};
+          want_count[] = {1, 70000, 3},
+          want_idle[] = {0, 3, ((int64_t)1 << 33) - 3}; /* dur - busy */
   assert_memory_equal(ts, want_ts, sizeof ts);
   assert_memory_equal(dur, want_dur, sizeof dur);
   assert_memory_equal(name, want_name, sizeof name);
   assert_memory_equal(grp, want_grp, sizeof grp);
   assert_memory_equal(count, want_count, sizeof count);
-  assert_memory_equal(busy, want_busy, sizeof busy);
+  assert_memory_equal(idle, want_idle, sizeof idle);
   free(f);
 
   /* The same frame again on this connection: no names. */

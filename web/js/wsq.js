@@ -103,7 +103,13 @@ export async function decodeFrame(frame, names) {
   take('ts');
   if (kind === 1) { take('dur'); take('name'); take('grp'); } else { take('min'); take('max'); take('last'); }
   take('count');
-  if (kind === 1) take('busy');
+  if (kind === 1) { // the frame has each row's idle time: busy = dur - idle
+    take('idle');
+    const dur = cols.dur, idle = cols.idle, busy = new Float64Array(nRows);
+    for (let i = 0; i < nRows; i++) busy[i] = dur[i] - idle[i];
+    cols.busy = busy;
+    delete cols.idle;
+  }
   if (off !== buf.byteLength) throw new Error(`window frame of ${buf.byteLength} bytes, decoded ${off}`);
   const used = {};
   if (kind === 1) { // dictionary indexes -> string ids
