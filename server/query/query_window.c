@@ -315,13 +315,17 @@ static int64_t query_window_pixel(int64_t ts, int64_t start, int64_t r) {
  * are 1/2 to 2 pixels wide), and so does a row that continues the previous
  * one's name and grp after a gap under a pixel: at most about one row per
  * pixel, one row for a run of the same event, named after the longest event,
- * busy the sum of the rows' busy times (never more than its span). */
+ * busy the sum of the rows' busy times (never more than its span).  A row
+ * starting before the window stays as stored (nothing merges into it): the
+ * answer of the window before holds it whole, so a client joining the two
+ * can drop it from this one. */
 static void query_window_lod_row(const struct lod_row *row, int64_t start,
                                  int64_t r, struct query_lane *l) {
   if (row->ts < start && row->end <= start)
     return;
   size_t k = l->n - 1;
-  if (l->n && (query_window_pixel(l->ts[k], start, r) ==
+  if (l->n && l->ts[k] >= start &&
+      (query_window_pixel(l->ts[k], start, r) ==
                    query_window_pixel(row->ts, start, r) ||
                (l->name[k] == row->name && l->grp[k] == row->grp &&
                 row->ts - (l->ts[k] + l->dur[k]) < r))) {

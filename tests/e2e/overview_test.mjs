@@ -8,7 +8,8 @@
 // the page draws (fillRect and fillText calls recorded in the page): busy
 // bars as high as the busy fraction, a collapsed group's busiest-lane bars,
 // hit density strips and hit counts in the track list, and next/previous
-// hit zooming to the hit.  Prints TAP; skips as ui_test.mjs does.
+// hit zooming to the hit, merged labels counting each event once across
+// tile edges.  Prints TAP; skips as ui_test.mjs does.
 // Screenshots go to $NEX_BUILDDIR/tests/out/e2e/.
 
 import fs from 'node:fs';
@@ -137,7 +138,11 @@ test('/search buckets=10: per-track hit counts per bucket of the window', async 
 test('merged rows: a bar as high as the busy fraction (25% sparse, 80% dense), no full walls', async () => {
   await page.evaluate(() => window.nexTest.dispatch({ type: 'fit' }));
   const g = await geometry();
-  const { rects } = await record();
+  const { rects, texts } = await record();
+  // The runs cross the 67 ms tile edge: each event counted once (the first
+  // run holds the first 16 dense events: they share its last bucket).
+  const labels = texts.map((t) => t.s).filter((s) => / ×\d+$/.test(s)).sort();
+  eq(labels, ['dense ×19984', 'needle ×3000', 'sparse ×20016'], 'the merged runs\' labels');
   const p = await page.evaluate(() => window.nexTest.locate('1:0:0'));
   const band = p.y - g.top - 9; // the lane's top: laneY() is its middle
   const inLane = rects.filter((r) => r.y >= band - 0.5 && r.y + r.h <= band + SLICE_H + 0.5 && r.h < SLICE_H && r.alpha === 1);

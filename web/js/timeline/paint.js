@@ -146,7 +146,7 @@ export class Painter {
         for (let l = 0; l < n; l++) {
           const y = top + 2 + (lane + l) * LANE_H;
           if (y > clipTop + clipH || y + LANE_H < clipTop) continue;
-          batch.lane(laneOf(entries, l), s.start, nspp, tw, y, tiles.names);
+          batch.lane(entries, l, s.start, nspp, tw, y, tiles.names);
         }
         lane += n;
       }
@@ -459,13 +459,6 @@ function laneBusy(entries, l, t0, nspp, n, out) {
     }
   }
   return [lo, hi];
-}
-
-/** Lane l of every tile entry that has it. */
-function laneOf(entries, l) {
-  const out = [];
-  for (const e of entries) if (e.lanes[l]) out.push(e.lanes[l]);
-  return out;
 }
 
 const fitCache = new Map();

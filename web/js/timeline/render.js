@@ -7,6 +7,7 @@
 import { colorFill, colorIdle, colorText, seriesColor } from './colors.js';
 import { fmtTime } from '../format.js';
 import { LANE_H } from './tracktree.js';
+import { repeatsBefore } from './tiles.js';
 
 const SLICE_H = LANE_H - 3;
 const CHAR_W = 6.4; // average width of an 11px label character
@@ -47,7 +48,7 @@ export class SliceBatch {
   }
 
   /**
-   * Adds the slices of the lane data `Ls` (one lane's rows from successive
+   * Adds the slices of lane l of the tile entries `entries` (successive
    * tiles, see tiles.js) that overlap [t0, t1): x = (t - t0) / nsPerPx,
    * lane top y.  Touching rectangles of one colour closer than half a pixel
    * merge, across tile edges too (a merged run is one box whose label
@@ -55,17 +56,20 @@ export class SliceBatch {
    * merged row also gets a bar as high as its busy fraction (adjacent bars
    * of one colour and height join).
    */
-  lane(Ls, t0, nsPerPx, width, y, names) {
+  lane(entries, l, t0, nsPerPx, width, y, names) {
     const t1 = t0 + width * nsPerPx;
     let rc = -1, rm = false, rx0 = 0, rx1 = 0, rL = null, ri = -1, rn = 0, rows = 0;
     let bc = -1, bh = 0, bx0 = 0, bx1 = 0;
-    for (const L of Ls) {
+    for (let j = 0; j < entries.length; j++) {
+      const L = entries[j].lanes[l];
+      if (!L) continue;
       const ts = L.ts, dur = L.dur, col = L.col, count = L.count, busy = L.busy, n = ts.length;
+      const from = repeatsBefore(entries, j);
       for (let i = 0; i < n; i++) {
         const s = ts[i];
         if (s >= t1) break;
         const e = s + dur[i];
-        if (e < t0) continue;
+        if (e < t0 || s < from) continue;
         let x0 = (s - t0) / nsPerPx, x1 = (e - t0) / nsPerPx;
         const h = count[i] > 1 ? busyHeight(busy[i], x0, x1, nsPerPx) : 0;
         if (x0 < -2) x0 = -2;

@@ -12,6 +12,18 @@
 import { colorIndex } from './colors.js';
 
 export const TILE_PX = 1024;
+
+/**
+ * The rel time before which the rows of entries[j] repeat those of
+ * entries[j - 1] (-Infinity: none): the row reaching into a tile from the
+ * one before comes with both tiles, whole in the earlier one (the server
+ * merges nothing into it), so the later copy is dropped.
+ */
+export function repeatsBefore(entries, j) {
+  if (j === 0) return -Infinity;
+  const e = entries[j], p = entries[j - 1], t = e.k * e.r * TILE_PX;
+  return p.k * p.r * TILE_PX < t && (p.k + 1) * p.r * TILE_PX >= t ? t : -Infinity;
+}
 const MAX_TRACKS = 200;
 const MAX_INFLIGHT = 12;
 const MAX_ENTRIES = 6000;
