@@ -326,9 +326,9 @@ static void query_window_lod_row(const struct lod_row *row, int64_t start,
   size_t k = l->n - 1;
   if (l->n && l->ts[k] >= start &&
       (query_window_pixel(l->ts[k], start, r) ==
-                   query_window_pixel(row->ts, start, r) ||
-               (l->name[k] == row->name && l->grp[k] == row->grp &&
-                row->ts - (l->ts[k] + l->dur[k]) < r))) {
+           query_window_pixel(row->ts, start, r) ||
+       (l->name[k] == row->name && l->grp[k] == row->grp &&
+        row->ts - (l->ts[k] + l->dur[k]) < r))) {
     if (row->end > l->ts[k] + l->dur[k])
       l->dur[k] = row->end - l->ts[k];
     l->count[k] += row->count;
