@@ -314,9 +314,9 @@ static int query_search_matches(sqlite3 *db, const struct query_search *q,
 /* Matching events of one track starting in the window, lane by lane: the
  * columns `what` of SQL ending with `tail` (ORDER BY, GROUP BY or ""). */
 static sqlite3_stmt *query_search_slices(sqlite3 *db, const char *what,
-                                        const char *tail,
-                                        const struct query_terms *t,
-                                        struct query_err *e) {
+                                         const char *tail,
+                                         const struct query_terms *t,
+                                         struct query_err *e) {
   struct sbuf sql = {0};
   sbuf_printf(&sql,
               "SELECT %s FROM slice WHERE track=?1 AND lane=?2 AND ts>=?3 AND "
@@ -480,8 +480,8 @@ int query_search(sqlite3 *db, const struct query_search *q, json_t **out,
       struct query_search_lane *sl = &lanes[k++];
       sl->track = m[i].track;
       sl->lane = l;
-      sl->c.s = query_search_slices(db, "ts, dur, name, id", " ORDER BY ts",
-                                    &t, e);
+      sl->c.s =
+          query_search_slices(db, "ts, dur, name, id", " ORDER BY ts", &t, e);
       if (!sl->c.s) {
         rc = -EIO;
         break;
