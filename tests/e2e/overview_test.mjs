@@ -210,6 +210,20 @@ test('a hit that already fits keeps the zoom and is centred', async () => {
   eq(w.end - w.start, 20000, 'the 20 us window kept');
 });
 
+test('clearing the search clears the marks, the density strips and the counts', async () => {
+  await page.fill('#search-q', 'needle');
+  await waitFor('the hit count', async () => (await page.textContent('#search-count')) === '3,000 hits', 20000);
+  await page.evaluate(() => window.nexTest.dispatch({ type: 'fit' }));
+  const marked = async () => {
+    const g = await geometry();
+    const { rects, texts } = await record();
+    return { strips: rects.filter((r) => r.style === g.hit && r.h === 4).length, counts: texts.filter((t) => t.x < g.labelW && t.style === g.hit).length };
+  };
+  await waitFor('density strips', async () => (await marked()).strips > 0, 20000);
+  await page.fill('#search-q', '');
+  await waitFor('no marks', async () => { const m = await marked(); return m.strips === 0 && m.counts === 0; }, 20000);
+});
+
 test('no page errors', async () => {
   eq(pageErrors, [], 'page errors');
 });

@@ -31,6 +31,7 @@ export class Search {
     this.markCtrl = null;
     this.markTimer = 0;
     this.markKey = '';
+    this.marked = false; // marks given to onMarks since they were last cleared
     this.input.addEventListener('input', () => {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.run(this.input.value.trim()), 300);
@@ -99,10 +100,10 @@ export class Search {
     clearTimeout(this.markTimer);
     const w = this.q && this.total ? this.cb.window?.() : null;
     const key = w ? JSON.stringify([this.q, this.scopeKey, w]) : '';
-    if (key === this.markKey) return;
+    if (key === this.markKey && (key || !this.marked)) return;
     this.markKey = key;
     this.markCtrl?.abort();
-    if (!w) { this.cb.onMarks?.(null); return; }
+    if (!w) { this.marked = false; this.cb.onMarks?.(null); return; }
     const ctrl = this.markCtrl = new AbortController();
     let r;
     try {
@@ -116,6 +117,7 @@ export class Search {
     const density = r.total > r.items.length
       ? { start: w.start, bucketNs: Number(r.bucket_ns), tracks: new Map(r.tracks.map((t) => [String(t.track), t.buckets])) }
       : null;
+    this.marked = true;
     this.cb.onMarks?.({ hits: density ? [] : r.items, density });
   }
 
