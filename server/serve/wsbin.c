@@ -463,7 +463,7 @@ int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
     }
   /* header, without n_names (wsbin_write() puts it in) */
   struct sbuf h = {0};
-  wsbin_put(&h, "NXB1", 4);
+  wsbin_put(&h, "NXB2", 4);
   wsbin_u32(&h, id);
   unsigned char k[4] = {(unsigned char)b->kind, (unsigned char)flags};
   wsbin_put(&h, k, 4);

@@ -136,7 +136,7 @@ def decode_frame(data, names):
     """Decodes a binary window frame into the shape of the REST answer
     (absolute times as ints under "abs_ts", string ids for names),
     updating `names`."""
-    if data[:4] != b"NXB1":
+    if data[:4] != b"NXB2":
         raise ValueError("not a window frame")
     (fid,) = struct.unpack_from("<I", data, 4)
     kind, flags = struct.unpack_from("<BB", data, 8)

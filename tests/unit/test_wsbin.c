@@ -96,7 +96,7 @@ static void test_slices(void **state) {
   size_t len;
   unsigned char *f = wsbin_write(b, sent, 16, &len), *p = f + 16;
   assert_int_equal(len % 8, 0);
-  assert_memory_equal(p, "NXB1", 4);
+  assert_memory_equal(p, "NXB2", 4);
   assert_int_equal(u32(p + 4), 42);
   assert_int_equal(p[8], WSBIN_SLICES);
   assert_int_equal(p[9], WSBIN_FINAL);

@@ -6,7 +6,7 @@
 // it is open; every answer is shaped like the REST answer of the same
 // request, so callers cannot tell the two apart.
 
-const MAGIC = 0x3142584e; // "NXB1" little-endian
+const MAGIC = 0x3242584e; // "NXB2" little-endian
 const text = new TextDecoder('utf-8');
 const canInflate = typeof DecompressionStream === 'function';
 
