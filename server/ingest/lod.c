@@ -36,7 +36,7 @@ struct lod_pack {
 struct lod_bucket {
   int64_t bucket; /* -1: empty */
   int64_t last;
-  int64_t ts, end, id, name, grp, dur, count;
+  int64_t ts, end, id, name, grp, dur, count, busy;
 };
 
 struct lod_level {
@@ -81,7 +81,8 @@ static void lod_emit(struct lod *l, struct store_writer *w, int64_t lane,
   }
   struct lod_row r = {.bucket = b->bucket, .ts = b->ts, .end = b->end,
                       .id = b->id, .name = b->name, .grp = b->grp,
-                      .dur = b->dur, .count = b->count};
+                      .dur = b->dur, .count = b->count,
+                      .busy = b->busy};
   p->len = (size_t)(lod_block_put(p->buf + p->len, &p->prev, &r) - p->buf);
   p->n++;
   p->count += b->count;
@@ -115,6 +116,7 @@ void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
           ts - b->end < (INT64_C(1) << LOD_SHIFT(level)) / 2))) {
       b->last = bucket;
       b->count++;
+      b->busy += dur;
       if (end > b->end)
         b->end = end;
       if (dur > b->dur) {
@@ -124,7 +126,8 @@ void lod_slice(struct lod *l, struct store_writer *w, int64_t lane, int64_t ts,
     }
     if (b->bucket >= 0)
       lod_emit(l, w, lane, level, lv);
-    *b = (struct lod_bucket){bucket, bucket, ts, end, id, name, grp, dur, 1};
+    *b = (struct lod_bucket){bucket, bucket, ts,  end, id,
+                             name,   grp,    dur, 1,   dur};
   }
 }
 

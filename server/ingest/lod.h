@@ -6,7 +6,7 @@
  * finest stored level already merges several events per bucket and the
  * LOD rows stay a fraction of the events.  Per (level, lane, bucket) a
  * slice row keeps the earliest start, the latest end, the longest slice's
- * id/name/grp/dur and the count; a row runs on over the next buckets while
+ * id/name/grp/dur, the count and the busy time (the sum of the durations); a row runs on over the next buckets while
  * their slices carry its name and grp and follow with a gap under half a
  * bucket (under a pixel at any zoom that reads the level), so a lane
  * busy with one kind of event is a few rows, not one per bucket.  The slice

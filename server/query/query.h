@@ -93,10 +93,11 @@ struct query_sink {
    * (`restart` set): the lanes given since its previous call are void. */
   void (*track)(void *ud, int64_t track, int level, const char *source,
                 bool restart);
-  /* One lane of the current slice track, lanes in order. */
+  /* One lane of the current slice track, lanes in order (busy: the ns of
+   * each row its events cover). */
   void (*lane)(void *ud, int64_t lane, const int64_t *ts, const int64_t *dur,
                const int64_t *name, const int64_t *grp, const int64_t *count,
-               size_t n, bool truncated);
+               const int64_t *busy, size_t n, bool truncated);
   /* One series of the current counter track. */
   void (*series)(void *ud, int64_t series, int level, const char *name,
                  const char *unit, const int64_t *ts, const double *min,
@@ -154,12 +155,17 @@ struct query_search {
   const char *domain;     /* "system" | "device" */
   int64_t profile;        /* device profile id, or -1 for all */
   int64_t offset;         /* hits skipped after (page-1)*per_page; >= 0 */
+  int64_t buckets;        /* 0, or 1..QUERY_SEARCH_MAX_BUCKETS: histogram */
 };
+#define QUERY_SEARCH_MAX_BUCKETS 10000
 /* q is terms joined by AND: a word (name substring, case-insensitive),
  * name~REGEX (POSIX ERE on the name), dur>2ms / dur<=10us (ns, us, ms, s),
  * instance:/pid:/tid:/nc:/source: VALUE (track fields), any other KEY:VALUE
  * (an attribute of the event's args).  *out (caller frees with json_decref):
- * total, per-track counts, the page of hits by start; a bad term gives 400. */
+ * total, per-track counts, the page of hits by start; a bad term gives 400.
+ * With buckets > 0 (start and end must be given), each track also has the
+ * counts of its hits in `buckets` equal buckets of bucket_ns ns from start
+ * (the last one cut at end). */
 int query_search(sqlite3 *db, const struct query_search *s, json_t **out,
                  struct query_err *e);
 

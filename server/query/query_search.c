@@ -311,16 +311,17 @@ static int query_search_matches(sqlite3 *db, const struct query_search *q,
   return rc == SQLITE_DONE ? 0 : query_util_db_fail(e, db);
 }
 
-/* Matching events of one track starting in the window (a partial window:
- * counted lane by lane). */
+/* Matching events of one track starting in the window, lane by lane: the
+ * columns `what` of SQL ending with `tail` (ORDER BY, GROUP BY or ""). */
 static sqlite3_stmt *query_search_slices(sqlite3 *db, const char *what,
-                                        const struct query_terms *t,
-                                        struct query_err *e) {
+                                         const char *tail,
+                                         const struct query_terms *t,
+                                         struct query_err *e) {
   struct sbuf sql = {0};
   sbuf_printf(&sql,
               "SELECT %s FROM slice WHERE track=?1 AND lane=?2 AND ts>=?3 AND "
               "ts<?4 AND name IN (SELECT value FROM json_each(?5))%s%s",
-              what, t->slice.s, strchr(what, '(') ? "" : " ORDER BY ts");
+              what, t->slice.s, tail);
   sqlite3_stmt *s = query_util_stmt_once(db, sql.s, e);
   sbuf_free(&sql);
   if (s)
@@ -332,7 +333,7 @@ static int query_search_count(sqlite3 *db, const struct query_search *q,
                               const struct query_terms *t,
                               const struct query_match *m, int64_t *count,
                               struct query_err *e) {
-  sqlite3_stmt *s = query_search_slices(db, "count(*)", t, e);
+  sqlite3_stmt *s = query_search_slices(db, "count(*)", "", t, e);
   if (!s)
     return -EIO;
   *count = 0;
@@ -351,6 +352,58 @@ static int query_search_count(sqlite3 *db, const struct query_search *q,
   }
   sqlite3_finalize(s);
   return 0;
+}
+
+/* The hits of track m per bucket: *out gets a JSON array of q->buckets
+ * counts, bucket i counting the hits starting in [q->start + i * width,
+ * q->start + (i + 1) * width), and *count their sum. */
+static int query_search_hist(sqlite3 *db, const struct query_search *q,
+                             const struct query_terms *t,
+                             const struct query_match *m, int64_t width,
+                             json_t **out, int64_t *count,
+                             struct query_err *e) {
+  sqlite3_stmt *s =
+      query_search_slices(db, "(ts - ?3) / ?6, count(*)", " GROUP BY 1", t, e);
+  if (!s)
+    return -EIO;
+  int64_t *v = xcalloc((size_t)q->buckets, sizeof *v);
+  int rc = SQLITE_DONE;
+  *count = 0;
+  for (int64_t l = 0; l < m->lanes && rc == SQLITE_DONE; l++) {
+    query_util_bind_i64(s, (int64_t[]){m->track, l, q->start, q->end}, 4);
+    sqlite3_bind_text(s, 5, m->names.s, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 6, width);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      int64_t b = sqlite3_column_int64(s, 0), n = sqlite3_column_int64(s, 1);
+      if (b >= 0 && b < q->buckets) {
+        v[b] += n;
+        *count += n;
+      }
+    }
+    sqlite3_reset(s);
+  }
+  if (rc == SQLITE_DONE) {
+    *out = json_array();
+    for (int64_t i = 0; i < q->buckets; i++)
+      json_array_append_new(*out, json_integer(v[i]));
+  }
+  free(v);
+  rc = rc == SQLITE_DONE ? 0 : query_util_db_fail(e, db);
+  sqlite3_finalize(s);
+  return rc;
+}
+
+/* The width of the q->buckets buckets of the search window, or < 0 with e
+ * filled when the window is not bounded. */
+static int64_t query_search_width(const struct query_search *q,
+                                  struct query_err *e) {
+  if (q->start == INT64_MIN || q->end == INT64_MAX ||
+      (q->start < 0 && q->end > INT64_MAX + q->start))
+    return query_fail(e, -EINVAL, 400, "bad_parameter",
+                      "parameter 'buckets' needs 'start' and 'end' less than "
+                      "2^63 ns apart");
+  int64_t span = q->end - q->start;
+  return span / q->buckets + (span % q->buckets != 0);
 }
 
 /* One search hit from the current row of a lane cursor. */
@@ -392,6 +445,9 @@ int query_search(sqlite3 *db, const struct query_search *q, json_t **out,
                       "parameter 'page'/'offset': at most %d results can be "
                       "skipped; narrow the search with start/end",
                       QUERY_SEARCH_MAX_OFFSET);
+  int64_t width = q->buckets > 0 ? query_search_width(q, e) : 0;
+  if (width < 0)
+    return (int)width;
   int rc = query_search_parse(q->q, &t, e);
   if (rc < 0) {
     query_search_terms_free(&t);
@@ -400,15 +456,21 @@ int query_search(sqlite3 *db, const struct query_search *q, json_t **out,
   rc = query_search_matches(db, q, &t, &m, &nm, e);
   json_t *per_track = json_array();
   for (size_t i = 0; i < nm && rc == 0; i++) {
-    if (!m[i].covered)
+    json_t *hist = NULL;
+    if (width > 0)
+      rc = query_search_hist(db, q, &t, &m[i], width, &hist, &m[i].count, e);
+    else if (!m[i].covered)
       rc = query_search_count(db, q, &t, &m[i], &m[i].count, e);
     total += m[i].count;
     nl += (size_t)m[i].lanes;
-    if (m[i].count > 0)
-      json_array_append_new(per_track,
-                            json_pack("{s:o, s:I}", "track",
-                                      query_util_id(m[i].track), "count",
-                                      (json_int_t)m[i].count));
+    if (m[i].count > 0) {
+      json_t *o = json_pack("{s:o, s:I}", "track", query_util_id(m[i].track),
+                            "count", (json_int_t)m[i].count);
+      if (hist)
+        json_object_set(o, "buckets", hist);
+      json_array_append_new(per_track, o);
+    }
+    json_decref(hist);
   }
   struct query_search_lane *lanes = xcalloc(nl ? nl : 1, sizeof *lanes);
   struct query_cursor_lane **h = xcalloc(nl ? nl : 1, sizeof *h);
@@ -418,7 +480,8 @@ int query_search(sqlite3 *db, const struct query_search *q, json_t **out,
       struct query_search_lane *sl = &lanes[k++];
       sl->track = m[i].track;
       sl->lane = l;
-      sl->c.s = query_search_slices(db, "ts, dur, name, id", &t, e);
+      sl->c.s =
+          query_search_slices(db, "ts, dur, name, id", " ORDER BY ts", &t, e);
       if (!sl->c.s) {
         rc = -EIO;
         break;
@@ -473,6 +536,8 @@ int query_search(sqlite3 *db, const struct query_search *q, json_t **out,
                    "page", (json_int_t)q->page, "per_page",
                    (json_int_t)q->per_page, "offset", (json_int_t)offset,
                    "tracks", per_track, "items", items);
+  if (width > 0)
+    json_object_set_new(*out, "bucket_ns", query_util_id(width));
   return 0;
 }
 

@@ -134,10 +134,11 @@ int64_t query_resolution(const struct query_window *w) {
   return r > 0 ? r : 1;
 }
 
-/* Lanes and counter series are kept as QUERY_COLS parallel columns of
- * 8-byte values (int64_t or double) that grow together: each struct names
- * its columns in a union with the array col[] that query_cols_* handle. */
-#define QUERY_COLS 5
+/* Lanes and counter series are kept as up to QUERY_COLS parallel columns
+ * of 8-byte values (int64_t or double) that grow together: each struct
+ * names its columns in a union with the array col[] that query_cols_*
+ * handle. */
+#define QUERY_COLS 6
 _Static_assert(sizeof(double) == sizeof(int64_t), "8-byte columns");
 
 /* One value of a row. */
@@ -146,17 +147,16 @@ union query_val {
   double d;
 };
 
-/* Appends row[] (row[i] to column i) as row *n of the columns col[] of
- * capacity *cap, which double when full (first 1024 rows). */
-static void query_window_cols_push(void *col[QUERY_COLS], size_t *n,
-                                   size_t *cap,
-                                   const union query_val row[QUERY_COLS]) {
+/* Appends row[] (row[i] to column i) as row *n of the ncols columns col[]
+ * of capacity *cap, which double when full (first 1024 rows). */
+static void query_window_cols_push(void *col[QUERY_COLS], int ncols, size_t *n,
+                                   size_t *cap, const union query_val *row) {
   if (*n == *cap) {
     *cap = *cap ? *cap * 2 : 1024;
-    for (int i = 0; i < QUERY_COLS; i++)
+    for (int i = 0; i < ncols; i++)
       col[i] = xrealloc(col[i], *cap * sizeof *row);
   }
-  for (int i = 0; i < QUERY_COLS; i++)
+  for (int i = 0; i < ncols; i++)
     memcpy((char *)col[i] + *n * sizeof *row, &row[i], sizeof *row);
   (*n)++;
 }
@@ -167,11 +167,12 @@ static void query_window_cols_free(void *col[QUERY_COLS]) {
 }
 
 /* The rows of one lane, before they are written column by column.
- * longest: the longest event's duration in the last row (LOD merging). */
+ * busy: the ns of the row its events cover (raw: dur).  longest: the
+ * longest event's duration in the last row (LOD merging). */
 struct query_lane {
   union {
     struct {
-      int64_t *ts, *dur, *name, *grp, *count;
+      int64_t *ts, *dur, *name, *grp, *count, *busy;
     };
     void *col[QUERY_COLS];
   };
@@ -181,10 +182,10 @@ struct query_lane {
 
 static void query_window_lane_push(struct query_lane *l, int64_t ts,
                                    int64_t dur, int64_t name, int64_t grp,
-                                   int64_t count) {
-  union query_val row[] = {
-      {.i = ts}, {.i = dur}, {.i = name}, {.i = grp}, {.i = count}};
-  query_window_cols_push(l->col, &l->n, &l->cap, row);
+                                   int64_t count, int64_t busy) {
+  union query_val row[] = {{.i = ts},  {.i = dur},   {.i = name},
+                           {.i = grp}, {.i = count}, {.i = busy}};
+  query_window_cols_push(l->col, 6, &l->n, &l->cap, row);
 }
 
 /* The points of one counter series (columns: see query_window_cols_push). */
@@ -204,7 +205,7 @@ static void query_window_points_push(struct query_points *p, int64_t ts,
                                      int64_t count) {
   union query_val row[] = {
       {.i = ts}, {.i = count}, {.d = mn}, {.d = mx}, {.d = last}};
-  query_window_cols_push(p->col, &p->n, &p->cap, row);
+  query_window_cols_push(p->col, 5, &p->n, &p->cap, row);
 }
 
 /* What the tracks of one window answer share: the sink (NULL: JSON), the
@@ -251,6 +252,7 @@ static void query_window_lane_write(struct sbuf *b, int64_t lane,
   query_window_add_column(b, "name", l->name, l->n, 0);
   query_window_add_column(b, "grp", l->grp, l->n, 0);
   query_window_add_column(b, "count", l->count, l->n, 0);
+  query_window_add_column(b, "busy", l->busy, l->n, 0);
   if (truncated)
     sbuf_adds(b, ",\"truncated\":true");
   sbuf_addc(b, '}');
@@ -282,7 +284,8 @@ static int query_window_lane_raw(sqlite3 *db, int64_t track, int64_t lane,
     }
     query_window_lane_push(
         l, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-        sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3), 1);
+        sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3), 1,
+        sqlite3_column_int64(s, 1));
   }
   sqlite3_reset(s);
   return rc == SQLITE_DONE ? 0 : query_util_db_fail(e, db);
@@ -311,19 +314,27 @@ static int64_t query_window_pixel(int64_t ts, int64_t start, int64_t r) {
  * the same pixel column as the previous one merges into it (the level's buckets
  * are 1/2 to 2 pixels wide), and so does a row that continues the previous
  * one's name and grp after a gap under a pixel: at most about one row per
- * pixel, one row for a run of the same event, named after the longest event. */
+ * pixel, one row for a run of the same event, named after the longest event,
+ * busy the sum of the rows' busy times (never more than its span).  A row
+ * starting before the window stays as stored (nothing merges into it): the
+ * answer of the window before holds it whole, so a client joining the two
+ * can drop it from this one. */
 static void query_window_lod_row(const struct lod_row *row, int64_t start,
                                  int64_t r, struct query_lane *l) {
   if (row->ts < start && row->end <= start)
     return;
   size_t k = l->n - 1;
-  if (l->n && (query_window_pixel(l->ts[k], start, r) ==
-                   query_window_pixel(row->ts, start, r) ||
-               (l->name[k] == row->name && l->grp[k] == row->grp &&
-                row->ts - (l->ts[k] + l->dur[k]) < r))) {
+  if (l->n && l->ts[k] >= start &&
+      (query_window_pixel(l->ts[k], start, r) ==
+           query_window_pixel(row->ts, start, r) ||
+       (l->name[k] == row->name && l->grp[k] == row->grp &&
+        row->ts - (l->ts[k] + l->dur[k]) < r))) {
     if (row->end > l->ts[k] + l->dur[k])
       l->dur[k] = row->end - l->ts[k];
     l->count[k] += row->count;
+    l->busy[k] += row->busy;
+    if (l->busy[k] > l->dur[k])
+      l->busy[k] = l->dur[k];
     if (row->dur > l->longest) {
       l->longest = row->dur;
       l->name[k] = row->name;
@@ -331,8 +342,9 @@ static void query_window_lod_row(const struct lod_row *row, int64_t start,
     }
     return;
   }
-  query_window_lane_push(l, row->ts, row->end - row->ts, row->name, row->grp,
-                         row->count);
+  int64_t span = row->end - row->ts;
+  query_window_lane_push(l, row->ts, span, row->name, row->grp, row->count,
+                         row->busy < span ? row->busy : span);
   l->longest = row->dur;
 }
 
@@ -430,8 +442,8 @@ static int query_window_slice_track(sqlite3 *db, const struct query_track *t,
         break;
       }
       if (sk) {
-        sk->lane(sk->ud, lane, l->ts, l->dur, l->name, l->grp, l->count, l->n,
-                 rc == 1);
+        sk->lane(sk->ud, lane, l->ts, l->dur, l->name, l->grp, l->count,
+                 l->busy, l->n, rc == 1);
         query_window_lane_names(l, names);
         continue;
       }

@@ -409,7 +409,9 @@ static void api_search(struct api_ctx *c) {
                      &s.per_page) ||
       !api_param_int(&c->params, "offset", 0, 100000, false, 0, &s.offset) ||
       !api_param_int(&c->params, "profile", 0, INT64_MAX, false, -1,
-                     &s.profile))
+                     &s.profile) ||
+      !api_param_int(&c->params, "buckets", 1, QUERY_SEARCH_MAX_BUCKETS, false,
+                     0, &s.buckets))
     return;
   s.start = w.start;
   s.end = w.end;

@@ -11,7 +11,9 @@
  * some value needs it.  Times are relative to the frame's base, the
  * earliest of the window start and every row, so they are never negative;
  * names and groups are indexes into the dictionary, so they fit a byte or
- * two.
+ * two; a row's busy time goes as its idle time (dur - busy), 0 for a
+ * single event, so a lane of single events costs a byte a row before
+ * deflate.
  */
 #include "wsbin.h"
 #include "util.h"
@@ -65,8 +67,8 @@ struct wsbin {
   size_t n_groups, cap_groups;
   struct wsbin_name *names;
   size_t n_names, cap_names;
-  struct wsbin_col ts, dur, name, grp, count; /* dur/name/grp: slices */
-  struct wsbin_col min, max, last;            /* counters: doubles */
+  struct wsbin_col ts, dur, name, grp, count, busy; /* dur..busy: slices */
+  struct wsbin_col min, max, last;                  /* counters: doubles */
   /* after wsbin_finish() */
   unsigned char head[WSBIN_HEADER];
   struct sbuf body; /* dictionary, directory and columns */
@@ -121,6 +123,7 @@ static void wsbin_on_track(void *ud, int64_t track, int level,
     b->name.n -= rows;
     b->grp.n -= rows;
     b->count.n -= rows;
+    b->busy.n -= rows;
     return;
   }
   if (b->n_tracks == b->cap_tracks) {
@@ -137,8 +140,8 @@ static void wsbin_on_track(void *ud, int64_t track, int level,
 
 static void wsbin_on_lane(void *ud, int64_t lane, const int64_t *ts,
                           const int64_t *dur, const int64_t *name,
-                          const int64_t *grp, const int64_t *count, size_t n,
-                          bool truncated) {
+                          const int64_t *grp, const int64_t *count,
+                          const int64_t *busy, size_t n, bool truncated) {
   struct wsbin *b = ud;
   struct wsbin_group *g = wsbin_group_add(b);
   g->key = lane;
@@ -150,6 +153,7 @@ static void wsbin_on_lane(void *ud, int64_t lane, const int64_t *ts,
   wsbin_col_add(&b->name, name, n);
   wsbin_col_add(&b->grp, grp, n);
   wsbin_col_add(&b->count, count, n);
+  wsbin_col_add(&b->busy, busy, n);
 }
 
 static void wsbin_on_series(void *ud, int64_t series, int level,
@@ -214,8 +218,8 @@ static void wsbin_rows_free(struct wsbin *b) {
   b->tracks = NULL;
   b->groups = NULL;
   b->n_tracks = b->n_groups = b->cap_tracks = b->cap_groups = 0;
-  struct wsbin_col *cols[] = {&b->ts,    &b->dur, &b->name, &b->grp,
-                              &b->count, &b->min, &b->max,  &b->last};
+  struct wsbin_col *cols[] = {&b->ts,   &b->dur, &b->name, &b->grp, &b->count,
+                              &b->busy, &b->min, &b->max,  &b->last};
   for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
     free(cols[i]->v);
     *cols[i] = (struct wsbin_col){0};
@@ -459,7 +463,7 @@ int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
     }
   /* header, without n_names (wsbin_write() puts it in) */
   struct sbuf h = {0};
-  wsbin_put(&h, "NXB1", 4);
+  wsbin_put(&h, "NXB2", 4);
   wsbin_u32(&h, id);
   unsigned char k[4] = {(unsigned char)b->kind, (unsigned char)flags};
   wsbin_put(&h, k, 4);
@@ -494,6 +498,11 @@ int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
     wsbin_double_col(&b->body, b->last.d, b->last.n);
   }
   wsbin_int_col(&b->body, b->count.v, b->count.n, 0);
+  if (b->kind == WSBIN_SLICES) { /* idle = dur - busy: 0 for single events */
+    for (size_t i = 0; i < b->busy.n; i++)
+      b->busy.v[i] = b->dur.v[i] - b->busy.v[i];
+    wsbin_int_col(&b->body, b->busy.v, b->busy.n, 0);
+  }
   wsbin_rows_free(b); /* a frame waiting to be sent keeps only its bytes */
   if (deflate && wsbin_deflate(&b->body))
     b->head[9] |= WSBIN_DEFLATE;

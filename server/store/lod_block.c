@@ -50,8 +50,8 @@ void lod_block_init(struct lod_block *b, int level, int64_t bucket,
 int lod_block_next(struct lod_block *b, struct lod_row *r) {
   if (b->p == b->end)
     return 0;
-  int64_t v[8];
-  for (int i = 0; i < 8; i++)
+  int64_t v[9];
+  for (int i = 0; i < 9; i++)
     if (lod_block_get(b, &v[i]) < 0)
       return -EINVAL;
   r->bucket = lod_block_add(b->prev.bucket, v[0]);
@@ -59,6 +59,7 @@ int lod_block_next(struct lod_block *b, struct lod_row *r) {
   r->end = lod_block_add(r->ts, v[2]);
   r->id = lod_block_add(b->prev.id, v[3]);
   r->name = v[4], r->grp = v[5], r->dur = v[6], r->count = v[7];
+  r->busy = v[8];
   b->prev = *r;
   return 1;
 }
@@ -73,6 +74,7 @@ unsigned char *lod_block_put(unsigned char *p, struct lod_row *prev,
   p = lod_block_varint(p, r->grp > 0 ? r->grp : 0);
   p = lod_block_varint(p, r->dur);
   p = lod_block_varint(p, r->count);
+  p = lod_block_varint(p, r->busy);
   *prev = (struct lod_row){.bucket = r->bucket, .ts = r->ts, .id = r->id};
   return p;
 }

@@ -2,10 +2,10 @@
  *
  * Level L groups by bucket = ts >> (6 + 2L): buckets of 64 * 4^L ns, L up
  * to LOD_MAX_LEVEL.  The slice rows of one (track, lane, level) are stored
- * packed, up to LOD_BLOCK_ROWS to a slice_lod row: each row is 8 zigzag
+ * packed, up to LOD_BLOCK_ROWS to a slice_lod row: each row is 9 zigzag
  * varints -- bucket, ts and id as deltas from the row before (the first
  * row's from the block's bucket, its start time and 0), end - ts, name,
- * grp, dur, count.  Deltas are taken modulo 2^64, so any int64 values
+ * grp, dur, count, busy.  Deltas are taken modulo 2^64, so any int64 values
  * round-trip.  The ingest encodes (lod_block_put), the read side decodes
  * (lod_block_next).
  *
@@ -20,11 +20,13 @@
 #define LOD_MAX_LEVEL 20
 #define LOD_SHIFT(level) (6 + 2 * (level))
 #define LOD_BLOCK_ROWS 64
-#define LOD_ROW_BYTES 80 /* the most one encoded row takes: 8 x 10 bytes */
+#define LOD_ROW_BYTES 90 /* the most one encoded row takes: 9 x 10 bytes */
 
-/* One LOD slice row.  grp 0: none. */
+/* One LOD slice row.  grp 0: none.  dur: the longest event's; busy: the
+ * ns of [ts, end) its events cover (the sum of their durations: the events
+ * of a lane never overlap). */
 struct lod_row {
-  int64_t bucket, ts, end, id, name, grp, dur, count;
+  int64_t bucket, ts, end, id, name, grp, dur, count, busy;
 };
 
 /* A reader of one packed block (slice_lod.rows); borrows the bytes. */

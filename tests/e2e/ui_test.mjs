@@ -660,18 +660,21 @@ test('a merged run is one box across tile edges; its tooltip gives count, span a
   await page.mouse.move(5, 5);
 });
 
-test('a collapsed group draws the events of its tracks', async () => {
+test('a collapsed group draws the busy time of its tracks', async () => {
   const I = manifest.instances[0];
   const P = `${I}/PID:${manifest.processes.find((p) => p.instance_id === I).pid}`;
   await page.evaluate((p) => window.nexTest.dispatch({ type: 'collapse', path: p, value: true }), P);
   await idle();
   const row = (await page.evaluate(() => window.nexTest.rowBoxes())).find((b) => b.path === P);
   const st = await page.evaluate(() => window.nexTest.state());
-  // Pixels of the row's timeline part that are not its background.
+  // Pixels of the row's timeline part that are not its background (a group row's).
   const busy = await page.evaluate(([y, lw]) => {
     const c = document.querySelector('.tl-canvas'), r = window.devicePixelRatio || 1;
     const d = c.getContext('2d').getImageData(Math.round((lw + 4) * r), Math.round(y * r), Math.round((c.width / r - lw - 30) * r), Math.round(12 * r)).data;
-    const bg = d.slice(0, 4).join(), n = d.length / 4;
+    const probe = document.createElement('canvas').getContext('2d');
+    probe.fillStyle = getComputedStyle(document.documentElement).getPropertyValue('--tl-group').trim();
+    probe.fillRect(0, 0, 1, 1);
+    const bg = probe.getImageData(0, 0, 1, 1).data.join(), n = d.length / 4;
     let other = 0;
     for (let i = 0; i < d.length; i += 4) if (`${d[i]},${d[i + 1]},${d[i + 2]},${d[i + 3]}` !== bg) other++;
     return other / n;

@@ -136,7 +136,7 @@ def decode_frame(data, names):
     """Decodes a binary window frame into the shape of the REST answer
     (absolute times as ints under "abs_ts", string ids for names),
     updating `names`."""
-    if data[:4] != b"NXB1":
+    if data[:4] != b"NXB2":
         raise ValueError("not a window frame")
     (fid,) = struct.unpack_from("<I", data, 4)
     kind, flags = struct.unpack_from("<BB", data, 8)
@@ -197,6 +197,9 @@ def decode_frame(data, names):
         mx, off = _doubles(data, off, n_rows)
         last, off = _doubles(data, off, n_rows)
     count, off = _col(data, off, n_rows)
+    if kind == 1:  # idle = dur - busy
+        idle, off = _col(data, off, n_rows)
+        busy = [d - i for d, i in zip(dur, idle)]
     if off != len(data):
         raise ValueError("frame of %d bytes, decoded %d" % (len(data), off))
     row = 0
@@ -210,6 +213,7 @@ def decode_frame(data, names):
                 g["dur"] = dur[sl]
                 g["name"] = name[sl]
                 g["grp"] = grp[sl]
+                g["busy"] = busy[sl]
                 t.setdefault("lanes", []).append(g)
             else:
                 g["min"], g["max"], g["last"] = mn[sl], mx[sl], last[sl]
@@ -236,7 +240,7 @@ def rest_rows(answer, kind):
             o["lanes"] = [{"lane": l["lane"],
                            "abs_ts": [base + v for v in l["ts"]],
                            "dur": l["dur"], "name": l["name"], "grp": l["grp"],
-                           "count": l["count"],
+                           "count": l["count"], "busy": l["busy"],
                            "truncated": bool(l.get("truncated"))}
                           for l in t["lanes"]]
         else:

@@ -246,11 +246,13 @@ static void test_lod_before_row(void **state) {
   assert_int_equal(at(l, "ts", 0), -1100); /* bucket 0 reaches into it */
   assert_int_equal(at(l, "dur", 0), 1500);
   assert_int_equal(at(l, "count", 0), 1);
+  assert_int_equal(at(l, "busy", 0), 1500);
   assert_int_equal(sum(l, "count"), SHORT_N + 1);
   json_decref(j);
 }
 
-/* The stored LOD rows of track C at `level`, as "bucket:count:ts:end;". */
+/* The stored LOD rows of track C at `level`, as
+ * "bucket:count:ts:end:busy;". */
 static char *lod_rows(int level) {
   sqlite3 *db = store_pool_get(pool);
   sqlite3_stmt *st;
@@ -271,9 +273,9 @@ static char *lod_rows(int level) {
                    sqlite3_column_blob(st, 3),
                    (size_t)sqlite3_column_bytes(st, 3));
     while (lod_block_next(&b, &r) == 1) {
-      sbuf_printf(&out, "%s%lld:%lld:%lld:%lld", out.len ? ";" : "",
+      sbuf_printf(&out, "%s%lld:%lld:%lld:%lld:%lld", out.len ? ";" : "",
                   (long long)r.bucket, (long long)r.count, (long long)r.ts,
-                  (long long)r.end);
+                  (long long)r.end, (long long)r.busy);
       n++;
       count += r.count;
     }
@@ -328,7 +330,7 @@ static void test_warm(void **state) {
 
 /* Blocks round-trip any int64 (deltas modulo 2^64) and refuse truncation. */
 static void test_lod_block_bytes(void **state) {
-  static const unsigned char one[] = {0, 2, 4, 6, 8, 10, 12, 14};
+  static const unsigned char one[] = {0, 2, 4, 6, 8, 10, 12, 14, 16};
   struct lod_block b;
   struct lod_row r;
   lod_block_init(&b, 1, 5, one, sizeof one);
@@ -339,6 +341,7 @@ static void test_lod_block_bytes(void **state) {
   assert_int_equal(r.id, 3);
   assert_int_equal(r.name, 4);
   assert_int_equal(r.count, 7);
+  assert_int_equal(r.busy, 8);
   assert_int_equal(lod_block_next(&b, &r), 0);
   lod_block_init(&b, 1, 5, one, sizeof one - 1);
   assert_int_equal(lod_block_next(&b, &r), -EINVAL);
@@ -352,10 +355,12 @@ static void test_lod_runs(void **state) {
   char *s = lod_rows(2);
   /* a run per gap under half a bucket; "busy" [27600, 27700) shares
    * "other"'s bucket and is merged there */
-  assert_string_equal(s, "0:20:0:19900;21:5:22000:26900;26:2:27000:27700");
+  /* busy: 20 x 900, 5 x 900, then 500 + 100 */
+  assert_string_equal(
+      s, "0:20:0:19900:18000;21:5:22000:26900:4500;26:2:27000:27700:600");
   free(s);
   s = lod_rows(3);
-  assert_string_equal(s, "0:20:0:19900;5:7:22000:27700");
+  assert_string_equal(s, "0:20:0:19900:18000;5:7:22000:27700:5100");
   free(s);
 }
 
@@ -367,8 +372,11 @@ static void test_query_runs(void **state) {
   assert_int_equal(rows(l), 3);
   assert_int_equal(at(l, "count", 0), 20);
   assert_int_equal(at(l, "dur", 0), 19900);
+  assert_int_equal(at(l, "busy", 0), 18000); /* 20 x 900: the gaps idle */
   assert_int_equal(at(l, "count", 1), 5);
+  assert_int_equal(at(l, "busy", 1), 4500);
   assert_int_equal(at(l, "count", 2), 2);
+  assert_int_equal(at(l, "busy", 2), 600);
   json_decref(j);
   /* r = 2800 ns, level 3: the gap is under a pixel: one run of 27 */
   j = window(track_c, 0, 28000, 10, 0);
@@ -378,6 +386,29 @@ static void test_query_runs(void **state) {
   assert_int_equal(at(l, "ts", 0), 0);
   assert_int_equal(at(l, "dur", 0), 27700);
   assert_int_equal(at(l, "count", 0), 27);
+  assert_int_equal(at(l, "busy", 0), 23100); /* 25 x 900 + 500 + 100 */
+  json_decref(j);
+}
+
+/* A row reaching into the window from before it stays as stored: the
+ * next run of the same name does not merge into it (the window before
+ * holds it whole; a client joining the two drops this copy). */
+static void test_query_carried_row(void **state) {
+  /* r = 3000 ns, level 3: stored rows [0, 19900) x20 and [22000, 27700) x7;
+   * the 2100 ns gap is under a pixel, so from 0 they are one row of 27 */
+  json_t *j = window(track_c, 0, 30000, 10, 0);
+  assert_int_equal(level_of(j), 3);
+  assert_int_equal(rows(lane0(j)), 1);
+  json_decref(j);
+  j = window(track_c, 10000, 28000, 6, 0);
+  json_t *l = lane0(j);
+  assert_int_equal(level_of(j), 3);
+  assert_int_equal(rows(l), 2);
+  assert_int_equal(at(l, "ts", 0), -10000);
+  assert_int_equal(at(l, "count", 0), 20);
+  assert_int_equal(at(l, "busy", 0), 18000);
+  assert_int_equal(at(l, "ts", 1), 12000);
+  assert_int_equal(at(l, "count", 1), 7);
   json_decref(j);
 }
 
@@ -570,7 +601,8 @@ static void test_key(void **state) {
 }
 
 static void test_search(void **state) {
-  struct query_search s = {"SHO", INT64_MIN, INT64_MAX, 2, 10, "system", -1, 0};
+  struct query_search s = {"SHO",    INT64_MIN, INT64_MAX, 2, 10,
+                           "system", -1,        0,         0};
   struct query_err e;
   json_t *out;
   sqlite3 *db = store_pool_get(pool);
@@ -594,7 +626,8 @@ static void test_search(void **state) {
 /* The total of one search, or the (negative) error. */
 static int64_t search_total(sqlite3 *db, const char *q, int64_t offset,
                             json_t **out) {
-  struct query_search s = {q, INT64_MIN, INT64_MAX, 1, 10, "system", -1, offset};
+  struct query_search s = {q,        INT64_MIN, INT64_MAX, 1, 10,
+                           "system", -1,        offset,    0};
   struct query_err e;
   int rc = query_search(db, &s, out, &e);
   if (rc < 0) {
@@ -636,6 +669,31 @@ static void test_search_terms(void **state) {
   static const char *bad[] = {"dur>1x", "name~[", "pid:x", "dur=>1", "dur>"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     assert_int_equal(search_total(db, bad[i], 0, &out), -EINVAL);
+  store_pool_put(pool, db);
+}
+
+/* buckets=3 over [2000, 3000): 334 ns buckets, the last cut at 3000. */
+static void test_search_buckets(void **state) {
+  struct query_search s = {"o", 2000, 3000, 1, 10, "system", -1, 0, 3};
+  struct query_err e;
+  json_t *out;
+  sqlite3 *db = store_pool_get(pool);
+  assert_int_equal(query_search(db, &s, &out, &e), 0);
+  assert_string_equal(json_string_value(json_object_get(out, "bucket_ns")),
+                      "334");
+  json_t *tracks = json_object_get(out, "tracks");
+  assert_int_equal(json_array_size(tracks), 1);
+  json_t *b = json_object_get(json_array_get(tracks, 0), "buckets");
+  assert_int_equal(json_array_size(b), 3);
+  int64_t want[] = {4, 3, 3}; /* 2000..2300, 2400..2600, 2700..2900 */
+  for (size_t i = 0; i < 3; i++)
+    assert_int_equal(json_integer_value(json_array_get(b, i)), want[i]);
+  assert_int_equal(json_integer_value(json_object_get(out, "total")), 10);
+  json_decref(out);
+  s.end = INT64_MAX; /* no end: refused */
+  assert_int_equal(query_search(db, &s, &out, &e), -EINVAL);
+  assert_int_equal(e.status, 400);
+  assert_non_null(strstr(e.detail, "'buckets'"));
   store_pool_put(pool, db);
 }
 
@@ -782,6 +840,7 @@ int main(void) {
       cmocka_unit_test(test_names_in_memory),
       cmocka_unit_test(test_warm),
       cmocka_unit_test(test_query_runs),
+      cmocka_unit_test(test_query_carried_row),
       cmocka_unit_test(test_counter_raw),
       cmocka_unit_test(test_counter_lod),
       cmocka_unit_test(test_counter_negative_start),
@@ -794,6 +853,7 @@ int main(void) {
       cmocka_unit_test(test_sql_names),
       cmocka_unit_test(test_sql_budget),
       cmocka_unit_test(test_search_terms),
+      cmocka_unit_test(test_search_buckets),
       cmocka_unit_test(test_range_summary),
       cmocka_unit_test(test_sql_guard),
   };

@@ -70,15 +70,15 @@ static struct wsbin *slices_frame(void) {
   struct wsbin *b = wsbin_new(WSBIN_SLICES);
   const struct query_sink *s = wsbin_sink(b);
   int64_t ts[] = {900, 5000}, dur[] = {300, 10}, name[] = {5, 6},
-          grp[] = {0, 5}, count[] = {1, 70000};
+          grp[] = {0, 5}, count[] = {1, 70000}, busy[] = {300, 7};
   s->track(s->ud, 7, -1, "neuron_rt", false);
-  s->lane(s->ud, 0, ts, dur, name, grp, count, 2, false);
+  s->lane(s->ud, 0, ts, dur, name, grp, count, busy, 2, false);
   int64_t ts9[] = {2000, 3000, 4000}, one[] = {1, 1, 1}, nm9[] = {6, 6, 6};
   s->track(s->ud, 9, -1, "neuron_rt", false);
-  s->lane(s->ud, 0, ts9, one, nm9, one, one, 3, true);
+  s->lane(s->ud, 0, ts9, one, nm9, one, one, one, 3, true);
   s->track(s->ud, 9, 2, "neuron_rt", true); /* the fallback to LOD */
   int64_t big[] = {(int64_t)1 << 33}, nm[] = {5}, zero[] = {0}, c3[] = {3};
-  s->lane(s->ud, 1, ts9, big, nm, zero, c3, 1, false);
+  s->lane(s->ud, 1, ts9, big, nm, zero, c3, c3, 1, false);
   s->name(s->ud, 5, "nrt_execute");
   s->name(s->ud, 6, "nrt_load");
   return b;
@@ -96,7 +96,7 @@ static void test_slices(void **state) {
   size_t len;
   unsigned char *f = wsbin_write(b, sent, 16, &len), *p = f + 16;
   assert_int_equal(len % 8, 0);
-  assert_memory_equal(p, "NXB1", 4);
+  assert_memory_equal(p, "NXB2", 4);
   assert_int_equal(u32(p + 4), 42);
   assert_int_equal(p[8], WSBIN_SLICES);
   assert_int_equal(p[9], WSBIN_FINAL);
@@ -140,7 +140,7 @@ static void test_slices(void **state) {
   assert_int_equal(u32(p + r.off), 1);
   assert_int_equal(u32(p + r.off + 4), 1);
   r.off += 16;
-  int64_t ts[3], dur[3], name[3], grp[3], count[3];
+  int64_t ts[3], dur[3], name[3], grp[3], count[3], idle[3];
   assert_int_equal(p[r.off], 2); /* ts - base: 0, 4100, 1100 */
   assert_int_equal(p[r.off + 1], 0);
   int_col(&r, 3, ts);
@@ -150,15 +150,18 @@ static void test_slices(void **state) {
   int_col(&r, 3, name);
   int_col(&r, 3, grp);
   int_col(&r, 3, count);
+  int_col(&r, 3, idle);
   assert_int_equal(r.off, len);
   int64_t want_ts[] = {0, 4100, 1100}, want_dur[] = {300, 10, (int64_t)1 << 33};
   int64_t want_name[] = {1, 2, 1}, want_grp[] = {0, 1, 0},
-          want_count[] = {1, 70000, 3};
+          want_count[] = {1, 70000, 3},
+          want_idle[] = {0, 3, ((int64_t)1 << 33) - 3}; /* dur - busy */
   assert_memory_equal(ts, want_ts, sizeof ts);
   assert_memory_equal(dur, want_dur, sizeof dur);
   assert_memory_equal(name, want_name, sizeof name);
   assert_memory_equal(grp, want_grp, sizeof grp);
   assert_memory_equal(count, want_count, sizeof count);
+  assert_memory_equal(idle, want_idle, sizeof idle);
   free(f);
 
   /* The same frame again on this connection: no names. */
@@ -172,7 +175,7 @@ static void test_slices(void **state) {
   const struct query_sink *s = wsbin_sink(b);
   int64_t ts1[] = {1000}, v1[] = {1}, n5[] = {5}, n6[] = {6};
   s->track(s->ud, 7, -1, "", false);
-  s->lane(s->ud, 0, ts1, v1, n5, n6, v1, 1, false);
+  s->lane(s->ud, 0, ts1, v1, n5, n6, v1, v1, 1, false);
   s->name(s->ud, 5, "nrt_execute");
   s->name(s->ud, 6, "nrt_load_v2");
   assert_true(wsbin_exact(b));
@@ -250,7 +253,7 @@ static void test_deflate(void **state) {
       v[i] = 1;
     }
     s->track(s->ud, 7, -1, "", false);
-    s->lane(s->ud, 0, ts, v, v, v, v, 4000, false);
+    s->lane(s->ud, 0, ts, v, v, v, v, v, 4000, false);
     s->name(s->ud, 1, "x");
     assert_int_equal(wsbin_finish(b[k], 1, WSBIN_FINAL, &win, k == 1, &e), 0);
     struct wsbin_names *sent = wsbin_names_new();

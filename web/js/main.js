@@ -79,8 +79,9 @@ const app = {
     this.show('timeline', {});
   },
 
-  /** Puts the current view's state in the URL (debounced). */
+  /** Puts the current view's state in the URL (debounced); the search marks follow the window. */
   saveState(now = false) {
+    this.search?.viewChanged();
     clearTimeout(this.saveTimer);
     const write = () => {
       if (!this.view) return;
@@ -234,6 +235,9 @@ app.annots = new Annotations(app);
 app.search = new Search({
   scope: () => (app.view?.scope?.() ?? { domain: 'system' }),
   onHits: (hits, cur) => app.view?.setHits(hits, cur),
+  onCounts: (counts) => app.view?.tv?.setHitCounts(counts),
+  window: () => app.view?.tv?.searchWindow() ?? null,
+  onMarks: (m) => app.view?.tv?.setSearchMarks(m),
   onGo: (h) => {
     if (app.viewName === 'summary') { app.goEvent(h.key); return; }
     app.view?.goHit(h);

@@ -6,7 +6,7 @@
 // it is open; every answer is shaped like the REST answer of the same
 // request, so callers cannot tell the two apart.
 
-const MAGIC = 0x3142584e; // "NXB1" little-endian
+const MAGIC = 0x3242584e; // "NXB2" little-endian
 const text = new TextDecoder('utf-8');
 const canInflate = typeof DecompressionStream === 'function';
 
@@ -103,6 +103,13 @@ export async function decodeFrame(frame, names) {
   take('ts');
   if (kind === 1) { take('dur'); take('name'); take('grp'); } else { take('min'); take('max'); take('last'); }
   take('count');
+  if (kind === 1) { // the frame has each row's idle time: busy = dur - idle
+    take('idle');
+    const dur = cols.dur, idle = cols.idle, busy = new Float64Array(nRows);
+    for (let i = 0; i < nRows; i++) busy[i] = dur[i] - idle[i];
+    cols.busy = busy;
+    delete cols.idle;
+  }
   if (off !== buf.byteLength) throw new Error(`window frame of ${buf.byteLength} bytes, decoded ${off}`);
   const used = {};
   if (kind === 1) { // dictionary indexes -> string ids

@@ -35,7 +35,7 @@ export function openHelp() {
   const m = openModal('Keyboard shortcuts');
   m.body.innerHTML = `<div class="keys">${KEYS.map(([k, d]) =>
     `<div>${k.replace(/\{([^}]+)\}/g, '<kbd>$1</kbd>')}</div><div>${d}</div>`).join('')}</div>
-    <p class="dim">Merged (hatched) boxes stand for several events at this zoom; the tooltip shows how many. Click one to zoom into it.</p>`;
+    <p class="dim">Merged (faint) boxes stand for several events at this zoom; the bar inside is as high as the part of the box the events keep busy, so idle time shows. The tooltip shows how many. Click one to zoom into it. A collapsed group draws the busiest of its lanes the same way. While searching, the hits are outlined, or, when there are many, shown as a density strip under each track, with the hit count next to its name.</p>`;
   m.footer.innerHTML = '<span class="spacer"></span><button class="primary">Close</button>';
   m.footer.querySelector('button').onclick = m.close;
 }

@@ -1,10 +1,12 @@
 // colors.js -- slice colours.  Each colour gets a small integer index so the
 // renderer can batch fillRect calls per colour; index i has a plain fill,
-// a lighter fill for merged LOD buckets, and a label colour.
+// a faint opaque fill per theme (the idle part of merged LOD rows), and a
+// label colour.
 
 const fills = [];
-const light = [];
 const text = [];
+const hs = []; // [hue, saturation] of each colour
+const idle = [[], []]; // faint fills: [light theme, dark theme]
 const byKey = new Map();
 
 function hashStr(s) {
@@ -16,8 +18,8 @@ function hashStr(s) {
 function add(key, h, s, l) {
   const i = fills.length;
   fills.push(`hsl(${h} ${s}% ${l}%)`);
-  light.push(`hsl(${h} ${Math.max(s - 20, 10)}% ${Math.min(l + 20, 85)}%)`);
   text.push(l > 58 ? '#111' : '#fff');
+  hs.push([h, s]);
   byKey.set(key, i);
   return i;
 }
@@ -54,8 +56,17 @@ export function colorIndex(source, name, grp) {
 }
 
 export const colorFill = (i) => fills[i];
-export const colorLight = (i) => light[i];
 export const colorText = (i) => text[i];
+
+/** The faint opaque fill of colour i on a dark or light background. */
+export function colorIdle(i, dark) {
+  const a = idle[dark ? 1 : 0];
+  if (a[i] === undefined) {
+    const [h, s] = hs[i];
+    a[i] = `hsl(${h} ${Math.max(s - 25, 10)}% ${dark ? 24 : 90}%)`;
+  }
+  return a[i];
+}
 
 /** Colour of series i of a stacked counter (HBM categories). */
 export function seriesColor(i, alpha = 1) {

@@ -6,6 +6,7 @@ import { AXIS_H } from './layout.js';
 import { LANE_H, GROUP_H, rowIndexAt, rowForBase } from './tracktree.js';
 import { joinSeries } from './render.js';
 import { timeAt } from './viewport.js';
+import { repeatsBefore } from './tiles.js';
 
 /** The row under canvas y: {row, top, pinned} or null. */
 export function rowAt(L, y) {
@@ -72,10 +73,10 @@ export function counterAt(t, entries, time, nspp) {
  */
 function mergedRun(entries, lane, hit, nspp) {
   const rows = [];
-  for (const e of entries) {
-    const Ld = e.lanes[lane];
+  for (let j = 0; j < entries.length; j++) {
+    const Ld = entries[j].lanes[lane], from = repeatsBefore(entries, j);
     if (!Ld) continue;
-    for (let i = 0; i < Ld.ts.length; i++) if (Ld.count[i] > 1) rows.push([Ld.ts[i], Ld.ts[i] + Ld.dur[i], Ld.count[i]]);
+    for (let i = 0; i < Ld.ts.length; i++) if (Ld.count[i] > 1 && Ld.ts[i] >= from) rows.push([Ld.ts[i], Ld.ts[i] + Ld.dur[i], Ld.count[i]]);
   }
   rows.sort((a, b) => a[0] - b[0]);
   let run = null;

@@ -14,7 +14,7 @@ const SUMMARY_TRACKS = 200; // event tracks a collapsed group draws, at most
 const descMemo = new WeakMap(); // group node -> its descendant event tracks
 
 /** The event (slices) tracks under group node n, in tree order. */
-function descendants(n) {
+export function descendants(n) {
   let out = descMemo.get(n);
   if (!out) {
     out = [];

@@ -1,16 +1,20 @@
 // paint.js -- the paint step: draws a state and its layout on the canvas
 // from the tiles already cached.  It never changes the state and never
 // fetches; what it keeps between frames is drawing memory only (colours,
-// the counter scales that grow as larger values are seen, the batch).
-// Counter tracks are painted by counters.js.
+// the counter scales that grow as larger values are seen, the batch, the
+// hit counts of the groups).  Counter tracks are painted by counters.js.
 
 import { LANE_H, GROUP_H } from './tracktree.js';
-import { AXIS_H, layout, trackMatches } from './layout.js';
+import { AXIS_H, layout, trackMatches, descendants } from './layout.js';
 import { laneY } from './hittest.js';
-import { SliceBatch, makeHatch, drawAxis, drawGrid, axisTicks } from './render.js';
+import { SliceBatch, drawAxis, drawGrid, axisTicks } from './render.js';
 import { colorIndex, colorFill } from './colors.js';
 import { Counters } from './counters.js';
 import { drawAnnots, drawAnnotHeads } from './annotdraw.js';
+import { TILE_PX } from './tiles.js';
+import { fmtInt } from '../format.js';
+
+const DENSITY_H = 4; // the strip of search hit density at the bottom of a row
 
 export class Painter {
   /** ctx: the canvas 2D context; fmtDur(ns): duration text for the corner; hbmCapacity: bytes or 0. */
@@ -19,6 +23,10 @@ export class Painter {
     this.fmtDur = fmtDur;
     this.batch = new SliceBatch();
     this.counters = new Counters(hbmCapacity);
+    this.density = [[], [], [], []]; // rects [x, y, w, ...] per density level (1/4 .. 4/4)
+    this.colMax = new Float32Array(0); // per pixel column: busiest lane of a collapsed group
+    this.colLane = new Float32Array(0); // per pixel column: busy fraction of one lane
+    this.hitMemo = { counts: null, byNode: new Map() };
     this.readTheme();
   }
 
@@ -30,9 +38,8 @@ export class Painter {
       bg: v('--tl-bg'), fg: v('--fg'), dim: v('--fg-dim'), grid: v('--tl-grid'), alt: v('--tl-alt'),
       labelBg: v('--tl-label-bg'), axisBg: v('--tl-axis-bg'), border: v('--border'), group: v('--tl-group'),
       sel: v('--tl-sel'), hit: v('--tl-hit'), accent: v('--accent'), area: v('--tl-area'), flow: v('--tl-flow'),
-      outside: v('--tl-outside'),
+      outside: v('--tl-outside'), dark: cs.colorScheme !== 'light',
     };
-    this.hatch = makeHatch(this.ctx, v('--tl-hatch'));
   }
 
   /** Forgets the counter scales (new tracks or data). */
@@ -142,31 +149,116 @@ export class Painter {
         for (let l = 0; l < n; l++) {
           const y = top + 2 + (lane + l) * LANE_H;
           if (y > clipTop + clipH || y + LANE_H < clipTop) continue;
-          batch.lane(laneOf(entries, l), s.start, nspp, tw, y, tiles.names);
+          batch.lane(entries, l, s.start, nspp, tw, y, tiles.names);
         }
         lane += n;
       }
     }
-    batch.fill(ctx, tw, this.hatch);
+    batch.fill(ctx, tw, th.fg, th.dark);
     this.counters.prepare(s, L, tiles, counterRows);
     this.counters.draw(ctx, s, L, th);
+    if (s.density) {
+      for (const row of rows) {
+        const c = this.rowDensity(s.density, row.node.track ? [row.node.track] : L.summary.get(row.node));
+        if (c) this.densityStrip(c, s, L, offY + row.y + row.h - DENSITY_H - 1);
+      }
+      this.fillDensity();
+    }
     // Row separators.
     ctx.fillStyle = th.grid;
     for (const row of rows) ctx.fillRect(0, offY + row.y + row.h - 1, tw, 1);
     ctx.restore();
   }
 
-  /** A collapsed group: every lane of the event tracks under it drawn into its one row. */
+  /**
+   * A collapsed group: per pixel column, the busy fraction of the busiest
+   * lane of the event tracks under it, drawn as a bar from the bottom of
+   * its row, so the group's idle time shows as gaps and low bars.
+   */
   summaryRow(s, L, tiles, tracks, top) {
-    const { r, k0, k1 } = L.res;
+    const { r, k0, k1 } = L.res, n = Math.ceil(L.tw);
+    if (this.colMax.length < n) { this.colMax = new Float32Array(n); this.colLane = new Float32Array(n); }
+    const mx = this.colMax, ln = this.colLane;
+    mx.fill(0, 0, n);
     for (const t of tracks) {
       for (const b of t.base || []) {
         const entries = tiles.cover('slices', String(b.id), r, k0, k1);
         for (let l = 0; l < (b.lanes || 1); l++) {
-          this.batch.lane(laneOf(entries, l), s.start, L.nspp, L.tw, top + 3, tiles.names, false);
+          const [lo, hi] = laneBusy(entries, l, s.start, L.nspp, n, ln);
+          for (let x = lo; x < hi; x++) { if (ln[x] > mx[x]) mx[x] = ln[x]; ln[x] = 0; }
         }
       }
     }
+    const ctx = this.ctx, H = GROUP_H - 6, bottom = top + 3 + H;
+    ctx.fillStyle = this.theme.accent;
+    let x0 = 0, h0 = 0;
+    for (let x = 0; x <= n; x++) {
+      const h = x < n && mx[x] > 0 ? Math.max(1, Math.round(Math.min(mx[x], 1) * H)) : 0;
+      if (h === h0) continue;
+      if (h0) ctx.fillRect(x0, bottom - h0, x - x0, h0);
+      x0 = x;
+      h0 = h;
+    }
+  }
+
+  /** The search hits per bucket of `tracks` (null: none), summed over their base tracks. */
+  rowDensity(d, tracks) {
+    let sum = null;
+    for (const t of tracks || []) {
+      for (const b of t.base || []) {
+        const c = d.tracks.get(String(b.id));
+        if (!c) continue;
+        if (!sum) { sum = Array.from(c); continue; }
+        for (let i = 0; i < c.length; i++) sum[i] += c[i];
+      }
+    }
+    return sum;
+  }
+
+  /**
+   * Adds a strip of hit density at y: a rectangle per bucket with hits, of
+   * one of four levels (log scale against the busiest bucket of any track).
+   */
+  densityStrip(counts, s, L, y) {
+    const d = s.density, k = Math.log1p(d.max), tw = L.tw;
+    let lv0 = 0, x0 = 0, x1 = 0;
+    const put = () => { if (lv0) this.density[lv0 - 1].push(x0, y, x1 - x0); };
+    for (let i = 0; i < counts.length; i++) {
+      if (!counts[i]) continue;
+      const a = Math.max((d.start + i * d.w - s.start) / L.nspp, 0), b = Math.min(a + d.w / L.nspp, tw);
+      if (b < 0 || a > tw) continue;
+      const lv = Math.min(4, Math.max(1, Math.ceil((4 * Math.log1p(counts[i])) / k)));
+      if (lv === lv0 && a <= x1 + 0.5) { x1 = Math.max(b, a + 1); continue; }
+      put();
+      lv0 = lv; x0 = a; x1 = Math.max(b, a + 1);
+    }
+    put();
+  }
+
+  /** Fills the density strips added since the last call. */
+  fillDensity() {
+    const ctx = this.ctx;
+    ctx.fillStyle = this.theme.hit;
+    for (let l = 0; l < 4; l++) {
+      const a = this.density[l];
+      ctx.globalAlpha = (l + 1) / 4;
+      for (let j = 0; j < a.length; j += 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], DENSITY_H);
+      a.length = 0;
+    }
+    ctx.globalAlpha = 1;
+  }
+
+  /** The search hits of node n (a track, or the tracks under a group), or 0. */
+  hitCount(counts, n) {
+    const m = this.hitMemo;
+    if (m.counts !== counts) { m.counts = counts; m.byNode.clear(); }
+    let v = m.byNode.get(n);
+    if (v === undefined) {
+      v = 0;
+      for (const t of n.track ? [n.track] : descendants(n)) for (const b of t.base || []) v += counts.get(String(b.id)) || 0;
+      m.byNode.set(n, v);
+    }
+    return v;
   }
 
   /** Track names; `full`: the whole path (pinned rows), cut on the left. */
@@ -203,7 +295,19 @@ export class Painter {
       ctx.fillStyle = t ? (marked && trackMatches(s, t) ? th.accent : th.fg) : th.dim;
       ctx.font = t ? '12px system-ui, sans-serif' : '600 12px system-ui, sans-serif';
       const pinned = t && s.pins.has(t.name);
-      const room = LW - lx - (t ? 26 : 8);
+      let room = LW - lx - (t ? 26 : 8);
+      const hits = s.hitCounts ? this.hitCount(s.hitCounts, n) : 0;
+      if (hits) {
+        // The search hits of the row, right-aligned before the pin.
+        const txt = fmtInt(hits), font = ctx.font;
+        ctx.font = '11px system-ui, sans-serif';
+        const w = ctx.measureText(txt).width;
+        ctx.fillStyle = th.hit;
+        ctx.fillText(txt, lx + room - w, mid);
+        ctx.font = font;
+        room -= w + 6;
+        ctx.fillStyle = t ? (marked && trackMatches(s, t) ? th.accent : th.fg) : th.dim;
+      }
       let label = full ? n.path : n.label;
       if (row.group && collapsed && row.count > 1) label += `  (${row.count})`;
       ctx.fillText(full ? fitLeft(ctx, label, room) : fit(ctx, label, room), lx, mid);
@@ -232,7 +336,7 @@ export class Painter {
       ctx.strokeRect(Math.max(x0, -4) - w / 2, p.y - LANE_H / 2 + 0.5, Math.min(x1, tw + 4) - Math.max(x0, -4) + w, LANE_H - 2);
     };
     const cur = s.markCur;
-    for (const m of s.marks) if (m !== cur) box(m, th.hit, 1.5);
+    for (const m of s.marks) if (m.key !== cur?.key) box(m, th.hit, 1.5);
     if (cur) box(cur, th.hit, 3);
     const hov = s.hover?.hit;
     if (hov?.kind === 'slice' && !s.drag) box(hov, th.fg, 1);
@@ -301,6 +405,10 @@ export class Painter {
       const x = X(m.ts);
       if (x >= -2 && x <= tw) ctx.fillRect(Math.max(x, 0), AXIS_H - 5, Math.min(Math.max(2, (m.dur || 0) / nspp), tw - x), 4);
     }
+    if (s.density) {
+      this.densityStrip(s.density.total, s, L, AXIS_H - 5);
+      this.fillDensity();
+    }
     const d = s.drag;
     if (d && d.mode === 'axis' && d.moved) {
       const x0 = Math.min(d.x0, d.x) - s.labelW, x1 = Math.max(d.x0, d.x) - s.labelW;
@@ -328,11 +436,32 @@ export class Painter {
   }
 }
 
-/** Lane l of every tile entry that has it. */
-function laneOf(entries, l) {
-  const out = [];
-  for (const e of entries) if (e.lanes[l]) out.push(e.lanes[l]);
-  return out;
+/**
+ * Adds to out[x] the busy fraction of pixel column x (0..n-1) of lane l of
+ * tile entries (tiles.js; t0 the time of column 0): each row spreads its
+ * busy time evenly over its span, counted inside its own tile only (a row
+ * reaching over a tile edge comes with both tiles).  Returns [lo, hi): the
+ * columns set.
+ */
+function laneBusy(entries, l, t0, nspp, n, out) {
+  let lo = n, hi = 0;
+  for (const e of entries) {
+    const L = e.lanes[l];
+    if (!L) continue;
+    const span = e.r * TILE_PX, tx0 = (e.k * span - t0) / nspp, tx1 = ((e.k + 1) * span - t0) / nspp;
+    const ts = L.ts, dur = L.dur, busy = L.busy;
+    for (let i = 0; i < ts.length; i++) {
+      if (!(dur[i] > 0)) continue;
+      const xs = Math.max((ts[i] - t0) / nspp, tx0), xe = Math.min((ts[i] + dur[i] - t0) / nspp, tx1);
+      if (xe <= 0 || xs >= n || xe <= xs) continue;
+      const f = Math.min(busy[i] / dur[i], 1);
+      const c0 = Math.max(Math.floor(xs), 0), c1 = Math.min(Math.ceil(xe), n);
+      for (let c = c0; c < c1; c++) out[c] += f * (Math.min(xe, c + 1) - Math.max(xs, c));
+      if (c0 < lo) lo = c0;
+      if (c1 > hi) hi = c1;
+    }
+  }
+  return [lo, hi];
 }
 
 const fitCache = new Map();

@@ -1,19 +1,33 @@
 // render.js -- Canvas2D drawing of one frame's content: slice lanes (batched
-// by colour, sub-pixel gaps merged, labels only where they fit), counters
-// (step area with a min/max band), stacked HBM areas, the time axis.
+// by colour, sub-pixel gaps merged, labels only where they fit; merged LOD
+// rows as a faint box with a bar as high as their busy fraction, so idle
+// time shows), counters (step area with a min/max band), stacked HBM areas,
+// the time axis.
 
-import { colorFill, colorLight, colorText, seriesColor } from './colors.js';
+import { colorFill, colorIdle, colorText, seriesColor } from './colors.js';
 import { fmtTime } from '../format.js';
 import { LANE_H } from './tracktree.js';
+import { repeatsBefore } from './tiles.js';
 
 const SLICE_H = LANE_H - 3;
 const CHAR_W = 6.4; // average width of an 11px label character
+
+/**
+ * The height in px (0..SLICE_H) of the busy bar of a row busy `busy` ns
+ * over [x0, x1) px at nsPerPx: its busy fraction of at least one pixel.
+ */
+function busyHeight(busy, x0, x1, nsPerPx) {
+  if (!(busy > 0)) return 0;
+  const f = busy / (Math.max(x1 - x0, 1) * nsPerPx);
+  return Math.max(1, Math.round(Math.min(f, 1) * SLICE_H));
+}
 
 /** Collects rectangles per colour during a frame, then fills them in one pass per colour. */
 export class SliceBatch {
   constructor() {
     this.plain = new Map(); // colour -> [x, y, w, ...]
     this.merged = new Map();
+    this.bars = new Map(); // colour -> [x, y, w, h, ...]: busy bars of merged rows
     this.labels = [];
     this.n = 0;
   }
@@ -21,6 +35,7 @@ export class SliceBatch {
   reset() {
     for (const a of this.plain.values()) a.length = 0;
     for (const a of this.merged.values()) a.length = 0;
+    for (const a of this.bars.values()) a.length = 0;
     this.labels.length = 0;
     this.n = 0;
   }
@@ -33,71 +48,91 @@ export class SliceBatch {
   }
 
   /**
-   * Adds the slices of the lane data `Ls` (one lane's rows from successive
+   * Adds the slices of lane l of the tile entries `entries` (successive
    * tiles, see tiles.js) that overlap [t0, t1): x = (t - t0) / nsPerPx,
    * lane top y.  Touching rectangles of one colour closer than half a pixel
    * merge, across tile edges too (a merged run is one box whose label
-   * counts every event of it); every slice is at least 1 px wide.
-   * `labels`: false draws the boxes only (a collapsed group's summary).
+   * counts every event of it); every slice is at least 1 px wide.  Each
+   * merged row also gets a bar as high as its busy fraction (adjacent bars
+   * of one colour and height join).
    */
-  lane(Ls, t0, nsPerPx, width, y, names, labels = true) {
+  lane(entries, l, t0, nsPerPx, width, y, names) {
     const t1 = t0 + width * nsPerPx;
     let rc = -1, rm = false, rx0 = 0, rx1 = 0, rL = null, ri = -1, rn = 0, rows = 0;
-    for (const L of Ls) {
-      const ts = L.ts, dur = L.dur, col = L.col, count = L.count, n = ts.length;
+    let bc = -1, bh = 0, bx0 = 0, bx1 = 0;
+    for (let j = 0; j < entries.length; j++) {
+      const L = entries[j].lanes[l];
+      if (!L) continue;
+      const ts = L.ts, dur = L.dur, col = L.col, count = L.count, busy = L.busy, n = ts.length;
+      const from = repeatsBefore(entries, j);
       for (let i = 0; i < n; i++) {
         const s = ts[i];
         if (s >= t1) break;
         const e = s + dur[i];
-        if (e < t0) continue;
+        if (e < t0 || s < from) continue;
         let x0 = (s - t0) / nsPerPx, x1 = (e - t0) / nsPerPx;
+        const h = count[i] > 1 ? busyHeight(busy[i], x0, x1, nsPerPx) : 0;
         if (x0 < -2) x0 = -2;
         if (x1 > width + 2) x1 = width + 2;
         if (x1 - x0 < 1) x1 = x0 + 1;
         const c = col[i], m = count[i] > 1;
+        if (h) {
+          if (c === bc && h === bh && x0 <= bx1 + 0.5) {
+            if (x1 > bx1) bx1 = x1;
+          } else {
+            if (bh) this.bar(bc, bx0, bx1, y, bh);
+            bc = c; bh = h; bx0 = x0; bx1 = x1;
+          }
+        }
         if (c === rc && m === rm && x0 <= rx1 + 0.5 && x1 >= rx0) {
           if (x1 > rx1) rx1 = x1;
           rn += count[i];
           rows++;
           continue;
         }
-        if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, labels && (rows === 1 || rm) ? ri : -1, rL, rn, names);
+        if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, rows === 1 || rm ? ri : -1, rL, rn, names);
         rc = c; rm = m; rx0 = x0; rx1 = x1; rL = L; ri = i; rn = count[i]; rows = 1;
       }
     }
-    if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, labels && (rows === 1 || rm) ? ri : -1, rL, rn, names);
+    if (rc >= 0) this.flush(rc, rm, rx0, rx1, y, rows === 1 || rm ? ri : -1, rL, rn, names);
+    if (bh) this.bar(bc, bx0, bx1, y, bh);
   }
 
   flush(c, m, x0, x1, y, i, L, count, names) {
     this.push(m ? this.merged : this.plain, c, x0, y, x1 - x0);
     if (i >= 0 && x1 - x0 >= 3 * CHAR_W + 6) {
       const name = names.get(L.name[i]) ?? '';
-      this.labels.push(x0, x1, y, c, m ? `${name} ×${count}` : name);
+      this.labels.push(x0, x1, y, m ? -1 : c, m ? `${name} ×${count}` : name);
     }
   }
 
-  /** Fills everything collected; `hatch` is the pattern laid over merged buckets. */
-  fill(ctx, width, hatch) {
+  /** A busy bar h px high, bottom-aligned in the lane at y. */
+  bar(c, x0, x1, y, h) {
+    let a = this.bars.get(c);
+    if (!a) { a = []; this.bars.set(c, a); }
+    a.push(x0, y + SLICE_H - h, x1 - x0, h);
+    this.n++;
+  }
+
+  /**
+   * Fills everything collected; `fg` is the text colour of merged rows'
+   * labels, `dark` whether the background is dark (their faint boxes).
+   */
+  fill(ctx, width, fg, dark) {
     for (const [c, a] of this.plain) {
       if (!a.length) continue;
       ctx.fillStyle = colorFill(c);
       for (let j = 0; j < a.length; j += 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], SLICE_H);
     }
-    let anyMerged = false;
     for (const [c, a] of this.merged) {
       if (!a.length) continue;
-      anyMerged = true;
-      ctx.fillStyle = colorLight(c);
+      ctx.fillStyle = colorIdle(c, dark);
       for (let j = 0; j < a.length; j += 3) ctx.fillRect(a[j], a[j + 1], a[j + 2], SLICE_H);
     }
-    if (anyMerged && hatch) {
-      // Pattern fills are slow in software raster: one path, wide boxes only.
-      ctx.fillStyle = hatch;
-      ctx.beginPath();
-      for (const a of this.merged.values()) {
-        for (let j = 0; j < a.length; j += 3) if (a[j + 2] >= 6) ctx.rect(a[j], a[j + 1], a[j + 2], SLICE_H);
-      }
-      ctx.fill();
+    for (const [c, a] of this.bars) {
+      if (!a.length) continue;
+      ctx.fillStyle = colorFill(c);
+      for (let j = 0; j < a.length; j += 4) ctx.fillRect(a[j], a[j + 1], a[j + 2], a[j + 3]);
     }
     const lb = this.labels;
     if (!lb.length) return;
@@ -109,25 +144,10 @@ export class SliceBatch {
       if (room < 3) continue;
       let s = lb[j + 4];
       if (s.length > room) s = s.slice(0, room - 1) + '…';
-      ctx.fillStyle = colorText(lb[j + 3]);
+      ctx.fillStyle = lb[j + 3] < 0 ? fg : colorText(lb[j + 3]);
       ctx.fillText(s, x0 + 3, lb[j + 2] + SLICE_H / 2 + 0.5);
     }
   }
-}
-
-/** A diagonal hatch pattern for merged (count > 1) buckets. */
-export function makeHatch(ctx, stroke) {
-  const c = document.createElement('canvas');
-  c.width = c.height = 6;
-  const g = c.getContext('2d');
-  g.strokeStyle = stroke;
-  g.lineWidth = 1;
-  g.beginPath();
-  g.moveTo(0, 6); g.lineTo(6, 0);
-  g.moveTo(-1, 1); g.lineTo(1, -1);
-  g.moveTo(5, 7); g.lineTo(7, 5);
-  g.stroke();
-  return ctx.createPattern(c, 'repeat');
 }
 
 /**

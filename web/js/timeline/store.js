@@ -10,7 +10,10 @@
 // shown), filter ({text, only, re}: the track filter box), sharedScales
 // (counters of one kind on one scale); sel, flows, links (arrows between
 // visible events: [{from, to}], each end {base, lane, ts, dur, key}), marks
-// and markCur, hover ({hit, x, y}), hoverRow
+// and markCur (search hits in the window and the current one), density
+// (search hits per track and bucket when there are too many to mark:
+// {start, w (rel ns), tracks: Map base id -> counts, total, max}),
+// hitCounts (Map base id -> search hits), hover ({hit, x, y}), hoverRow
 // (node), area ({start, end, y0, y1} while dragging, plus nodes and bases
 // once done), drag (the pointer gesture in progress), keys (held
 // navigation keys), mouse ({x, y} on the canvas), cursor (CSS), open (the
@@ -22,15 +25,16 @@
 // arrive or colours change: a repaint, nothing else).
 //
 // Actions ({type, ...}): window {start, end}, zoom {factor, at}, pan {dns},
-// fit, reveal {rel, dur}, keyStep {dt}, extent {min, max}, size {W, H,
+// fit, reveal {rel, dur}, focus {rel, dur}, keyStep {dt}, extent {min, max}, size {W, H,
 // dpr}, labelW {w}, scroll {top}, tracks {tracks}, collapse {path, value},
 // collapseAll {value}, pin {name}, showHidden {value}, filter {text, only},
 // sharedScales {value}, select {sel}, flows
-// {list}, links {list}, marks {list, cur}, hover {hit, x, y}, hoverRow {node}, area
+// {list}, links {list}, marks {list, cur}, density {density}, hitCounts
+// {counts}, hover {hit, x, y}, hoverRow {node}, area
 // {area}, drag {drag}, keys {keys}, mouse {pos}, cursor {cursor}, open
 // {hit}, origin {t}, annots {list}, axisClick {t, tol}, data, theme.
 
-import { clampWindow, zoomWindow, revealWindow, timeAt } from './viewport.js';
+import { clampWindow, zoomWindow, revealWindow, focusWindow, timeAt } from './viewport.js';
 import { TrackTree } from './tracktree.js';
 
 const NO_FILTER = { text: '', only: true, re: null };
@@ -57,7 +61,7 @@ export function initialState(min, max, labelW) {
     ...ext, start: ext.min, end: ext.max,
     W: 200, H: 120, dpr: 1, labelW, scrollTop: 0,
     tree: new TrackTree([]), collapsed: new Map(), pins: new Set(), showHidden: false, filter: NO_FILTER, sharedScales: true,
-    sel: null, flows: [], links: [], marks: [], markCur: null, hover: null, hoverRow: null,
+    sel: null, flows: [], links: [], marks: [], markCur: null, density: null, hitCounts: null, hover: null, hoverRow: null,
     area: null, drag: null, keys: [], mouse: null, cursor: 'default', open: null,
     timeOrigin: 0, annots: [], axisClick: null, dataGen: 0, themeGen: 0,
   };
@@ -104,6 +108,7 @@ export function reduce(s, a) {
     case 'zoom': { const w = zoomWindow(s, a.factor, a.at); return withWindow(s, w.start, w.end); }
     case 'pan': return withWindow(s, s.start + a.dns, s.end + a.dns);
     case 'reveal': { const w = revealWindow(s, s, a.rel, a.dur); return withWindow(s, w.start, w.end); }
+    case 'focus': { const w = focusWindow(s, s, a.rel, a.dur); return withWindow(s, w.start, w.end); }
     case 'keyStep': return keyStep(s, a.dt);
     case 'extent': return { ...s, min: a.min, max: Math.max(a.max, a.min + 20), dataGen: s.dataGen + 1 };
     case 'size': return s.W === a.W && s.H === a.H && s.dpr === a.dpr ? s : { ...s, W: a.W, H: a.H, dpr: a.dpr };
@@ -131,6 +136,8 @@ export function reduce(s, a) {
     case 'flows': return { ...s, flows: a.list };
     case 'links': return { ...s, links: a.list };
     case 'marks': return { ...s, marks: a.list, markCur: a.cur ?? null };
+    case 'density': return set(s, 'density', a.density);
+    case 'hitCounts': return set(s, 'hitCounts', a.counts);
     case 'hover': return !a.hit && !s.hover ? s : { ...s, hover: a.hit ? { hit: a.hit, x: a.x, y: a.y } : null };
     case 'hoverRow': return set(s, 'hoverRow', a.node);
     case 'area': return set(s, 'area', a.area);

@@ -12,6 +12,18 @@
 import { colorIndex } from './colors.js';
 
 export const TILE_PX = 1024;
+
+/**
+ * The rel time before which the rows of entries[j] repeat those of
+ * entries[j - 1] (-Infinity: none): the row reaching into a tile from the
+ * one before comes with both tiles, whole in the earlier one (the server
+ * merges nothing into it), so the later copy is dropped.
+ */
+export function repeatsBefore(entries, j) {
+  if (j === 0) return -Infinity;
+  const e = entries[j], p = entries[j - 1], t = e.k * e.r * TILE_PX;
+  return p.k * p.r * TILE_PX < t && (p.k + 1) * p.r * TILE_PX >= t ? t : -Infinity;
+}
 const MAX_TRACKS = 200;
 const MAX_INFLIGHT = 12;
 const MAX_ENTRIES = 6000;
@@ -214,13 +226,14 @@ export class TileStore {
       const ts = new Float64Array(n), dur = new Float64Array(n);
       const name = Int32Array.from(l.name), grp = l.grp ? Int32Array.from(l.grp) : new Int32Array(n);
       const count = l.count ? Uint32Array.from(l.count) : new Uint32Array(n).fill(1);
+      const busy = Float64Array.from(l.busy ?? l.dur); // ns of each row its events cover
       const col = new Uint16Array(n);
       for (let i = 0; i < n; i++) {
         ts[i] = l.ts[i] + shift;
         dur[i] = l.dur[i];
         col[i] = this.color(source, name[i], grp[i]);
       }
-      lanes[l.lane] = { ts, dur, name, grp, count, col };
+      lanes[l.lane] = { ts, dur, name, grp, count, busy, col };
       items += n;
     }
     return { lanes, items: items + 1, level: t.level };

@@ -19,7 +19,7 @@ import { hitTest, locate, scrollFor } from './hittest.js';
 
 // State fields a frame draws; a change of any other field needs no frame.
 const PAINTED = ['start', 'end', 'min', 'max', 'W', 'H', 'dpr', 'labelW', 'scrollTop', 'tree', 'collapsed', 'pins',
-  'showHidden', 'filter', 'sharedScales', 'timeOrigin', 'annots', 'sel', 'flows', 'links', 'marks', 'markCur', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
+  'showHidden', 'filter', 'sharedScales', 'timeOrigin', 'annots', 'sel', 'flows', 'links', 'marks', 'markCur', 'density', 'hitCounts', 'hoverRow', 'area', 'drag', 'cursor', 'dataGen', 'themeGen'];
 
 const hoverKey = (s) => {
   const h = s.hover?.hit;
@@ -127,8 +127,22 @@ export class Timeline {
   /** The arrows the last frame drew: [{kind, from, to}] (event keys). */
   get arrows() { return this.painter.arrows || []; }
 
-  /** Search hits [{base, lane, ts, dur}] and the current one. */
+  /** Search hits [{base, lane, ts, dur, key}] and the current one. */
   setMarks(list, cur = null) { this.dispatch({ type: 'marks', list, cur }); }
+
+  /** Search hits per track and bucket (see store.js) or null. */
+  setDensity(density) { this.dispatch({ type: 'density', density }); }
+
+  /** Search hits per base track id (Map) or null, shown in the track list. */
+  setHitCounts(counts) { this.dispatch({ type: 'hitCounts', counts }); }
+
+  /** Expands the collapsed groups above the track of `base`. */
+  expandTo(base) {
+    const s = this.state, hit = s.tree.byBase.get(String(base));
+    for (let n = hit && s.tree.byId.get(hit.track.id)?.parent; n && n.depth >= 0; n = n.parent) {
+      if (s.collapsed.get(n.path) === true) this.dispatch({ type: 'collapse', path: n.path, value: false });
+    }
+  }
 
   clearArea() { this.dispatch({ type: 'area', area: null }); }
 

@@ -8,6 +8,7 @@
 // the views hold: it reads the store and changes it only by dispatching.
 
 const MIN_WINDOW_NS = 20;
+const FOCUS_MIN = 0.02; // an event narrower than this part of the window is zoomed to
 export const SCROLL_W = 12;
 
 /** The window [start, end) clamped to the extent {min, max}: {start, end}. */
@@ -27,14 +28,28 @@ export function zoomWindow(w, factor, at = (w.start + w.end) / 2) {
   return { start: s, end: s + (w.end - w.start) * factor };
 }
 
-/** The window centred on `rel` at the same zoom, or zoomed out so [rel, rel+dur] fits. */
-export function revealWindow(w, ext, rel, dur = 0) {
-  let d = w.end - w.start;
-  if (dur > d * 0.8) d = dur / 0.6;
+/** A window of width d centred on [rel, rel+dur], inside the extent when it fits in it. */
+function centred(ext, rel, dur, d) {
   let s = rel + dur / 2 - d / 2;
-  // Stay inside the profile when the window fits in it.
   if (d <= ext.max - ext.min) s = Math.min(Math.max(s, ext.min), ext.max - d);
   return { start: s, end: s + d };
+}
+
+/** The window centred on `rel` at the same zoom, or zoomed out so [rel, rel+dur] fits. */
+export function revealWindow(w, ext, rel, dur = 0) {
+  const d = w.end - w.start;
+  return centred(ext, rel, dur, dur > d * 0.8 ? dur / 0.6 : d);
+}
+
+/**
+ * The window centred on the event [rel, rel+dur] showing it whole with a
+ * margin: the same zoom when the event spans FOCUS_MIN to 80% of the window
+ * (or has no duration), else zoomed in or out so it spans 60% of it.
+ */
+export function focusWindow(w, ext, rel, dur = 0) {
+  const d = w.end - w.start;
+  const fits = !(dur > 0) || (dur <= d * 0.8 && dur >= d * FOCUS_MIN);
+  return centred(ext, rel, dur, fits ? d : dur / 0.6);
 }
 
 /** Width in px of the time area of state `s`. */
@@ -76,4 +91,5 @@ export class Viewport {
   zoom(factor, at) { this.store.dispatch({ type: 'zoom', factor, at }); }
   pan(dns) { this.store.dispatch({ type: 'pan', dns }); }
   reveal(rel, dur = 0) { this.store.dispatch({ type: 'reveal', rel, dur }); }
+  focus(rel, dur = 0) { this.store.dispatch({ type: 'focus', rel, dur }); }
 }

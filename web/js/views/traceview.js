@@ -139,17 +139,23 @@ export class TraceView {
     this.tl.setFlows(flows);
   }
 
-  /** Selects the event `key`; reveal: recentre the timeline on it. */
+  /**
+   * Selects the event `key`; reveal: recentre the timeline on it ('focus':
+   * and zoom so it shows whole with a margin, its groups expanded).
+   */
   async selectKey(key, reveal) {
     const p = parseKey(key);
     if (!p) return;
     let ev;
     try { ev = await fetchEvent(key); } catch { return; }
     const ts = this.relOf(p.abs), dur = Number(ev.duration_ns || 0);
-    if (reveal) {
-      this.tl.scrollToBase(p.base);
+    if (reveal === 'focus') {
+      this.tl.expandTo(p.base);
+      this.vp.focus(ts, dur);
+    } else if (reveal) {
       this.vp.reveal(ts, dur);
     }
+    if (reveal) this.tl.scrollToBase(p.base);
     this.tl.select({ key, base: p.base, lane: p.lane, ts, dur, name: ev.name });
   }
 
@@ -287,17 +293,43 @@ export class TraceView {
 
   // ---------------------------------------------------------- search
 
-  /** Highlights search hits; `cur` is the current one. */
-  setHits(hits, cur) {
-    const toMark = (h) => {
-      const p = parseKey(h.key);
-      return p && { base: p.base, lane: p.lane, ts: this.relOf(p.abs), dur: Number(h.duration_ns || 0), key: h.key };
-    };
-    const marks = hits.map(toMark).filter(Boolean);
-    this.tl.setMarks(marks, cur ? marks.find((m) => m.key === cur.key) || null : null);
+  /** A search hit as a timeline mark {base, lane, ts, dur, key}, or null. */
+  hitMark(h) {
+    const p = parseKey(h?.key);
+    return p && { base: p.base, lane: p.lane, ts: this.relOf(p.abs), dur: Number(h.duration_ns || 0), key: h.key };
   }
 
-  goHit(h) { this.selectKey(h.key, true); }
+  /** The current search hit `cur` (the list of hits is marked per window: setSearchMarks). */
+  setHits(hits, cur) {
+    this.hitCur = this.hitMark(cur);
+    this.tl.setMarks(this.tl.state.marks, this.hitCur);
+  }
+
+  /** The window search marks ask for: absolute start, end, and a bucket per 4 px. */
+  searchWindow() {
+    const vp = this.vp, s = this.tl.state;
+    return { start: vp.abs(vp.start), end: vp.abs(Math.ceil(vp.end)), buckets: Math.max(1, Math.round((s.W - s.labelW) / 4)) };
+  }
+
+  /** The search marks of the window (search.js): its hits, or the hit density per track. */
+  setSearchMarks(m) {
+    this.tl.setMarks((m?.hits || []).map((h) => this.hitMark(h)).filter(Boolean), this.hitCur || null);
+    const d = m?.density;
+    let density = null;
+    if (d) {
+      const n = Math.max(0, ...[...d.tracks.values()].map((c) => c.length));
+      const total = new Float64Array(n);
+      let max = 0;
+      for (const c of d.tracks.values()) c.forEach((v, i) => { total[i] += v; if (v > max) max = v; });
+      density = { start: this.relOf(d.start), w: d.bucketNs, tracks: d.tracks, total, max };
+    }
+    this.tl.setDensity(density);
+  }
+
+  /** Search hits per base track id (Map) or null, for the track list. */
+  setHitCounts(counts) { this.tl.setHitCounts(counts); }
+
+  goHit(h) { this.selectKey(h.key, 'focus'); }
 
   // ---------------------------------------------------------- keys, state
 
