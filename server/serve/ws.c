@@ -210,6 +210,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
                                 !lws_remaining_packet_payload(wsi),
                             lws_frame_is_binary(wsi));
   case LWS_CALLBACK_SERVER_WRITEABLE:
+    wsq_conn_flushed(pss->q);
     return ws_write_one(w, wsi, pss);
   case LWS_CALLBACK_CLOSED:
     json_decref(pss->hello);

@@ -506,6 +506,10 @@ int wsbin_finish(struct wsbin *b, uint32_t id, int flags,
   wsbin_rows_free(b); /* a frame waiting to be sent keeps only its bytes */
   if (deflate && wsbin_deflate(&b->body))
     b->head[9] |= WSBIN_DEFLATE;
+  /* it may wait long: no spare capacity (deflate's buffer is its bound) */
+  b->body.s = xrealloc(b->body.s, b->body.len + 1);
+  b->body.s[b->body.len] = '\0';
+  b->body.cap = b->body.len + 1;
   return 0;
 }
 

@@ -12,7 +12,8 @@
  * coarse rows are exact (raw events, nothing cut) they are sent as the
  * final answer and the final phase is skipped; a coarse answer that comes
  * after the final one is dropped.  A connection whose answers pile up
- * unread (WSQ_MAX_QUEUED) is skipped until it drains.
+ * unread (WSQ_MAX_QUEUED) is skipped until it drains.  The waiting answers
+ * and the memory caps over them are wsq_out.c's.
  *
  * Every phase ends with a post; the last one of a job is "terminal" (the
  * count and the post are made under one lock, so it is the last one to
@@ -30,6 +31,7 @@
 #include "util.h"
 #include "wsbin.h"
 #include "wsq_msg.h"
+#include "wsq_out.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -61,8 +63,7 @@ struct wsq_conn {
   struct lws *wsi; /* NULL once closed */
   struct wsq_job *jobs;
   size_t n_jobs;
-  struct wsq_msg *out, *out_tail;
-  size_t out_n, out_bytes;
+  struct wsq_out out; /* answers waiting */
   struct wsbin_names *names;
   struct sbuf rx;
   bool rx_skip; /* the message is too long: dropped */
@@ -91,6 +92,7 @@ struct wsq {
   size_t queued, running;
   struct wsq_msg *done; /* posts, newest first */
   bool stop;
+  struct wsq_mem mem; /* service thread: the answers waiting */
   struct wsq_worker workers[WSQ_WORKERS];
   int n_workers;
   /* counters for the "stats" message */
@@ -380,14 +382,16 @@ static void *wsq_worker_main(void *arg) {
 /* ------------------------------------------------------------------ */
 /* connections (service thread) */
 
-/* Back-pressure.  A connection with WSQ_MAX_QUEUED bytes of answers
- * waiting is stalled (none of its jobs runs) until half of them are
+/* Back-pressure.  A connection with its cap of unread bytes (WSQ_MAX_QUEUED,
+ * or 1/32 of it while the total is over 3/4 of its cap), or whose answers
+ * were dropped, is stalled (none of its jobs runs) until half of them are
  * written; one that is stalled or has WSQ_MAX_JOBS requests in work is not
  * read until both are down to half. */
-static void wsq_conn_flow(struct wsq_conn *c) {
+static void wsq_conn_flow_one(struct wsq_conn *c) {
   struct wsq *q = c->q;
-  bool stall = c->wsi && (c->stalled ? c->out_bytes > WSQ_MAX_QUEUED / 2
-                                     : c->out_bytes >= WSQ_MAX_QUEUED);
+  size_t cap = wsq_mem_stall_at(&q->mem), b = wsq_out_bytes(&c->out);
+  bool stall =
+      c->wsi && (c->out.overflow || (c->stalled ? b > cap / 2 : b >= cap));
   if (stall != c->stalled) { /* only this thread writes c->stalled */
     pthread_mutex_lock(&q->mu);
     c->stalled = stall;
@@ -407,46 +411,38 @@ static void wsq_conn_flow(struct wsq_conn *c) {
   }
 }
 
+/* Looks at every connection's flow again when the total's "full" state
+ * changed; wakes the service thread to give memory back if asked. */
+static void wsq_flow_all(struct wsq *q) {
+  if (wsq_mem_update(&q->mem))
+    for (struct wsq_out *o = q->mem.live; o; o = o->next)
+      wsq_conn_flow_one(o->owner);
+  if (q->mem.trim)
+    lws_cancel_service(q->ctx);
+}
+
+static void wsq_conn_flow(struct wsq_conn *c) {
+  wsq_flow_all(c->q);
+  wsq_conn_flow_one(c);
+}
+
 /* Removes the waiting messages of request `id` (has_id) or of group
  * `group` -- only the coarse ones when coarse_only -- counting them in
  * *counter. */
 static void wsq_conn_remove(struct wsq_conn *c, bool has_id, uint32_t id,
                             const char *group, bool coarse_only,
                             _Atomic uint64_t *counter) {
-  struct wsq_msg **pp = &c->out, *prev = NULL;
-  while (*pp) {
-    struct wsq_msg *o = *pp;
-    bool hit = (!coarse_only || o->coarse) &&
-               ((has_id && o->has_id && o->id == id) ||
-                (group && o->group && strcmp(group, o->group) == 0));
-    if (hit) {
-      *pp = o->next;
-      if (c->out_tail == o)
-        c->out_tail = prev;
-      c->out_n--;
-      c->out_bytes -= wsq_msg_size(o);
-      atomic_fetch_add(counter, 1);
-      wsq_msg_free(o);
-      continue;
-    }
-    prev = o;
-    pp = &o->next;
-  }
+  atomic_fetch_add(counter, wsq_out_remove(&c->q->mem, &c->out, has_id, id,
+                                           group, coarse_only));
 }
 
 /* Queues m for writing.  A final answer replaces the coarse one of the
- * same request if it still waits. */
+ * same request if it still waits; past the memory caps the oldest answers
+ * are dropped. */
 static void wsq_conn_push(struct wsq_conn *c, struct wsq_msg *m) {
-  m->next = NULL;
   if (m->has_id && !m->coarse)
     wsq_conn_remove(c, true, m->id, NULL, true, &c->q->superseded);
-  if (c->out_tail)
-    c->out_tail->next = m;
-  else
-    c->out = m;
-  c->out_tail = m;
-  c->out_n++;
-  c->out_bytes += wsq_msg_size(m);
+  wsq_out_push(&c->q->mem, &c->out, m);
   if (c->wsi)
     lws_callback_on_writable(c->wsi);
   wsq_conn_flow(c);
@@ -466,11 +462,6 @@ static void wsq_job_cancel(struct wsq *q, struct wsq_job *j) {
 }
 
 static void wsq_conn_free(struct wsq_conn *c) {
-  while (c->out) {
-    struct wsq_msg *m = c->out;
-    c->out = m->next;
-    wsq_msg_free(m);
-  }
   wsbin_names_free(c->names);
   sbuf_free(&c->rx);
   free(c);
@@ -531,6 +522,7 @@ void wsq_service(struct wsq *q) {
     if (terminal)
       wsq_job_end(c, j);
   }
+  wsq_mem_trim(&q->mem);
 }
 
 struct wsq_conn *wsq_conn_new(struct wsq *q, struct lws *wsi) {
@@ -538,23 +530,26 @@ struct wsq_conn *wsq_conn_new(struct wsq *q, struct lws *wsi) {
   c->q = q;
   c->wsi = wsi;
   c->names = wsbin_names_new();
+  wsq_out_open(&q->mem, &c->out, c);
   return c;
 }
 
-bool wsq_conn_pending(const struct wsq_conn *c) { return c && c->out; }
+bool wsq_conn_pending(const struct wsq_conn *c) { return c && c->out.head; }
+
+void wsq_conn_flushed(struct wsq_conn *c) {
+  if (c && c->out.inflight) {
+    wsq_out_written(&c->q->mem, &c->out, 0);
+    wsq_conn_flow(c);
+  }
+}
 
 int wsq_conn_write(struct wsq_conn *c) {
-  struct wsq_msg *m = c ? c->out : NULL;
+  struct wsq_msg *m = c ? wsq_out_pop(&c->q->mem, &c->out) : NULL;
   unsigned char *buf;
   size_t len;
   enum lws_write_protocol type;
   if (!m)
     return 0;
-  c->out = m->next;
-  if (!c->out)
-    c->out_tail = NULL;
-  c->out_n--;
-  c->out_bytes -= wsq_msg_size(m);
   if (m->bin) {
     buf = wsbin_write(m->bin, c->names, LWS_PRE, &len);
     type = LWS_WRITE_BINARY;
@@ -575,8 +570,9 @@ int wsq_conn_write(struct wsq_conn *c) {
   wsq_msg_free(m);
   if (n < (int)len)
     return -1;
+  wsq_out_written(&c->q->mem, &c->out, lws_partial_buffered(c->wsi) ? len : 0);
   wsq_conn_flow(c);
-  if (c->out)
+  if (c->out.head || c->out.inflight) /* the next turn: lws wrote it all */
     lws_callback_on_writable(c->wsi);
   return 0;
 }
@@ -584,20 +580,16 @@ int wsq_conn_write(struct wsq_conn *c) {
 void wsq_conn_close(struct wsq_conn *c) {
   if (!c)
     return;
+  struct wsq *q = c->q;
   c->wsi = NULL;
   for (struct wsq_job *j = c->jobs; j; j = j->cnext)
-    wsq_job_cancel(c->q, j);
-  while (c->out) {
-    struct wsq_msg *m = c->out;
-    c->out = m->next;
-    wsq_msg_free(m);
-  }
-  c->out_tail = NULL;
-  c->out_n = c->out_bytes = 0;
+    wsq_job_cancel(q, j);
+  wsq_out_close(&q->mem, &c->out);
   if (c->n_jobs == 0)
     wsq_conn_free(c);
   else
     wsq_conn_flow(c); /* unstalls it: its cancelled jobs end */
+  wsq_flow_all(q);
 }
 
 /* ------------------------------------------------------------------ */
@@ -637,7 +629,8 @@ static void wsq_on_stats(struct wsq_conn *c, uint32_t id) {
   int64_t n = atomic_load(&q->cancel_n);
   json_t *o = json_pack(
       "{s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-      "s:I, s:I, s:I, s:I, s:f, s:f, s:{s:I, s:I, s:I, s:b}}",
+      "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:{s:I, s:I, s:I, s:I, "
+      "s:b}}",
       "type", "stats", "id", (json_int_t)id, "workers", q->n_workers, "queued",
       (json_int_t)queued, "running", (json_int_t)running, "requests",
       (json_int_t)atomic_load(&q->requests), "answers",
@@ -651,12 +644,14 @@ static void wsq_on_stats(struct wsq_conn *c, uint32_t id) {
       (json_int_t)atomic_load(&q->superseded), "frames",
       (json_int_t)atomic_load(&q->frames), "bytes",
       (json_int_t)atomic_load(&q->bytes), "pauses",
-      (json_int_t)atomic_load(&q->pauses), "cancel_max_ms",
+      (json_int_t)atomic_load(&q->pauses), "dropped",
+      (json_int_t)q->mem.dropped, "waiting_bytes", (json_int_t)q->mem.total,
+      "waiting_cap", (json_int_t)q->mem.total_cap, "cancel_max_ms",
       (double)atomic_load(&q->cancel_max_ns) / 1e6, "cancel_mean_ms",
       n ? (double)atomic_load(&q->cancel_sum_ns) / (double)n / 1e6 : 0.0,
       "connection", "jobs", (json_int_t)c->n_jobs, "waiting",
-      (json_int_t)c->out_n, "waiting_bytes", (json_int_t)c->out_bytes, "paused",
-      c->paused);
+      (json_int_t)c->out.n, "waiting_bytes", (json_int_t)wsq_out_bytes(&c->out),
+      "waiting_cap", (json_int_t)q->mem.conn_cap, "paused", c->paused);
   char *t = json_dumps(o, JSON_COMPACT);
   json_decref(o);
   wsq_conn_push(c, wsq_msg_text(id, t));
@@ -743,6 +738,7 @@ int wsq_start(struct app *a, struct lws_context *ctx, struct wsq **out,
   struct wsq *q = xcalloc(1, sizeof *q);
   q->app = a;
   q->ctx = ctx;
+  wsq_mem_init(&q->mem, WSQ_MAX_QUEUED, WSQ_MAX_QUEUED_TOTAL);
   pthread_mutex_init(&q->mu, NULL);
   pthread_cond_init(&q->cv, NULL);
   for (int i = 0; i < WSQ_WORKERS; i++) {

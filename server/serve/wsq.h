@@ -19,6 +19,17 @@
  * reading it until it drains.  A final answer drops the coarse answer of
  * the same request if it still waits, and cancelling drops waiting answers.
  *
+ * Memory: the unread answers of a connection (what waits, and what
+ * libwebsockets holds of the last write) stay within WSQ_MAX_QUEUED, those
+ * of all connections within WSQ_MAX_QUEUED_TOTAL, each plus the one answer
+ * being queued: past either, the oldest unread answers are dropped first
+ * (a dropped final answer becomes a 503 "dropped" error, so the client
+ * knows).  While the total is over its cap, every connection with more
+ * than WSQ_MAX_QUEUED / 32 unread gets no more of its queries run.  When a
+ * connection that held many answers closes, the freed memory is given
+ * back to the system (malloc_trim).  The environment variables
+ * NEX_WSQ_CONN_BYTES and NEX_WSQ_TOTAL_BYTES replace the two caps (tests).
+ *
  * Ownership: the app and the lws context are borrowed and must outlive the
  * wsq.  A struct wsq_conn belongs to the wsq: it is freed after
  * wsq_conn_close(), once the last of its requests has ended.
@@ -38,6 +49,7 @@ struct wsq_conn;
 #define WSQ_WORKERS 3
 #define WSQ_MAX_JOBS 64
 #define WSQ_MAX_QUEUED (32u << 20)
+#define WSQ_MAX_QUEUED_TOTAL (256u << 20)
 /* A request message may not be longer. */
 #define WSQ_MAX_MESSAGE 65536
 /* Progressive windows: a first answer at px / WSQ_COARSE_DIV, for requests
@@ -69,6 +81,9 @@ int wsq_conn_receive(struct wsq_conn *c, const void *in, size_t len, bool last,
                      bool binary);
 /* Whether answers wait to be written. */
 bool wsq_conn_pending(const struct wsq_conn *c);
+/* A WRITEABLE turn came: libwebsockets has written what earlier writes
+ * left (call first in every LWS_CALLBACK_SERVER_WRITEABLE). */
+void wsq_conn_flushed(struct wsq_conn *c);
 /* Writes the next answer, if any (LWS_CALLBACK_SERVER_WRITEABLE), and asks
  * for WRITEABLE again if more wait.  Returns 0, or -1 if the write failed
  * (close the connection). */

@@ -64,6 +64,7 @@ const char *wsq_msg_arg(void *req, const char *key);
  * or nothing (a terminal post of a job without an answer). */
 struct wsq_msg {
   struct wsq_msg *next;
+  uint64_t seq;        /* order of queueing, over every connection */
   struct wsq_job *job; /* posts only */
   bool terminal;       /* posts only */
   bool has_id, coarse;

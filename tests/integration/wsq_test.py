@@ -16,6 +16,8 @@ import math
 import os
 import random
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -177,6 +179,109 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def check_memory_caps(prof, store, tmp, slices, t0, t1, frame_len):
+    """The memory caps of unread answers (server/serve/wsq_out.h), made
+    small through NEX_WSQ_CONN_BYTES and NEX_WSQ_TOTAL_BYTES: three clients
+    that do not read get their oldest answers dropped, each dropped final
+    answer becomes a 503 "dropped" error, the server's unread answers stay
+    within the total cap plus one answer, a reading client is served
+    meanwhile, and nothing is left once they close."""
+    conn_cap, total_cap = 3 * frame_len, 5 * frame_len
+    port = free_port()
+    env = dict(os.environ, NEX_WSQ_CONN_BYTES=str(conn_cap),
+               NEX_WSQ_TOTAL_BYTES=str(total_cap))
+    err = open(os.path.join(tmp, "server-caps.err"), "w")
+    server = subprocess.Popen([SERVER, "--dir", prof, "--db", store, "--port",
+                               str(port), "--web-root",
+                               os.path.join(SRC, "web"), "--no-watch"],
+                              stdout=err, stderr=err, env=env)
+    try:
+        if not check(wait_ready(port, server) == "ready",
+                     "a server with small memory caps is ready"):
+            return
+        watch = Conn(port)
+        st = watch.stats(1)
+        check(st["waiting_cap"] == total_cap and
+              st["connection"]["waiting_cap"] == conn_cap,
+              "the caps come from the environment", st)
+        n = 8
+        hogs = []
+        for k in range(3):
+            h = WsqClient(port)
+            h.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            for i in range(n):
+                h.send({"type": "slices", "id": i, "tracks": slices,
+                        "start": t0, "end": t1, "px": 10000,
+                        "progressive": False})
+            hogs.append(h)
+        rid, most, end = 2, 0, time.time() + 40
+        while time.time() < end:  # until every hog is stalled: none runs
+            st = watch.stats(rid)
+            rid += 1
+            most = max(most, st["waiting_bytes"])
+            if st["running"] == 0 and st["dropped"] > 0:
+                break
+        note("the clients that do not read were stalled after %.1f s" %
+             (time.time() - end + 40))
+        check(most <= total_cap + frame_len, "unread answers of every "
+              "connection stay within the total cap plus one answer "
+              "(%d <= %d + %d)" % (most, total_cap, frame_len), st)
+        watch.send({"type": "slices", "id": 100, "tracks": slices,
+                    "start": t0, "end": t1, "px": 1000})
+        fin = [m for _, m in watch.until_final(100) if m.get("final")]
+        check(len(fin) == 1, "meanwhile a reading client is answered")
+        outcomes = [{} for _ in hogs]
+
+        def read_all(h, outcome):  # frames: id and flags only
+            h.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+            try:
+                while len(outcome) < n:
+                    op, data = h.recv_raw()
+                    if op == 0x2 and data[9] & 1:
+                        i = struct.unpack_from("<I", data, 4)[0]
+                        outcome.setdefault(i, []).append("answer")
+                    elif op == 0x1:
+                        m = json.loads(data)
+                        if m.get("status") == 503 and \
+                                m["data"].get("error") == "dropped":
+                            outcome.setdefault(m["id"], []).append("dropped")
+            except (OSError, EOFError) as ex:
+                outcome["error"] = [repr(ex)]
+
+        # they all read at once: one left waiting unread for a minute
+        # would be closed (pings it cannot answer)
+        readers = [threading.Thread(target=read_all, args=(h, o))
+                   for h, o in zip(hogs, outcomes)]
+        for t in readers:
+            t.start()
+        t_read = time.time()
+        for t in readers:
+            t.join(120)
+        note("they read everything in %.1f s" % (time.time() - t_read))
+        dropped, bad = 0, []
+        for k, outcome in enumerate(outcomes):
+            kinds = [outcome.get(i, []) for i in range(n)]
+            gone = [i for i in range(n) if kinds[i] == ["dropped"]]
+            dropped += len(gone)
+            if "error" in outcome or any(len(x) != 1 for x in kinds):
+                bad.append("client %d: %r" % (k, outcome))
+        st = watch.stats(rid)
+        check(not bad and dropped == st["dropped"] and dropped > 0,
+              "each request of the clients that did not read has one "
+              "outcome, its answer or a 503 dropped error (%d dropped)" %
+              dropped, "\n".join(bad) or st)
+        for h in hogs:
+            h.close()
+        st = watch.wait_idle(rid + 1)
+        check(st["waiting_bytes"] == st["connection"]["waiting_bytes"],
+              "once they closed, only the reading client's answers are "
+              "counted", st)
+        watch.close()
+    finally:
+        server.kill()
+        server.wait()
 
 
 def run(tmp):
@@ -479,6 +584,16 @@ def run(tmp):
           "%d concurrent clients: every answer has its id and the REST rows"
           % n_clients, "\n".join(errors[:10]))
 
+    # the size of the answer the clients that stop reading ask for
+    c = WsqClient(port)
+    c.send({"type": "slices", "id": 1, "tracks": slices, "start": t0,
+            "end": t1, "px": 10000, "progressive": False})
+    op, data = c.recv_raw()
+    while op != 0x2:
+        op, data = c.recv_raw()
+    frame_len = len(data)
+    c.close()
+
     # -- a client that stops reading -----------------------------------
     watch = Conn(port)
     r0 = watch.stats(8000)["requests"]
@@ -528,6 +643,8 @@ def run(tmp):
     check(st["queued"] == 0 and server.poll() is None,
           "after it closes: its work is dropped, the server runs", st)
     watch.close()
+    check_memory_caps(prof, os.path.join(tmp, "store.db"), tmp, slices, t0,
+                      t1, frame_len)
     return server
 
 
