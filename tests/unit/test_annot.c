@@ -23,6 +23,7 @@
 #include "annot.h"
 #include "query_annot.h"
 #include "store.h"
+#include "teststore.h"
 
 /* "/tmp/nex-test-annot-<pid>-<name>", removed first (malloc'd). */
 static char *test_path(const char *name) {
@@ -222,20 +223,8 @@ static void build_store(const char *path, int before, int load_lane) {
   char *cause = NULL;
   unlink(path);
   assert_int_equal(store_writer_open(path, &w, &cause), 0);
-  struct store_track t = {.kind = "slices",
-                          .domain = "system",
-                          .source = "neuron_rt",
-                          .instance_id = "i-1",
-                          .pid = 9,
-                          .has_pid = 1,
-                          .tid = 11,
-                          .has_tid = 1,
-                          .nc_idx = 0,
-                          .pcore_idx = -1,
-                          .worker_gid = -1,
-                          .stream_id = -1,
-                          .device_idx = -1,
-                          .hbm_idx = -1};
+  struct store_track t = teststore_track("slices", "neuron_rt");
+  t.pid = 9;
   if (before)
     store_writer_track(w, &t);
   t.pid = 10;
