@@ -16,6 +16,7 @@
  * packet it takes.
  */
 #include "fmt_perfetto_priv.h"
+#include "fmt_pb.h"
 #include "arena.h"
 
 #include <stdlib.h>
@@ -169,26 +170,6 @@ static int fmt_perfetto_wire_type(ProtobufCType t) {
   }
 }
 
-/* The size of one element of a repeated field of type t. */
-static size_t fmt_perfetto_wire_size(ProtobufCType t) {
-  switch (t) {
-  case PROTOBUF_C_TYPE_SINT64:
-  case PROTOBUF_C_TYPE_INT64:
-  case PROTOBUF_C_TYPE_UINT64:
-  case PROTOBUF_C_TYPE_SFIXED64:
-  case PROTOBUF_C_TYPE_FIXED64:
-  case PROTOBUF_C_TYPE_DOUBLE:
-    return 8;
-  case PROTOBUF_C_TYPE_STRING:
-  case PROTOBUF_C_TYPE_MESSAGE:
-    return sizeof(void *);
-  case PROTOBUF_C_TYPE_BYTES:
-    return sizeof(ProtobufCBinaryData);
-  default:
-    return 4; /* 32-bit types, enums and protobuf_c_boolean */
-  }
-}
-
 /* A little-endian fixed-size value of n (4 or 8) bytes. */
 static inline uint64_t fmt_perfetto_wire_fixed(const uint8_t *v, size_t n) {
   uint64_t x = 0;
@@ -288,7 +269,7 @@ fmt_perfetto_wire_append(struct fmt_perfetto_wire *w,
                          const struct fmt_perfetto_wire_fd *f, char *m) {
   size_t *n = (size_t *)(m + f->qoff);
   void **arr = (void **)(m + f->offset);
-  size_t sz = fmt_perfetto_wire_size((ProtobufCType)f->type);
+  size_t sz = fmt_pb_elem_size((ProtobufCType)f->type);
   if (*n == 0 || (*n >= 4 && !(*n & (*n - 1)))) {
     void *grown = arena_alloc(w->a, sz * (*n ? 2 * *n : 4));
     if (*n)

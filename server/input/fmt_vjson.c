@@ -8,6 +8,7 @@
  * message lives in an arena (arena.h).
  */
 #include "fmt_vjson.h"
+#include "fmt_pb.h"
 #include "arena.h"
 #include "jtok.h"
 #include "jval.h"
@@ -290,22 +291,6 @@ static int vj_scalar(struct vj *r, const ProtobufCFieldDescriptor *f,
   }
 }
 
-static size_t elem_size(const ProtobufCFieldDescriptor *f) {
-  switch (f->type) {
-  case PROTOBUF_C_TYPE_INT64:
-  case PROTOBUF_C_TYPE_SINT64:
-  case PROTOBUF_C_TYPE_SFIXED64:
-  case PROTOBUF_C_TYPE_UINT64:
-  case PROTOBUF_C_TYPE_FIXED64:
-  case PROTOBUF_C_TYPE_DOUBLE:
-    return 8;
-  case PROTOBUF_C_TYPE_STRING:
-    return sizeof(char *);
-  default:
-    return 4;
-  }
-}
-
 /* Appends one element of a repeated field to r->rep. */
 static int vj_push(struct vj *r, const ProtobufCFieldDescriptor *f,
                    const struct jtok_span *v) {
@@ -350,7 +335,7 @@ static int vj_repeated(struct vj *r, const ProtobufCFieldDescriptor *f,
   } else if (vj_push(r, f, v)) {
     return -1;
   }
-  size_t es = elem_size(f);
+  size_t es = fmt_pb_elem_size(f->type);
   char *arr = arena_alloc(&r->arena, r->nrep * es + 1);
   for (size_t i = 0; i < r->nrep; i++)
     memcpy(arr + i * es, &r->rep[i], es);

@@ -35,26 +35,6 @@ static const struct {
     [FUZZ_FMT_PB_NTFF] = {FMT_PB_MAGIC_NTFF, &nex__ntff_record__descriptor},
 };
 
-/* Bytes of one element of a field of type t in a repeated array. */
-static size_t fuzz_fmt_pb_elt_size(ProtobufCType t) {
-  switch (t) {
-  case PROTOBUF_C_TYPE_INT64:
-  case PROTOBUF_C_TYPE_SINT64:
-  case PROTOBUF_C_TYPE_SFIXED64:
-  case PROTOBUF_C_TYPE_UINT64:
-  case PROTOBUF_C_TYPE_FIXED64:
-  case PROTOBUF_C_TYPE_DOUBLE:
-    return 8;
-  case PROTOBUF_C_TYPE_STRING:
-  case PROTOBUF_C_TYPE_MESSAGE:
-    return sizeof(void *);
-  case PROTOBUF_C_TYPE_BYTES:
-    return sizeof(ProtobufCBinaryData);
-  default:
-    return 4;
-  }
-}
-
 static void fuzz_fmt_pb_walk(const ProtobufCMessage *m);
 
 /* Reads the value of type t at p, following pointers. */
@@ -75,7 +55,7 @@ static void fuzz_fmt_pb_value(ProtobufCType t, const void *p) {
       sink = b->data[i];
   } else {
     const uint8_t *b = p;
-    for (size_t i = 0; i < fuzz_fmt_pb_elt_size(t); i++)
+    for (size_t i = 0; i < fmt_pb_elem_size(t); i++)
       sink = b[i];
   }
   (void)sink;
@@ -101,7 +81,7 @@ static void fuzz_fmt_pb_walk(const ProtobufCMessage *m) {
       if (n && !arr)
         abort();
       for (size_t k = 0; k < n; k++)
-        fuzz_fmt_pb_value(f->type, arr + k * fuzz_fmt_pb_elt_size(f->type));
+        fuzz_fmt_pb_value(f->type, arr + k * fmt_pb_elem_size(f->type));
     } else {
       fuzz_fmt_pb_value(f->type, base + f->offset);
     }
