@@ -43,6 +43,17 @@ static void synth_pftrace_out_put(struct synth_pftrace_out *o,
   fwrite(o->buf, 1, (size_t)(q - o->buf), o->f);
 }
 
+/* Appends a packet at ts holding track event te. */
+static void synth_pftrace_out_event(struct synth_pftrace_out *o, int64_t ts,
+                                    Perfetto__Protos__TrackEvent *te) {
+  Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+  pk.has_timestamp = 1;
+  pk.timestamp = (uint64_t)ts;
+  pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+  pk.track_event = te;
+  synth_pftrace_out_put(o, &pk);
+}
+
 static void synth_pftrace_out_descriptor(struct synth_pftrace_out *o,
                                          Perfetto__Protos__TrackDescriptor *d) {
   Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -134,12 +145,7 @@ void synth_pftrace_out_counter(struct synth_pftrace_out *o, const char *name,
   te.counter_value_field_case =
       PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE;
   te.double_counter_value = v;
-  Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-  pk.has_timestamp = 1;
-  pk.timestamp = (uint64_t)ts;
-  pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
-  pk.track_event = &te;
-  synth_pftrace_out_put(o, &pk);
+  synth_pftrace_out_event(o, ts, &te);
 }
 
 /* A slice (begin and end) or, with instant, an instant on track uuid. */
@@ -158,21 +164,14 @@ void synth_pftrace_out_slice(struct synth_pftrace_out *o, uint64_t uuid,
   te.debug_annotations = a->p;
   te.n_flow_ids = nflows;
   te.flow_ids = (uint64_t *)(uintptr_t)flows;
-  Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-  pk.has_timestamp = 1;
-  pk.timestamp = (uint64_t)ts;
-  pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
-  pk.track_event = &te;
-  synth_pftrace_out_put(o, &pk);
+  synth_pftrace_out_event(o, ts, &te);
   if (instant)
     return;
   Perfetto__Protos__TrackEvent end = PERFETTO__PROTOS__TRACK_EVENT__INIT;
   end.has_type = end.has_track_uuid = 1;
   end.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
   end.track_uuid = uuid;
-  pk.timestamp = (uint64_t)(ts + dur);
-  pk.track_event = &end;
-  synth_pftrace_out_put(o, &pk);
+  synth_pftrace_out_event(o, ts + dur, &end);
 }
 
 /* ---------------------------------------------------------------- args */
