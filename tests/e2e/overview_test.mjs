@@ -153,6 +153,57 @@ test('merged rows: a bar as high as the busy fraction (25% sparse, 80% dense), n
   await page.screenshot({ path: path.join(OUT, 'overview-busy.png') });
 });
 
+/**
+ * The merged run of lane 0 of track 1 around rel time t as the page builds
+ * it from its tiles of resolution r (1024 px each, from the API): the rows
+ * of count > 1 (a row reaching in from the tile before is that tile's), joined while
+ * closer than half a pixel.  Returns {count, busy} (busy: the LOD column).
+ */
+async function lodRun(r, t) {
+  const span = r * 1024, rows = [];
+  for (let k = 0; k * span <= END; k++) {
+    const a = await api(`slices?tracks=1&start=${k * span}&end=${(k + 1) * span}&px=1024`);
+    const l = a.tracks[0]?.lanes.find((x) => x.lane === 0);
+    if (!l) continue;
+    l.ts.forEach((t0, i) => {
+      const ts = Number(a.base) + t0;
+      if (ts >= k * span) rows.push({ ts, end: ts + l.dur[i], count: l.count[i], busy: l.busy[i], name: a.names[l.name[i]] });
+    });
+  }
+  rows.sort((a, b) => a.ts - b.ts);
+  let run = null;
+  for (const x of rows) {
+    if (run && x.count > 1 && x.name === run.name && x.ts <= run.end + r / 2) { run.end = Math.max(run.end, x.end); run.count += x.count; run.busy += x.busy; continue; }
+    if (run && run.ts <= t && t < run.end) break;
+    run = { ...x };
+  }
+  return run;
+}
+
+test('a merged box\'s tooltip: count and busy time from the LOD rows it was drawn from, no extra request', async () => {
+  await page.evaluate(() => window.nexTest.dispatch({ type: 'fit' }));
+  await idle();
+  const g = await geometry();
+  const st = await page.evaluate(() => window.nexTest.state());
+  const run = await lodRun(st.resolution, 40e6);
+  eq([run.count, run.busy], [20016, 20016 * US], 'the sparse run: 20,016 events of 1 us (16 dense ones in its last bucket)');
+  const p = await page.evaluate(() => window.nexTest.locate('1:0:0'));
+  const asked = [];
+  const onReq = (r) => { if (/range-summary/.test(r.url())) asked.push(r.url()); };
+  page.on('request', onReq);
+  await page.mouse.move(g.left + xOf(g, 40e6), p.y);
+  await page.waitForFunction(() => !document.getElementById('tooltip').hidden && /sparse and others/.test(document.getElementById('tooltip').textContent));
+  const rows = await page.$$eval('#tooltip tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
+  page.off('request', onReq);
+  await page.mouse.move(g.left + 2, g.top + 2);
+  eq(rows.Events, '20,016', 'the tooltip\'s count');
+  const busy = /^([\d.]+) ms \(([\d.]+)% of the span\)$/.exec(rows.Busy);
+  assert(busy, `the busy time, then its share of the span: ${rows.Busy}`);
+  eq(busy[1], '20.016', 'the busy time is the LOD rows\' sum: 20,016 us');
+  assert(Math.abs(Number(busy[2]) - 25) < 0.5, `about 25% of the span: ${busy[2]}`);
+  eq(asked, [], 'no /range-summary request on hover');
+});
+
 test('a collapsed group draws its busiest lane\'s busy fraction per pixel', async () => {
   await page.evaluate((p) => window.nexTest.dispatch({ type: 'collapse', path: p, value: true }), GROUP);
   const g = await geometry();

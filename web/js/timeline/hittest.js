@@ -67,29 +67,34 @@ export function counterAt(t, entries, time, nspp) {
 }
 
 /**
- * The whole merged run a merged row belongs to, as drawn: the merged rows
- * of the lane (from every tile) that touch it, closer than half a pixel.
- * Returns {ts, dur, count}.
+ * The whole merged box a merged row belongs to, as render.js draws it: the
+ * rows of the lane (from every tile) in time order, joined while they are
+ * merged rows of the hit's colour closer than half a pixel.  Returns {ts,
+ * dur, count, busy}: busy is the sum of the rows' LOD busy column (ns their
+ * events cover), the data the box was drawn from.
  */
 function mergedRun(entries, lane, hit, nspp) {
   const rows = [];
   for (let j = 0; j < entries.length; j++) {
     const Ld = entries[j].lanes[lane], from = repeatsBefore(entries, j);
     if (!Ld) continue;
-    for (let i = 0; i < Ld.ts.length; i++) if (Ld.count[i] > 1 && Ld.ts[i] >= from) rows.push([Ld.ts[i], Ld.ts[i] + Ld.dur[i], Ld.count[i]]);
+    for (let i = 0; i < Ld.ts.length; i++) {
+      if (Ld.ts[i] >= from) rows.push([Ld.ts[i], Ld.ts[i] + Math.max(Ld.dur[i], nspp), Ld.count[i], Ld.busy[i], Ld.count[i] > 1 && Ld.col[i] === hit.col]);
+    }
   }
   rows.sort((a, b) => a[0] - b[0]);
   let run = null;
-  for (const [s, e, n] of rows) {
-    if (run && s <= run.end + nspp / 2) {
+  for (const [s, e, n, b, same] of rows) {
+    if (run && same && s <= run.end + nspp / 2) {
       if (e > run.end) run.end = e;
       run.count += n;
+      run.busy += b;
       continue;
     }
     if (run && run.start <= hit.ts && hit.ts < run.end) break;
-    run = { start: s, end: e, count: n };
+    run = same ? { start: s, end: e, count: n, busy: b } : null;
   }
-  return run && run.start <= hit.ts && hit.ts <= run.end ? { ts: run.start, dur: run.end - run.start, count: run.count } : {};
+  return run && run.start <= hit.ts && hit.ts <= run.end ? { ts: run.start, dur: run.end - run.start, count: run.count, busy: run.busy } : {};
 }
 
 /** The slice or counter sample under canvas (x, y), or null.  absOf(rel) gives the absolute ns string. */
@@ -124,7 +129,7 @@ export function hitTest(s, L, tiles, x, y, absOf) {
         const d = time < st ? st - time : time > en ? time - en : 0;
         if (d < bestD || (d === bestD && best && Ld.dur[i] < best.dur)) {
           bestD = d;
-          best = { kind: 'slice', base: String(b.id), lane: laneIdx, ts: st, dur: Ld.dur[i], name: tiles.names.get(Ld.name[i]) ?? '', grp: Ld.grp[i] ? tiles.names.get(Ld.grp[i]) : '', count: Ld.count[i], prec: Ld.count[i] > 1 ? nspp : 1, track: t, source: b.source || t.source, baseInfo: b };
+          best = { kind: 'slice', base: String(b.id), lane: laneIdx, ts: st, dur: Ld.dur[i], name: tiles.names.get(Ld.name[i]) ?? '', grp: Ld.grp[i] ? tiles.names.get(Ld.grp[i]) : '', count: Ld.count[i], busy: Ld.busy[i], col: Ld.col[i], prec: Ld.count[i] > 1 ? nspp : 1, track: t, source: b.source || t.source, baseInfo: b };
         }
       }
     }

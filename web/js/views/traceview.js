@@ -208,15 +208,7 @@ export class TraceView {
     clearTimeout(this.tipTimer);
     if (!h) { hideTip(); return; }
     if (h.kind === 'counter') { showTip(this.counterTip(h), x, y); return; }
-    if (h.count > 1) {
-      const draw = (busy) => showTip(this.mergedTip(h, busy), x, y);
-      draw(null);
-      this.tipTimer = setTimeout(() => {
-        get('range-summary', { tracks: h.base, start: this.vp.abs(h.ts), end: this.vp.abs(Math.ceil(h.ts + h.dur)) }, { quiet: true })
-          .then((r) => { if (this.tl.hover?.key === h.key) draw(r.rows || []); }, () => {});
-      }, 120);
-      return;
-    }
+    if (h.count > 1) { showTip(this.mergedTip(h), x, y); return; }
     const draw = (ev) => showTip(this.sliceTip(h, ev), x, y);
     draw(null);
     if (h.count === 1) {
@@ -228,21 +220,16 @@ export class TraceView {
 
   /**
    * A merged box: how many events, the span it covers, and how busy the
-   * track is in that span (rows: the /range-summary of the span, null while
-   * it loads).
+   * track is in that span, all from the LOD rows the box was drawn from
+   * (h: hitTest's merged run; its busy is the sum of their busy column).
    */
-  mergedTip(h, rows) {
-    let busy = 'loading…';
-    if (rows) {
-      const total = rows.reduce((s, r) => s + Number(r.total_ns), 0), n = rows.reduce((s, r) => s + Number(r.count), 0);
-      busy = `${fmtDur(total)} (${fmtPct((100 * Math.min(total, h.dur)) / Math.max(h.dur, 1))} of the span, ${fmtInt(n)} events on the track)`;
-    }
+  mergedTip(h) {
     return tipHtml(`${h.name} and others`, [
       ['Row', h.track.name],
       ['Events', fmtInt(h.count)],
       ['Span', `${this.timeText(h.ts, h.prec)} – ${this.timeText(h.ts + h.dur, h.prec)}`],
       ['Span length', fmtDur(h.dur, h.prec)],
-      ['Busy', busy],
+      ['Busy', `${fmtDur(h.busy)} (${fmtPct((100 * Math.min(h.busy, h.dur)) / Math.max(h.dur, 1))} of the span)`],
     ], `${fmtInt(h.count)} events merged at this zoom — click to zoom in`);
   }
 
