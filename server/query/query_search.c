@@ -191,9 +191,12 @@ static int query_search_term(struct query_terms *t, char *w,
       sbuf_adds(&path, "$.");
       sbuf_add_json_str(&path, w, k);
       q->path = path.s;
+      /* args that are not JSON (a capture attribute flagged as a number
+       * whose text JSON does not take) have no attributes to match */
       sbuf_printf(&t->slice,
-                  " AND CAST(json_extract(args, ?%d) AS TEXT) = ?%d", p,
-                  p + 1);
+                  " AND CAST(CASE WHEN json_valid(args) THEN "
+                  "json_extract(args, ?%d) END AS TEXT) = ?%d",
+                  p, p + 1);
     }
   } else {
     q->kind = QT_WORD;
