@@ -2,7 +2,8 @@
 // device_test.mjs -- browser test of the Device Trace Viewer: instruction
 // dependency arrows (of the selected instruction and of every visible one,
 // read from the page's drawn-arrow list), the clickable dependency list,
-// HFU beside MFU, counters under human names.  A real headless Chromium
+// HFU beside MFU, counters under human names, flags, notes and named areas
+// of the device timeline.  A real headless Chromium
 // (playwright-core) against the real server on a profile made by
 // neuron-explorer-synth; every expectation comes from the API.  Prints TAP;
 // skips like ui_test.mjs without playwright-core or Chromium
@@ -11,7 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { harness, assert, eq, idle as idleOf, BUILD, OUT } from './harness.mjs';
+import { harness, assert, eq, waitFor, idle as idleOf, BUILD, OUT } from './harness.mjs';
 
 const SYNTH = path.join(BUILD, 'tools/neuron-explorer-synth');
 const h = harness('nex-e2e-device-');
@@ -149,6 +150,66 @@ test('device counters have human names and units; the store name is in the toolt
   eq(tip['Store name'], 'sbuf_usage', 'the name SQL and the API use');
   assert((await page.textContent('#tooltip')).includes('State Buffer Usage'), 'the tooltip title');
   await page.fill('.tl-filter', '');
+});
+
+test('flags, notes and named areas on the device timeline: kept on this device profile, drawn here only', async () => {
+  const list = async () => (await api('annotations')).annotations;
+  const scopeOf = (a) => a.track_path.split('/')[13]; // the device profile part of the track path
+  eq(await list(), [], 'no annotations at first');
+  const ts = keyTs(pick.key), pad = 20000n;
+  await open({ v: 'device', dp: dp.id, s: String(ts - pad), e: String(ts + pad) });
+  const box = await page.$eval('.tl-canvas', (el) => { const r = el.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width, h: r.height }; });
+  const st = await page.evaluate(() => window.nexTest.state());
+  const nspp = (st.window.end - st.window.start) / (st.width - st.labelW - 12);
+  // A click on the time axis: a flag at that device time.
+  const x = box.x + st.labelW + Math.round((box.w - st.labelW) * 0.3);
+  const t = await page.evaluate((px) => window.nexTest.timeAt(px), x);
+  await page.mouse.click(x, box.y + 20);
+  await page.waitForFunction(() => window.nexTest.annotations().length === 1);
+  const [flag] = await list();
+  eq([flag.kind, scopeOf(flag)], ['flag', dp.id], 'a flag on this device profile');
+  const rel = Number(BigInt(flag.ts) - BigInt(st.window.s)) + st.window.start;
+  assert(Math.abs(rel - t) <= nspp, `the flag at ${rel}, clicked at ${t}`);
+  // "Add note" in the details of an instruction.
+  await page.evaluate((k) => window.nexApp.view.tv.selectKey(k, false), pick.key);
+  await page.waitForSelector('.drawer button.add-note');
+  await page.click('.drawer button.add-note');
+  await waitFor('the note', async () => (await list()).some((a) => a.kind === 'note'));
+  const note = (await list()).find((a) => a.kind === 'note');
+  eq([note.event, note.ts, scopeOf(note)], [pick.key, String(ts), dp.id], 'the note is on the instruction');
+  // Shift+drag, then "Name this area".
+  const st2 = await page.evaluate(() => window.nexTest.state());
+  await page.keyboard.down('Shift');
+  await page.mouse.move(box.x + st2.labelW + 150, box.y + 60);
+  await page.mouse.down();
+  await page.mouse.move(box.x + st2.labelW + 400, box.y + 140, { steps: 5 });
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  await page.waitForSelector('.drawer .name-area:not([hidden])');
+  await page.click('.drawer .name-area');
+  await waitFor('the area', async () => (await list()).some((a) => a.kind === 'area'));
+  const area = (await list()).find((a) => a.kind === 'area');
+  eq(scopeOf(area), dp.id, 'the area is on this device profile');
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => window.nexTest.annotations().length === 3);
+  eq((await page.evaluate(() => window.nexTest.annotations())).map((a) => a.kind).sort(), ['area', 'flag', 'note'], 'all three drawn on the device timeline');
+  await page.screenshot({ path: path.join(OUT, 'device-annotations.png') });
+  // The System Trace's clock is another: it draws none of them.
+  await page.click('#back');
+  await page.waitForFunction(() => window.nexTest.view() === 'timeline');
+  await idle();
+  eq(await page.evaluate(() => window.nexTest.annotations()), [], 'the system timeline draws none');
+  // The side panel lists them; jumping to the flag opens its device profile.
+  await page.waitForSelector(`#annot-panel li[data-id="${flag.id}"]`, { state: 'attached' });
+  if (await page.$eval('#annot-panel', (el) => el.hidden)) await page.click('#annot-toggle');
+  assert((await page.textContent(`li[data-id="${flag.id}"] .annot-jump`)).startsWith(`Device profile ${dp.id}`), 'the panel names the device profile');
+  await page.click(`li[data-id="${flag.id}"] .annot-jump`);
+  await page.waitForFunction(() => window.nexTest.view() === 'device');
+  await idle();
+  await page.waitForFunction(() => window.nexTest.annotations().length === 3);
+  const w = (await page.evaluate(() => window.nexTest.state())).window;
+  assert(BigInt(w.s) < BigInt(flag.ts) && BigInt(flag.ts) < BigInt(w.e), `the flag in the window [${w.s}, ${w.e})`);
+  for (const a of await list()) await fetch(`http://127.0.0.1:${h.port()}/api/v1/annotations/${a.id}`, { method: 'DELETE', headers: { 'Content-Type': 'application/json' } });
 });
 
 test('no script errors on the page', async () => {

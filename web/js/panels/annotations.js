@@ -1,12 +1,14 @@
 // annotations.js -- flags, notes on events and named areas: the side panel
-// that lists them (jump to, edit, delete), what the System Trace draws of
-// them, the link to an event, and their copy in the URL hash (so a link
-// opens the same view with the same annotations).  The server keeps them in
-// a file beside the store (/api/v1/annotations, doc/api.md); times are
-// absolute ns strings there and rel ns on the timeline.
+// that lists them (jump to, edit, delete), what the System Trace and the
+// Device Trace draw of them, the link to an event, and their copy in the URL
+// hash (so a link opens the same view with the same annotations).  The
+// server keeps them in a file beside the store (/api/v1/annotations,
+// doc/api.md); times are absolute ns strings there and rel ns on the
+// timeline.  An annotation belongs to the system timeline or to one device
+// profile (whose clock is its own): the device profile of its track.
 
 import { get, send } from '../api.js';
-import { esc } from '../format.js';
+import { esc, fmtTime } from '../format.js';
 import { ANNOT_COLORS } from '../timeline/annotdraw.js';
 import { banner } from './status.js';
 
@@ -26,6 +28,16 @@ function fromB64(s) {
 
 /** What makes two annotations the same one (a shared link read twice adds nothing). */
 const sameKey = (kind, ts, end, text) => `${kind}|${ts}|${end}|${text || ''}`;
+/**
+ * The device profile id annotation `a` belongs to, from its track path
+ * (domain and device profile are its 2nd and 14th parts); '' for the
+ * system timeline.
+ */
+export function annotScope(a) {
+  const p = (a.track_path || '').split('/');
+  return p[1] === 'device' ? p[13] || '' : '';
+}
+
 const byTime = (a, b) => (BigInt(a.ts) < BigInt(b.ts) ? -1 : BigInt(a.ts) > BigInt(b.ts) ? 1 : Number(a.id) - Number(b.id));
 
 export class Annotations {
@@ -34,6 +46,8 @@ export class Annotations {
     this.app = app;
     this.list = [];
     this.tv = null;
+    this.scope = ''; // '' (system) or the device profile id of the view attached
+    this.scopeTrack = null; // a track of that device profile: what its flags and areas are kept on
     this.el = document.getElementById('annot-panel');
     this.button = document.getElementById('annot-toggle');
     this.el.innerHTML = `<div class="annot-head"><b>Annotations</b> <span class="dim annot-count"></span><span class="spacer"></span>
@@ -57,9 +71,16 @@ export class Annotations {
     this.changed(false);
   }
 
-  /** The System Trace's view (TraceView) draws them; detach() when it goes. */
-  attach(tv) { this.tv = tv; this.changed(false); }
-  detach(tv) { if (this.tv === tv) this.tv = null; }
+  /**
+   * The view (TraceView) that draws them: the System Trace's (scope '') or
+   * the Device Trace's of device profile `scope`, whose flags and areas are
+   * kept on its base track `track`; detach() when it goes.
+   */
+  attach(tv, scope = '', track = null) { this.tv = tv; this.scope = scope; this.scopeTrack = track; this.changed(false); }
+  detach(tv) { if (this.tv === tv) { this.tv = null; this.scope = ''; this.scopeTrack = null; } }
+
+  /** Whether `a` is on the timeline of the view attached. */
+  here(a) { return !!this.tv && annotScope(a) === this.scope; }
 
   changed(save = true) {
     this.draw();
@@ -70,18 +91,24 @@ export class Annotations {
   draw() {
     const tv = this.tv;
     if (!tv) return;
-    tv.tl.setAnnotations(this.list.map((a) => {
+    tv.tl.setAnnotations(this.list.filter((a) => this.here(a)).map((a) => {
       const k = /^(\d+):(\d+):\d+$/.exec(a.event || '');
       return { id: a.id, kind: a.kind, ts: tv.relOf(a.ts), end: tv.relOf(a.end), text: a.text || '', color: a.color, base: k ? k[1] : null, lane: k ? Number(k[2]) : 0 };
     }));
   }
 
-  /** The time of `a` as shown (from the origin the timeline counts from). */
+  /**
+   * The time of `a` as shown: from the origin its timeline counts from
+   * when the view shows it; else from the profile start (system) or as
+   * device time, naming its device profile.
+   */
   timeOf(a) {
-    const tv = this.tv;
-    if (!tv) return `${a.ts} ns`;
-    const t = tv.timeText(tv.relOf(a.ts));
-    return a.kind === 'area' ? `${t} – ${tv.timeText(tv.relOf(a.end))}` : t;
+    const tv = this.tv, dp = annotScope(a);
+    let at = (abs) => fmtTime(BigInt(abs) - BigInt(this.app.profile?.start ?? 0));
+    let where = '';
+    if (this.here(a)) at = (abs) => tv.timeText(tv.relOf(abs));
+    else if (dp) { at = (abs) => fmtTime(BigInt(abs)); where = `Device profile ${dp} · `; }
+    return where + (a.kind === 'area' ? `${at(a.ts)} – ${at(a.end)}` : at(a.ts));
   }
 
   render() {
@@ -118,7 +145,9 @@ export class Annotations {
 
   // ---------------------------------------------------------- changes
 
+  /** Keeps a new annotation (body: POST fields); on a device profile's view, on its track. */
   async add(body) {
+    if (this.scope && !body.event) body = { ...body, track: this.scopeTrack };
     let a;
     try { a = await send('POST', 'annotations', body); } catch { return null; } // the error banner says why
     this.list.push(a);
@@ -145,7 +174,7 @@ export class Annotations {
   /** A single click on the time axis ({t, tol} rel ns): a new flag, or the flag already there. */
   flagAt(click) {
     const tv = this.tv;
-    const near = this.list.find((a) => a.kind === 'flag' && Math.abs(tv.relOf(a.ts) - click.t) <= click.tol);
+    const near = this.list.find((a) => a.kind === 'flag' && this.here(a) && Math.abs(tv.relOf(a.ts) - click.t) <= click.tol);
     if (near) { this.show(true); this.focus(near.id); return null; }
     return this.add({ kind: 'flag', ts: tv.vp.abs(Math.round(click.t)), text: `Flag ${this.list.filter((a) => a.kind === 'flag').length + 1}` });
   }
@@ -159,20 +188,27 @@ export class Annotations {
     return this.add({ kind: 'area', ts: vp.abs(Math.floor(Math.min(area.start, area.end))), end: vp.abs(Math.ceil(Math.max(area.start, area.end))), text: `Area ${this.list.filter((a) => a.kind === 'area').length + 1}` });
   }
 
-  /** Brings `a` into view: a note selects its event; a flag is centred; an area fills the window. */
+  /**
+   * Brings `a` into view, opening its timeline (system or device) if the
+   * page shows another: a note selects its event; a flag is centred; an
+   * area fills the window.
+   */
   jump(a) {
-    if (a.kind === 'note' && a.event) { this.app.goEvent(a.event); return; }
+    const here = this.here(a), dp = annotScope(a);
+    if (here && a.kind === 'note' && a.event) { this.tv.selectKey(a.event, true); this.app.saveState(); return; }
+    if (!dp && a.kind === 'note' && a.event) { this.app.goEvent(a.event); return; }
     const p = this.app.profile, ts = BigInt(a.ts), end = BigInt(a.end);
-    const pad = a.kind === 'area' ? (end - ts) / 20n + 1n : (BigInt(p.end) - BigInt(p.start)) / 200n + 1n;
+    const pad = a.kind === 'area' ? (end - ts) / 20n + 1n : dp ? 50000n : (BigInt(p.end) - BigInt(p.start)) / 200n + 1n;
     let s = ts - pad, e = end + pad;
-    if (this.tv && a.kind !== 'area') {
+    if (here && a.kind !== 'area') {
       const half = BigInt(Math.round((this.tv.vp.end - this.tv.vp.start) / 2));
       s = ts - half; e = ts + half;
     }
-    if (this.tv) { this.tv.vp.set(this.tv.relOf(String(s)), this.tv.relOf(String(e))); return; }
-    const st = { v: 'timeline', s: String(s), e: String(e) };
+    if (here) { this.tv.vp.set(this.tv.relOf(String(s)), this.tv.relOf(String(e))); return; }
+    if (s < 0n) s = 0n;
+    const st = dp ? { v: 'device', dp, s: String(s), e: String(e), sel: a.event || '' } : { v: 'timeline', s: String(s), e: String(e) };
     this.app.writeHash(st, true);
-    this.app.show('timeline', st);
+    this.app.show(st.v, st);
   }
 
   // ---------------------------------------------------------- links
@@ -180,7 +216,7 @@ export class Annotations {
   /** The URL hash value carrying the annotations ('' when none). */
   hashValue() {
     if (!this.list.length) return '';
-    return toB64(JSON.stringify(this.list.slice(0, HASH_MAX).map((a) => [a.kind, a.ts, a.end, a.text || '', a.color || '', a.event || ''])));
+    return toB64(JSON.stringify(this.list.slice(0, HASH_MAX).map((a) => [a.kind, a.ts, a.end, a.text || '', a.color || '', a.event || '', a.track || ''])));
   }
 
   /**
@@ -199,11 +235,12 @@ export class Annotations {
     let added = 0;
     for (const it of Array.isArray(items) ? items : []) {
       if (!Array.isArray(it)) continue;
-      const [kind, ts, end, text, color, event] = it;
+      const [kind, ts, end, text, color, event, track] = it;
       if (have.has(sameKey(kind, ts, end, text))) continue;
       const body = { kind, ts, end, text, color: color || null };
       let a = null;
       if (kind === 'note' && event) a = await send('POST', 'annotations', { kind, event, text, color: color || null }, { quiet: true }).catch(() => null);
+      if (!a && track) a = await send('POST', 'annotations', { ...body, track }, { quiet: true }).catch(() => null);
       a ||= await send('POST', 'annotations', body, { quiet: true }).catch(() => null);
       if (a) { this.list.push(a); have.add(sameKey(kind, ts, end, text)); added++; }
     }
@@ -213,7 +250,7 @@ export class Annotations {
     banner('annot', `Added ${added} annotation${added === 1 ? '' : 's'} from the link.`, { kind: 'info', timeout: 5000 });
   }
 
-  /** The URL that opens event `ev` of the System Trace, in the current window when it shows the event. */
+  /** The URL that opens event `ev` of the view attached, in the current window when it shows the event. */
   eventLink(ev) {
     const vp = this.tv.vp, ts = BigInt(ev.start_ts), end = BigInt(ev.end_ts ?? ev.start_ts);
     let s = BigInt(vp.abs(Math.floor(vp.start))), e = BigInt(vp.abs(Math.ceil(vp.end)));
@@ -221,7 +258,8 @@ export class Annotations {
       const pad = (end - ts) / 4n + 1000n;
       s = ts - pad; e = end + pad;
     }
-    const p = new URLSearchParams({ v: 'timeline', ...(this.app.view?.grouping ? { g: this.app.view.grouping } : {}), s: String(s), e: String(e), sel: ev.key });
+    const view = this.scope ? { v: 'device', dp: this.scope } : { v: 'timeline', ...(this.app.view?.grouping ? { g: this.app.view.grouping } : {}) };
+    const p = new URLSearchParams({ ...view, s: String(s), e: String(e), sel: ev.key });
     const a = this.hashValue();
     if (a) p.set('a', a);
     return `${location.origin}${location.pathname}#${p}`;

@@ -2,7 +2,8 @@
 // DMA queues, semaphores and counters (named for people, devicenames.js) on
 // the device timeline (ns from the start of execution), instructions
 // coloured by framework operator; an instruction's dependencies in its
-// details and as arrows (of the selected one, or of every visible one).
+// details and as arrows (of the selected one, or of every visible one);
+// the flags, notes and named areas of this device profile.
 
 import { get } from '../api.js';
 import { TraceView, parseKey } from './traceview.js';
@@ -53,9 +54,12 @@ export class DeviceView {
       domain: 'device', profile: this.id,
       onState: () => { this.app.saveState(); this.loadLinks(); },
       openDevice: null,
-      details: (ev, pane, flows) => this.details(ev, pane, flows),
+      details: (ev, pane, flows) => { this.app.annots.decorate(ev, pane); this.details(ev, pane, flows); },
+      onAxisClick: (c) => this.app.annots.flagAt(c),
+      nameArea: (a) => this.app.annots.nameArea(a),
     });
     this.tv.tl.setTracks(deviceTrackNames(tr.tracks));
+    this.app.annots.attach(this.tv, String(this.id), tr.tracks.find((t) => t.base?.length)?.base[0].id ?? null);
     const $ = (id) => document.getElementById(id);
     $('back').onclick = () => this.app.backToSystem();
     $('exec').onchange = (e) => {
@@ -199,5 +203,5 @@ export class DeviceView {
   key(e, down) { return this.tv ? this.tv.key(e, down) : false; }
   setHits(h, c) { this.tv?.setHits(h, c); }
   goHit(h) { this.tv?.goHit(h); }
-  destroy() { clearTimeout(this.linkTimer); this.tv?.destroy(); this.bar?.remove(); document.getElementById('tools').innerHTML = ''; }
+  destroy() { clearTimeout(this.linkTimer); if (this.tv) this.app.annots.detach(this.tv); this.tv?.destroy(); this.bar?.remove(); document.getElementById('tools').innerHTML = ''; }
 }
