@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // header_test.mjs -- browser test of the page header at narrow widths: at
-// 1024, 1280 and 1500 px, in the System Trace, Summary and Device Trace
-// views (and its bar of figures), every header control (buttons, selects, inputs, labels, the brand
-// and the profile title) is shown whole inside the viewport, is what the
-// browser finds at its own centre (nothing covers or clips it), and no two
-// overlap (bounding boxes).  Headless Chromium (playwright-core) against the
-// server on a profile made by neuron-explorer-synth.  Prints TAP; skips as
-// ui_test.mjs does.  Screenshots go to $NEX_BUILDDIR/tests/out/e2e/.
+// 1024, 1280, 1500 and 1600 px, in the System Trace, Summary and Device
+// Trace views (and the Device Trace's bar of figures), every header control
+// (buttons, selects, inputs, labels, the brand and the profile title) is
+// shown whole inside the viewport, is what the browser finds at its own
+// centre (nothing covers or clips it), and no two overlap (bounding boxes).
+// Headless Chromium (playwright-core) against the server on a profile made
+// by neuron-explorer-synth.  Prints TAP; skips as ui_test.mjs does.
+// Screenshots go to $NEX_BUILDDIR/tests/out/e2e/.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,7 +19,7 @@ const h = harness('nex-e2e-header-');
 const { test, tmp } = h;
 let page = null;
 const pageErrors = [];
-const WIDTHS = [1024, 1280, 1500];
+const WIDTHS = [1024, 1280, 1500, 1600];
 
 async function setup() {
   assert(fs.existsSync(SYNTH), `synth tool not built: ${SYNTH}`);
@@ -82,7 +83,7 @@ async function check(view, hash) {
   }
 }
 
-test('System Trace header: every control whole, inside the viewport and apart at 1024, 1280, 1500 px', async () => {
+test('System Trace header: every control whole, inside the viewport and apart at 1024, 1280, 1500, 1600 px', async () => {
   await check('timeline', 'v=timeline');
 });
 
