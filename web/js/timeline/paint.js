@@ -2,7 +2,8 @@
 // from the tiles already cached.  It never changes the state and never
 // fetches; what it keeps between frames is drawing memory only (colours,
 // the counter scales that grow as larger values are seen, the batch, the
-// hit counts of the groups).  Counter tracks are painted by counters.js.
+// hit counts of the groups, the track label column of the last frame).
+// Counter tracks are painted by counters.js.
 
 import { LANE_H, GROUP_H } from './tracktree.js';
 import { AXIS_H, layout, trackMatches, descendants } from './layout.js';
@@ -27,6 +28,7 @@ export class Painter {
     this.colMax = new Float32Array(0); // per pixel column: busiest lane of a collapsed group
     this.colLane = new Float32Array(0); // per pixel column: busy fraction of one lane
     this.hitMemo = { counts: null, byNode: new Map() };
+    this.labelCol = { canvas: null, key: null }; // the label column drawn, and what it was drawn from
     this.readTheme();
   }
 
@@ -80,15 +82,7 @@ export class Painter {
     this.annotsDrawn = drawAnnotHeads(ctx, s, L, this.theme);
     ctx.restore();
 
-    // Track labels.
-    this.labels(s, L.pinRows, AXIS_H, AXIS_H, L.pinH, true);
-    this.labels(s, L.bodyRows, L.bodyTop - st, L.bodyTop, H - L.bodyTop);
-    if (stickyH) {
-      // The groups of the rows at the top, kept in view while scrolling.
-      this.labels(s, L.sticky.map((r, i) => ({ ...r, y: i * GROUP_H, h: GROUP_H })), L.bodyTop, L.bodyTop, stickyH);
-      ctx.fillStyle = th.border;
-      ctx.fillRect(0, L.bodyTop + stickyH - 1, LW, 1);
-    }
+    this.labelColumn(s, L);
     if (L.pinH) {
       ctx.fillStyle = th.border;
       ctx.fillRect(0, L.bodyTop - 2, W, 2);
@@ -259,6 +253,46 @@ export class Painter {
       m.byNode.set(n, v);
     }
     return v;
+  }
+
+  /**
+   * The track label column: drawn into a canvas of its own when what it
+   * shows changed, else the last one copied (panning and zooming, most
+   * frames, change nothing of it).
+   */
+  labelColumn(s, L) {
+    const lc = this.labelCol;
+    const key = [L.rows, L.scrollTop, L.pinH, L.bodyRows.length, L.sticky.length, s.labelW, s.H, s.dpr, s.hoverRow,
+      s.hitCounts, s.filter, s.pins, s.collapsed, s.tree, s.themeGen, this.theme];
+    const w = Math.ceil(s.labelW * s.dpr), h = Math.round(s.H * s.dpr);
+    if (!lc.key || key.some((v, i) => v !== lc.key[i])) {
+      const c = (lc.canvas ||= document.createElement('canvas'));
+      if (c.width !== w || c.height !== h) { c.width = w; c.height = h; }
+      const main = this.ctx;
+      this.ctx = c.getContext('2d');
+      try {
+        this.ctx.setTransform(s.dpr, 0, 0, s.dpr, 0, 0);
+        this.ctx.clearRect(0, 0, s.labelW, s.H);
+        this.labelRows(s, L);
+      } finally {
+        this.ctx = main;
+      }
+      lc.key = key;
+    }
+    this.ctx.drawImage(lc.canvas, 0, 0, w, h, 0, 0, w / s.dpr, h / s.dpr);
+  }
+
+  /** The track labels of the pinned, scrolling and sticky rows. */
+  labelRows(s, L) {
+    const ctx = this.ctx, st = L.scrollTop, H = s.H, stickyH = L.sticky.length * GROUP_H;
+    this.labels(s, L.pinRows, AXIS_H, AXIS_H, L.pinH, true);
+    this.labels(s, L.bodyRows, L.bodyTop - st, L.bodyTop, H - L.bodyTop);
+    if (stickyH) {
+      // The groups of the rows at the top, kept in view while scrolling.
+      this.labels(s, L.sticky.map((r, i) => ({ ...r, y: i * GROUP_H, h: GROUP_H })), L.bodyTop, L.bodyTop, stickyH);
+      ctx.fillStyle = this.theme.border;
+      ctx.fillRect(0, L.bodyTop + stickyH - 1, s.labelW, 1);
+    }
   }
 
   /** Track names; `full`: the whole path (pinned rows), cut on the left. */
