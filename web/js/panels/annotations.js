@@ -28,6 +28,7 @@ function fromB64(s) {
 
 /** What makes two annotations the same one (a shared link read twice adds nothing). */
 const sameKey = (kind, ts, end, text) => `${kind}|${ts}|${end}|${text || ''}`;
+
 /**
  * The device profile id annotation `a` belongs to, from its track path
  * (domain and device profile are its 2nd and 14th parts); '' for the
@@ -103,11 +104,10 @@ export class Annotations {
    * device time, naming its device profile.
    */
   timeOf(a) {
-    const tv = this.tv, dp = annotScope(a);
-    let at = (abs) => fmtTime(BigInt(abs) - BigInt(this.app.profile?.start ?? 0));
-    let where = '';
-    if (this.here(a)) at = (abs) => tv.timeText(tv.relOf(abs));
-    else if (dp) { at = (abs) => fmtTime(BigInt(abs)); where = `Device profile ${dp} · `; }
+    const tv = this.tv, dp = annotScope(a), here = this.here(a);
+    const at = here ? (abs) => tv.timeText(tv.relOf(abs))
+      : dp ? (abs) => fmtTime(BigInt(abs)) : (abs) => fmtTime(BigInt(abs) - BigInt(this.app.profile?.start ?? 0));
+    const where = !here && dp ? `Device profile ${dp} · ` : '';
     return where + (a.kind === 'area' ? `${at(a.ts)} – ${at(a.end)}` : at(a.ts));
   }
 
