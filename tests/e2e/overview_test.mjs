@@ -9,7 +9,9 @@
 // bars as high as the busy fraction, a collapsed group's busiest-lane bars,
 // hit density strips and hit counts in the track list, and next/previous
 // hit zooming to the hit, merged labels counting each event once across
-// tile edges.  Prints TAP; skips as ui_test.mjs does.
+// tile edges, a merged box's tooltip giving the count and busy time of the
+// LOD rows it was drawn from (no request on hover).  Prints TAP; skips as
+// ui_test.mjs does.
 // Screenshots go to $NEX_BUILDDIR/tests/out/e2e/.
 
 import fs from 'node:fs';
