@@ -1,15 +1,12 @@
-/* ingest.c -- the core every reader writes through (see ingest_priv.h):
- * warnings and progress, base tracks by description, slices (held per
- * track by lanes.c, placed with their nesting depth, LOD rows, flow ids,
- * name statistics), counter samples, the args JSON of a slice, ids, the
- * process and thread tables; and the default store path (ingest.h).
- *
- * The readers: ingest_system.c (ntrace.pb, cpu_util.pb, host_mem.pb,
- * trace_info.pb, and the derived rows), ingest_chrome.c (Chrome JSON and
- * its flow binding), ingest_device.c (NTFF + NEFF), ingest_vjson.c (the
- * vendor's JSON exports); ingest_run.c drives them.
+/* ingest.c -- the core of the sink every reader writes through (see
+ * ingest_sink.h and ingest_core.h): warnings and progress, base tracks by
+ * description, slices (held per track by lanes.c, placed with their
+ * nesting depth, LOD rows, flow ids, name statistics), counter samples,
+ * the sink's life; and the default store path (ingest.h).  Its smaller
+ * services are in ingest_sink.c; the readers (ingest_readers.h) know none
+ * of this file's structs, and ingest_run.c drives them.
  */
-#include "ingest_priv.h"
+#include "ingest_core.h"
 #include "lod.h"
 #include "log.h"
 
@@ -92,7 +89,10 @@ void ingest_warn(struct ing *g, const char *category, const char *file,
   free(msg);
 }
 
-void ingest_warn_flush(struct ing *g) {
+/* Records one Warning row per file that had more than INGEST_FILE_WARNINGS
+ * warnings (their count, at the offset of the first not recorded) and
+ * frees the counts. */
+static void ingest_warn_flush(struct ing *g) {
   for (size_t i = 0; i < g->capwfiles; i++) {
     struct ingest_warn_file *f = &g->wfiles[i];
     if (f->file && f->n > INGEST_FILE_WARNINGS) {
@@ -252,8 +252,8 @@ static void ingest_track_put(struct ing *g, struct itrack *t) {
 
 static const char *ingest_dup(const char *s) { return s ? xstrdup(s) : NULL; }
 
-/* The base track with this description, created on first use. */
-struct itrack *ingest_track(struct ing *g, const struct store_track *d) {
+struct itrack *ingest_track_ordered(struct ing *g, const struct store_track *d,
+                                    enum lanes_order order) {
   uint64_t h = ingest_desc_hash(d);
   struct itrack *t = ingest_track_find(g, d, h);
   if (t)
@@ -271,11 +271,34 @@ struct itrack *ingest_track(struct ing *g, const struct store_track *d) {
   t->kind = strcmp(d->kind, "counter") == 0 ? TRACK_COUNTER : TRACK_SLICES;
   t->level = -2;
   if (t->kind == TRACK_SLICES)
-    t->lanes = lanes_new(g->lanes);
+    t->lanes = lanes_new(g->lanes, order);
   else
     t->cbuf = xcalloc(INGEST_LOD_MIN, sizeof *t->cbuf);
   ingest_track_put(g, t);
   return t;
+}
+
+struct itrack *ingest_track(struct ing *g, const struct store_track *d) {
+  return ingest_track_ordered(g, d, LANES_PUSH_ORDER);
+}
+
+int64_t ingest_track_id(const struct itrack *t) { return t->id; }
+
+int64_t ingest_track_count(const struct itrack *t) { return t->count; }
+
+const struct store_track *ingest_track_desc(const struct itrack *t) {
+  return &t->desc;
+}
+
+size_t ingest_track_n(const struct ing *g) { return g->tn; }
+
+struct itrack *ingest_track_at(const struct ing *g, size_t i) {
+  return g->order[i];
+}
+
+void *ingest_track_hook_state(const struct itrack *t,
+                              const struct ingest_hook *hook) {
+  return t->hook == hook ? t->hook_state : NULL;
 }
 
 void ingest_track_hook(struct itrack *t, const struct ingest_hook *hook,
@@ -399,8 +422,8 @@ static void ingest_counter_write(struct ing *g, struct itrack *t, int series,
                                  int64_t ts, double v) {
   /* the series of one sample share its seq (series 0 comes first) */
   if (series == 0)
-    t->seq++;
-  store_writer_counter(g->w, t->id, series, ts, t->seq, v);
+    t->samples++;
+  store_writer_counter(g->w, t->id, series, ts, t->samples, v);
   if (t->clod)
     lod_counter_sample(t->clod, g->w, series, ts, v);
 }
@@ -511,92 +534,6 @@ static void ingest_track_free(struct itrack *t) {
   free(t);
 }
 
-/* ------------------------------------------------------------ args JSON */
-
-void ingest_args_begin(struct ing *g) {
-  sbuf_reset(&g->args);
-  sbuf_addc(&g->args, '{');
-}
-
-void ingest_args_key(struct ing *g, const char *key) {
-  if (g->args.len > 1)
-    sbuf_addc(&g->args, ',');
-  sbuf_add_json_str(&g->args, key, strlen(key));
-  sbuf_addc(&g->args, ':');
-}
-
-void ingest_args_str(struct ing *g, const char *key, const char *v) {
-  if (!v || !*v)
-    return;
-  ingest_args_key(g, key);
-  sbuf_add_json_str(&g->args, v, strlen(v));
-}
-
-void ingest_args_i64(struct ing *g, const char *key, int64_t v) {
-  ingest_args_key(g, key);
-  sbuf_add_i64(&g->args, v);
-}
-
-/* Large unsigned ids travel as strings (they exceed 2^53). */
-void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (!a[i]->key || !*a[i]->key)
-      continue;
-    ingest_args_key(g, a[i]->key);
-    const char *v = a[i]->value ? a[i]->value : "";
-    char *end;
-    if (a[i]->is_number && *v && (strtod(v, &end), *end == '\0'))
-      sbuf_adds(&g->args, v);
-    else
-      sbuf_add_json_str(&g->args, v, strlen(v));
-  }
-}
-
-void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
-                     size_t n) {
-  if (n == 0)
-    return;
-  ingest_args_key(g, key);
-  sbuf_addc(&g->args, '[');
-  for (size_t i = 0; i < n; i++) {
-    if (i)
-      sbuf_addc(&g->args, ',');
-    sbuf_add_i64(&g->args, (int64_t)ids[i]);
-  }
-  sbuf_addc(&g->args, ']');
-}
-
-/* Moves the args text into an item (NULL when empty). */
-void ingest_args_take(struct ing *g, struct lanes_item *it) {
-  if (g->args.len <= 1) {
-    it->args = NULL;
-    it->args_len = 0;
-    return;
-  }
-  sbuf_addc(&g->args, '}');
-  it->args = xstrndup(g->args.s, g->args.len);
-  it->args_len = g->args.len;
-}
-
-int64_t ingest_id(struct ing *g, uint64_t id) {
-  if (id == 0 || id > INT64_MAX)
-    return INGEST_SYNTHETIC_ID + g->next_id++;
-  return (int64_t)id;
-}
-
-/* ------------------------------------------------------------ processes */
-
-void ingest_process(struct ing *g, const char *instance, int64_t pid,
-                    const char *name, const char *dir) {
-  store_writer_exec(g->w,
-                    "INSERT INTO process (instance_id, pid, name, dir) "
-                    "VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET "
-                    "name = coalesce(excluded.name, name), "
-                    "dir = coalesce(dir, excluded.dir)",
-                    "titt", instance, pid, name, dir);
-}
-
-
 /* ------------------------------------------------------------ main */
 
 char *ingest_default_db_path(const char *dir, char **cause) {
@@ -667,11 +604,38 @@ size_t ingest_finish_tracks(struct ing *g, size_t from) {
   return n;
 }
 
-void ingest_tracks_free(struct ing *g) {
+/* Frees every track. */
+static void ingest_tracks_free(struct ing *g) {
   for (size_t i = 0; i < g->tn; i++)
     ingest_track_free(g->order[i]);
   free(g->tracks);
   free(g->order);
   g->tracks = g->order = NULL;
   g->tn = g->tcap = 0;
+}
+
+/* ------------------------------------------------------------ the sink */
+
+struct ing *ingest_sink_open(const struct ingest_opts *o,
+                             struct store_writer *w,
+                             const struct discover_result *d,
+                             struct ingest_stats *st, int64_t t0) {
+  struct ing *g = xcalloc(1, sizeof *g);
+  *g = (struct ing){.o = o, .w = w, .d = d, .st = st, .t0 = t0, .pid = -1};
+  g->lanes = lanes_pool_new(o->db_path, o->sort_budget ? o->sort_budget
+                                                       : INGEST_SORT_BUDGET);
+  return g;
+}
+
+void ingest_sink_close(struct ing *g) {
+  if (!g)
+    return;
+  ingest_warn_flush(g);
+  ingest_tracks_free(g);
+  ingest_states_free(g);
+  lanes_pool_free(g->lanes);
+  free(g->stats);
+  free(g->instance);
+  sbuf_free(&g->args);
+  free(g);
 }

@@ -1,0 +1,259 @@
+/* ingest_sink.c -- the sink's small services to the readers (see
+ * ingest_sink.h): the run's options and discovery, the current context,
+ * the readers' per-run states, the args JSON of the next slice, the
+ * slices of trace formats, ids, interning, the process and thread tables.
+ * Tracks, slices, counters, warnings and progress are in ingest.c. */
+#include "ingest_core.h"
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ run */
+
+const struct ingest_opts *ingest_opts(const struct ing *g) { return g->o; }
+
+const struct discover_result *ingest_discovery(const struct ing *g) {
+  return g->d;
+}
+
+void ingest_skipped(struct ing *g, uint64_t n) { g->st->skipped += n; }
+
+void ingest_file_pos(struct ing *g, uint64_t pos) { g->file_pos = pos; }
+
+/* ------------------------------------------------------------ context */
+
+void ingest_context_set(struct ing *g, const char *instance, int64_t pid) {
+  if (instance != g->instance) {
+    free(g->instance);
+    g->instance = instance ? xstrdup(instance) : NULL;
+  }
+  g->pid = pid;
+}
+
+const char *ingest_context_instance(const struct ing *g) { return g->instance; }
+
+int64_t ingest_context_pid(const struct ing *g) { return g->pid; }
+
+/* ------------------------------------------------------------ states */
+
+/* The slot of key, or NULL. */
+static struct ingest_state *ingest_state_slot(const struct ing *g,
+                                              const void *key) {
+  for (size_t i = 0; i < INGEST_STATES; i++)
+    if (g->states[i].key == key)
+      return (struct ingest_state *)(uintptr_t)&g->states[i];
+  return NULL;
+}
+
+void *ingest_state(const struct ing *g, const void *key) {
+  struct ingest_state *s = ingest_state_slot(g, key);
+  return s ? s->state : NULL;
+}
+
+void ingest_state_set(struct ing *g, const void *key, void *state,
+                      void (*free_fn)(void *state)) {
+  struct ingest_state *s = ingest_state_slot(g, key);
+  if (!s && !(s = ingest_state_slot(g, NULL)))
+    fatal("more than %d reader states", INGEST_STATES);
+  if (s->state && s->free)
+    s->free(s->state);
+  *s = state ? (struct ingest_state){key, state, free_fn}
+             : (struct ingest_state){0};
+}
+
+/* Frees every reader's state (the end of the run). */
+void ingest_states_free(struct ing *g) {
+  for (size_t i = 0; i < INGEST_STATES; i++)
+    if (g->states[i].key)
+      ingest_state_set(g, g->states[i].key, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ args JSON */
+
+void ingest_args_begin(struct ing *g) {
+  sbuf_reset(&g->args);
+  sbuf_addc(&g->args, '{');
+}
+
+void ingest_args_key(struct ing *g, const char *key) {
+  if (g->args.len > 1)
+    sbuf_addc(&g->args, ',');
+  sbuf_add_json_str(&g->args, key, strlen(key));
+  sbuf_addc(&g->args, ':');
+}
+
+void ingest_args_str(struct ing *g, const char *key, const char *v) {
+  if (!v || !*v)
+    return;
+  ingest_args_key(g, key);
+  sbuf_add_json_str(&g->args, v, strlen(v));
+}
+
+void ingest_args_i64(struct ing *g, const char *key, int64_t v) {
+  ingest_args_key(g, key);
+  sbuf_add_i64(&g->args, v);
+}
+
+/* Large unsigned ids travel as strings (they exceed 2^53). */
+void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!a[i]->key || !*a[i]->key)
+      continue;
+    ingest_args_key(g, a[i]->key);
+    const char *v = a[i]->value ? a[i]->value : "";
+    char *end;
+    if (a[i]->is_number && *v && (strtod(v, &end), *end == '\0'))
+      sbuf_adds(&g->args, v);
+    else
+      sbuf_add_json_str(&g->args, v, strlen(v));
+  }
+}
+
+void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
+                     size_t n) {
+  if (n == 0)
+    return;
+  ingest_args_key(g, key);
+  sbuf_addc(&g->args, '[');
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      sbuf_addc(&g->args, ',');
+    sbuf_add_i64(&g->args, (int64_t)ids[i]);
+  }
+  sbuf_addc(&g->args, ']');
+}
+
+/* Quoted: JSON numbers lose precision above 2^53. */
+static void ingest_args_add_u64(struct ing *g, uint64_t v) {
+  sbuf_addc(&g->args, '"');
+  sbuf_add_u64(&g->args, v);
+  sbuf_addc(&g->args, '"');
+}
+
+void ingest_args_u64(struct ing *g, const char *key, uint64_t v) {
+  ingest_args_key(g, key);
+  ingest_args_add_u64(g, v);
+}
+
+void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
+                      size_t n) {
+  ingest_args_key(g, key);
+  sbuf_addc(&g->args, '[');
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      sbuf_addc(&g->args, ',');
+    ingest_args_add_u64(g, v[i]);
+  }
+  sbuf_addc(&g->args, ']');
+}
+
+void ingest_args_raw(struct ing *g, const char *key, const char *json) {
+  ingest_args_key(g, key);
+  sbuf_adds(&g->args, json);
+}
+
+/* The members of a JSON object's text spliced in (after what is there). */
+static void ingest_args_splice(struct ing *g, const char *obj, size_t len) {
+  if (g->args.len > 1)
+    sbuf_addc(&g->args, ',');
+  sbuf_add(&g->args, obj + 1, len - 2);
+}
+
+/* Moves the args text into an item (NULL when empty). */
+void ingest_args_take(struct ing *g, struct lanes_item *it) {
+  if (g->args.len <= 1) {
+    it->args = NULL;
+    it->args_len = 0;
+    return;
+  }
+  sbuf_addc(&g->args, '}');
+  it->args = xstrndup(g->args.s, g->args.len);
+  it->args_len = g->args.len;
+}
+
+int64_t ingest_intern(struct ing *g, const char *s) {
+  return store_writer_intern(g->w, s);
+}
+
+struct store_writer *ingest_writer(struct ing *g) {
+  return g->w;
+}
+
+int64_t ingest_id(struct ing *g, uint64_t id) {
+  if (id == 0 || id > INT64_MAX)
+    return INGEST_SYNTHETIC_ID + g->next_id++;
+  return (int64_t)id;
+}
+
+/* ------------------------------------------------------------ processes */
+
+void ingest_process(struct ing *g, const char *instance, int64_t pid,
+                    const char *name, const char *dir) {
+  store_writer_exec(g->w,
+                    "INSERT INTO process (instance_id, pid, name, dir) "
+                    "VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET "
+                    "name = coalesce(excluded.name, name), "
+                    "dir = coalesce(dir, excluded.dir)",
+                    "titt", instance, pid, name, dir);
+}
+
+/* ------------------------------------------------------------ traces */
+
+void ingest_trace_slice(struct ing *g, struct itrack *t,
+                        const struct ingest_trace_slice *s) {
+  struct lanes_item it = {.ts = s->ts,
+                          .dur = s->dur,
+                          .id = ingest_id(g, 0),
+                          .name = ingest_intern(g, s->name),
+                          .order = s->order};
+  ingest_args_begin(g);
+  ingest_args_str(g, "cat", s->cat);
+  if (s->instant)
+    ingest_args_i64(g, "instant", 1);
+  if (s->incomplete)
+    ingest_args_i64(g, "incomplete", 1);
+  /* the event's args are its attributes, beside cat (as the vendor's
+   * extra_attributes_json has them): an object's members are spliced in */
+  const char *a = s->args_json ? s->args_json : "";
+  size_t al = strlen(a);
+  bool object = al >= 2 && a[0] == '{' && a[al - 1] == '}';
+  size_t in = object ? strspn(a + 1, " \t\r\n") + 1 : 0;
+  if (object && in < al - 1)
+    ingest_args_splice(g, a, al);
+  else if (al > 0 && !object)
+    ingest_args_raw(g, "args", a);
+  ingest_args_take(g, &it);
+  /* the store's flow ids are int64 */
+  if (s->n_flow_ids) {
+    it.flows = xmalloc(sizeof *it.flows * s->n_flow_ids);
+    it.n_flows = (int)s->n_flow_ids;
+    for (size_t i = 0; i < s->n_flow_ids; i++)
+      it.flows[i] = s->flow_ids[i] & INT64_MAX;
+  }
+  ingest_slice(g, t, &it);
+}
+
+void ingest_trace_process(struct ing *g, const char *instance, int64_t pid,
+                          const char *name, bool rename) {
+  store_writer_exec(g->w,
+                    "INSERT INTO process (instance_id, pid, name, named, "
+                    "chrome) VALUES (?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET "
+                    "name = CASE WHEN ?5 THEN coalesce(excluded.name, name) "
+                    "ELSE coalesce(name, excluded.name) END, chrome = 1, "
+                    "named = CASE WHEN ?5 THEN max(named, excluded.named) "
+                    "ELSE named END",
+                    "titii", instance, pid, name, (int64_t)(name != NULL),
+                    (int64_t)rename);
+}
+
+void ingest_trace_thread(struct ing *g, const char *instance, int64_t pid,
+                         int64_t tid, const char *name, bool rename) {
+  store_writer_exec(g->w,
+                    "INSERT INTO thread (instance_id, pid, tid, name, named) "
+                    "VALUES (?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET "
+                    "named = 1, name = CASE WHEN ?5 THEN "
+                    "coalesce(excluded.name, name) ELSE "
+                    "coalesce(name, excluded.name) END",
+                    "tiiti", instance, pid, tid, name, (int64_t)rename);
+}
