@@ -153,8 +153,7 @@ void ingest_args_raw(struct ing *g, const char *key, const char *json) {
   sbuf_adds(&g->args, json);
 }
 
-/* The members of a JSON object's text spliced in (after what is there). */
-static void ingest_args_splice(struct ing *g, const char *obj, size_t len) {
+void ingest_args_splice(struct ing *g, const char *obj, size_t len) {
   if (g->args.len > 1)
     sbuf_addc(&g->args, ',');
   sbuf_add(&g->args, obj + 1, len - 2);
@@ -196,64 +195,4 @@ void ingest_process(struct ing *g, const char *instance, int64_t pid,
                     "name = coalesce(excluded.name, name), "
                     "dir = coalesce(dir, excluded.dir)",
                     "titt", instance, pid, name, dir);
-}
-
-/* ------------------------------------------------------------ traces */
-
-void ingest_trace_slice(struct ing *g, struct itrack *t,
-                        const struct ingest_trace_slice *s) {
-  struct lanes_item it = {.ts = s->ts,
-                          .dur = s->dur,
-                          .id = ingest_id(g, 0),
-                          .name = ingest_intern(g, s->name),
-                          .order = s->order};
-  ingest_args_begin(g);
-  ingest_args_str(g, "cat", s->cat);
-  if (s->instant)
-    ingest_args_i64(g, "instant", 1);
-  if (s->incomplete)
-    ingest_args_i64(g, "incomplete", 1);
-  /* the event's args are its attributes, beside cat (as the vendor's
-   * extra_attributes_json has them): an object's members are spliced in */
-  const char *a = s->args_json ? s->args_json : "";
-  size_t al = strlen(a);
-  bool object = al >= 2 && a[0] == '{' && a[al - 1] == '}';
-  size_t in = object ? strspn(a + 1, " \t\r\n") + 1 : 0;
-  if (object && in < al - 1)
-    ingest_args_splice(g, a, al);
-  else if (al > 0 && !object)
-    ingest_args_raw(g, "args", a);
-  ingest_args_take(g, &it);
-  /* the store's flow ids are int64 */
-  if (s->n_flow_ids) {
-    it.flows = xmalloc(sizeof *it.flows * s->n_flow_ids);
-    it.n_flows = (int)s->n_flow_ids;
-    for (size_t i = 0; i < s->n_flow_ids; i++)
-      it.flows[i] = s->flow_ids[i] & INT64_MAX;
-  }
-  ingest_slice(g, t, &it);
-}
-
-void ingest_trace_process(struct ing *g, const char *instance, int64_t pid,
-                          const char *name, bool rename) {
-  store_writer_exec(g->w,
-                    "INSERT INTO process (instance_id, pid, name, named, "
-                    "chrome) VALUES (?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET "
-                    "name = CASE WHEN ?5 THEN coalesce(excluded.name, name) "
-                    "ELSE coalesce(name, excluded.name) END, chrome = 1, "
-                    "named = CASE WHEN ?5 THEN max(named, excluded.named) "
-                    "ELSE named END",
-                    "titii", instance, pid, name, (int64_t)(name != NULL),
-                    (int64_t)rename);
-}
-
-void ingest_trace_thread(struct ing *g, const char *instance, int64_t pid,
-                         int64_t tid, const char *name, bool rename) {
-  store_writer_exec(g->w,
-                    "INSERT INTO thread (instance_id, pid, tid, name, named) "
-                    "VALUES (?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET "
-                    "named = 1, name = CASE WHEN ?5 THEN "
-                    "coalesce(excluded.name, name) ELSE "
-                    "coalesce(name, excluded.name) END",
-                    "tiiti", instance, pid, tid, name, (int64_t)rename);
 }
