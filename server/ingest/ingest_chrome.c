@@ -1,7 +1,6 @@
 /* ingest_chrome.c -- Chrome trace JSON into the store: framework events of
  * a process, or standalone traces grouped by rank or file name; the flow
  * endpoints go to ingest_chrome_bind.c.  See ingest_sink.h. */
-#include "filter.h"
 #include "fmt_chrome.h"
 #include "ingest_readers.h"
 #include "log.h"
@@ -40,12 +39,9 @@ static void ingest_chrome_state_free(void *state) {
 
 /* The reader's state, created on first use. */
 static struct ingest_chrome_state *ingest_chrome_state(struct ing *g) {
-  struct ingest_chrome_state *s = ingest_state(g, &ingest_chrome_key);
-  if (!s) {
-    s = xcalloc(1, sizeof *s);
-    ingest_state_set(g, &ingest_chrome_key, s, ingest_chrome_state_free);
-  }
-  return s;
+  return ingest_state_make(g, &ingest_chrome_key,
+                           sizeof(struct ingest_chrome_state),
+                           ingest_chrome_state_free);
 }
 
 struct ingest_chrome {
@@ -149,8 +145,7 @@ static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
 static int ingest_chrome_slice(void *ud, const struct fmt_chrome_slice *s) {
   struct ingest_chrome *c = ud;
   struct ing *g = c->g;
-  ingest_file_pos(g, s->offset);
-  if (!filter_keep_event(ingest_opts(g)->filter, s->name))
+  if (!ingest_keep_event(g, s->offset, s->name))
     return 0;
   struct itrack *t = ingest_chrome_track(c, s->pid, s->tid, s->async);
   struct ingest_trace_slice ts = {.ts = s->ts_ns,

@@ -34,12 +34,8 @@ static const char ingest_device_key; /* its ingest_state key */
 
 /* The reader's state, created on first use. */
 static struct ingest_device_state *ingest_device_state(struct ing *g) {
-  struct ingest_device_state *s = ingest_state(g, &ingest_device_key);
-  if (!s) {
-    s = xcalloc(1, sizeof *s);
-    ingest_state_set(g, &ingest_device_key, s, free);
-  }
-  return s;
+  return ingest_state_make(g, &ingest_device_key,
+                           sizeof(struct ingest_device_state), NULL);
 }
 
 /* The description of a track of the device profile being read. */

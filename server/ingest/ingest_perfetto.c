@@ -6,7 +6,6 @@
  * counter track per counter.  Two Perfetto tracks of one (pid, tid) share
  * a track (no pid/tid reuse).  Flows come bound to their slices by the
  * decoder.  See ingest_sink.h. */
-#include "filter.h"
 #include "fmt_perfetto.h"
 #include "ingest_readers.h"
 
@@ -93,8 +92,7 @@ static struct itrack *ingest_perfetto_slices(struct ingest_perfetto *p,
 static int ingest_perfetto_slice(void *ud, const struct fmt_perfetto_slice *s) {
   struct ingest_perfetto *p = ud;
   struct ing *g = p->g;
-  ingest_file_pos(g, s->offset);
-  if (!filter_keep_event(ingest_opts(g)->filter, s->name))
+  if (!ingest_keep_event(g, s->offset, s->name))
     return 0;
   struct itrack *t = ingest_perfetto_slices(p, s->track, s->pid, s->tid);
   struct ingest_trace_slice ts = {.ts = s->ts_ns,

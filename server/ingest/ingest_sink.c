@@ -3,6 +3,7 @@
  * the readers' per-run states, the args JSON of the next slice, the
  * slices of trace formats, ids, interning, the process and thread tables.
  * Tracks, slices, counters, warnings and progress are in ingest.c. */
+#include "filter.h"
 #include "ingest_core.h"
 #include "log.h"
 
@@ -20,6 +21,11 @@ const struct discover_result *ingest_discovery(const struct ing *g) {
 void ingest_skipped(struct ing *g, uint64_t n) { g->st->skipped += n; }
 
 void ingest_file_pos(struct ing *g, uint64_t pos) { g->file_pos = pos; }
+
+bool ingest_keep_event(struct ing *g, uint64_t pos, const char *name) {
+  g->file_pos = pos;
+  return filter_keep_event(g->o->filter, name);
+}
 
 /* ------------------------------------------------------------ context */
 
@@ -60,6 +66,16 @@ void ingest_state_set(struct ing *g, const void *key, void *state,
     s->free(s->state);
   *s = state ? (struct ingest_state){key, state, free_fn}
              : (struct ingest_state){0};
+}
+
+void *ingest_state_make(struct ing *g, const void *key, size_t size,
+                        void (*free_fn)(void *state)) {
+  void *s = ingest_state(g, key);
+  if (!s) {
+    s = xcalloc(1, size);
+    ingest_state_set(g, key, s, free_fn ? free_fn : free);
+  }
+  return s;
 }
 
 /* Frees every reader's state (the end of the run). */

@@ -64,6 +64,10 @@ int64_t ingest_context_pid(const struct ing *g);
 
 /* The state registered under key, or NULL. */
 void *ingest_state(const struct ing *g, const void *key);
+/* The state under key, created on first use: size bytes of zeros, freed
+ * by free_fn (NULL: free()) at the end of the run. */
+void *ingest_state_make(struct ing *g, const void *key, size_t size,
+                        void (*free_fn)(void *state));
 /* Registers state under key (freed by free_fn, which may be NULL, at the
  * end of the run); the state registered before under key, if any, is freed
  * first.  state NULL just frees what key held. */
@@ -89,6 +93,10 @@ void ingest_warn(struct ing *g, const char *category, const char *file,
 void ingest_file_begin(struct ing *g, const char *rel);
 void ingest_file_pos(struct ing *g, uint64_t pos);
 void ingest_file_end(struct ing *g, uint64_t size);
+
+/* The reader is at byte pos of the current file (ingest_file_pos) with an
+ * event named name: returns whether the event filter keeps it. */
+bool ingest_keep_event(struct ing *g, uint64_t pos, const char *name);
 
 /* ------------------------------------------------------------ tracks */
 

@@ -52,12 +52,9 @@ static void ingest_system_state_free(void *state) {
 
 /* The reader's state, created on first use. */
 static struct ingest_system_state *ingest_system_state(struct ing *g) {
-  struct ingest_system_state *s = ingest_state(g, &ingest_system_key);
-  if (!s) {
-    s = xcalloc(1, sizeof *s);
-    ingest_state_set(g, &ingest_system_key, s, ingest_system_state_free);
-  }
-  return s;
+  return ingest_state_make(g, &ingest_system_key,
+                           sizeof(struct ingest_system_state),
+                           ingest_system_state_free);
 }
 
 /* ------------------------------------------------------------ ntrace */

@@ -20,6 +20,7 @@
 
 #include <sqlite3.h>
 
+#include "filter.h"
 #include "ingest_core.h"
 #include "teststore.h"
 #include "util.h"
@@ -31,6 +32,7 @@ struct fake_run {
   struct discover_result d;
   struct ingest_opts o;
   struct ingest_stats st;
+  struct filter *filter; /* leaves out events named "skipped" */
   struct ing *g;
   int warnings_told; /* on_warning calls */
 };
@@ -45,8 +47,12 @@ static void fake_open(struct fake_run *r, const char *name) {
   memset(r, 0, sizeof *r);
   r->path = xasprintf("/tmp/nex-test-sink-%d-%s.db", (int)getpid(), name);
   r->w = teststore_open(r->path);
+  r->filter = filter_new();
+  char *cause = NULL;
+  assert_int_equal(filter_set_event_types(r->filter, "^skipped", &cause), 0);
   r->o = (struct ingest_opts){.dir = "/tmp",
                               .db_path = r->path,
+                              .filter = r->filter,
                               .style = INGEST_QUIET,
                               .on_warning = fake_on_warning,
                               .ud = r};
@@ -67,6 +73,7 @@ static sqlite3 *fake_close(struct fake_run *r) {
 
 static void fake_done(struct fake_run *r, sqlite3 *db) {
   sqlite3_close(db);
+  filter_free(r->filter);
   unlink(r->path);
   free(r->path);
 }
@@ -273,7 +280,8 @@ static void hook_placed(struct ing *g, struct itrack *t, int64_t lane,
 static const struct ingest_hook test_hook = {hook_placed, count_free};
 
 /* The current context is the sink's own copy; a reader's states are found
- * by key and freed with its function, once; a track hook sees every slice
+ * by key (or made on first use) and freed with its function, once; the
+ * event filter applies; a track hook sees every slice
  * placed in (ts, lane) order and is freed with the track. */
 static void test_context_state_hook(void **state) {
   (void)state;
@@ -301,6 +309,12 @@ static void test_context_state_hook(void **state) {
   ingest_state_set(r.g, &key_b, NULL, NULL); /* dropped */
   assert_int_equal(freed, 2);
   assert_null(ingest_state(r.g, &key_b));
+  int *made = ingest_state_make(r.g, &key_b, sizeof *made, NULL);
+  assert_int_equal(*made, 0);
+  assert_ptr_equal(ingest_state_make(r.g, &key_b, sizeof *made, NULL), made);
+  assert_true(ingest_keep_event(r.g, 17, "kept"));
+  assert_false(ingest_keep_event(r.g, 18, "skipped"));
+  assert_int_equal(r.g->file_pos, 18);
   struct store_track d = fake_desc("slices", NULL);
   struct itrack *t = ingest_track(r.g, &d);
   ingest_track_hook(t, &test_hook, xcalloc(1, 1));
@@ -311,7 +325,7 @@ static void test_context_state_hook(void **state) {
   fake_slice(r.g, t, 10, 100, 2, "y", 0);
   fake_slice(r.g, t, 10, 5, 3, "x", 0);
   sqlite3 *db = fake_close(&r);
-  assert_int_equal(freed, 4); /* a2 and the hook's state */
+  assert_int_equal(freed, 4); /* a2 and the hook's state (made: free()) */
   assert_int_equal(placed_n, 3);
   int64_t want[3][2] = {{10, 0}, {10, 1}, {50, 1}};
   assert_memory_equal(placed, want, sizeof want);
