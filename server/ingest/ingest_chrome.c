@@ -1,6 +1,6 @@
 /* ingest_chrome.c -- Chrome trace JSON into the store: framework events of
  * a process, or standalone traces grouped by rank or file name; the flow
- * endpoints go to ingest_chrome_bind.c.  See ingest_sink.h. */
+ * endpoints go to ingest_chrome_bind.c.  See ingest_readers.h. */
 #include "fmt_chrome.h"
 #include "ingest_readers.h"
 #include "log.h"
@@ -278,7 +278,7 @@ static const char *ingest_chrome_group(struct ing *g, const char *rel,
  * NULL/-1 for a standalone trace (then grouped by rank or file name). */
 void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
                         int64_t pid) {
-  char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rel);
+  char *path = ingest_path(g, rel);
   char rank[64] = "";
   int probe = fmt_chrome_probe(path, rank, sizeof rank);
   if (probe <= 0) {

@@ -1,6 +1,6 @@
 /* ingest_chrome_bind.c -- the flow endpoints of Chrome traces bound to
  * their slices once all slices exist, in bounded memory.  See
- * ingest_sink.h.
+ * ingest_readers.h.
  *
  * Flow endpoints are bound to slices once all slices exist: s/t (and
  * bp:"e") go to the deepest enclosing slice (the highest lane whose latest

@@ -1,7 +1,7 @@
 /* ingest_device.c -- NTFF device traces (and their NEFF headers) into the
  * store: DeviceProfileList, Metadata, ExecutionInfo, NeffHeader, the
  * device tracks (engine rows, DMA queues, semaphores, usage counters) and
- * the instruction dependencies (inst_dep).  See ingest_sink.h. */
+ * the instruction dependencies (inst_dep).  See ingest_readers.h. */
 #include "fmt_neff.h"
 #include "ingest_readers.h"
 
@@ -188,7 +188,7 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
 
 static void ingest_device_neff(struct ing *g, const char *rel,
                                char **model_name) {
-  char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rel);
+  char *path = ingest_path(g, rel);
   struct fmt_neff_header h;
   char *cause = NULL;
   int rc = fmt_neff_read(path, &h, &cause);

@@ -3,7 +3,7 @@
  * tables as ntrace.pb: fmt_nrtjson pairs the records and maps the device
  * clock; this file gives each dump its process and hands the events to
  * ingest_system_event and the HBM samples to ingest_system_hbm.  See
- * ingest_sink.h. */
+ * ingest_readers.h. */
 #include "filter.h"
 #include "fmt_nrtjson.h"
 #include "ingest_readers.h"
@@ -38,10 +38,11 @@ static void ingest_nrtjson_warning(void *ud, uint64_t offset, const char *msg) {
 /* The process folder that holds file rel, or NULL. */
 static const struct discover_process *ingest_nrtjson_owner(struct ing *g,
                                                            const char *rel) {
-  for (int i = 0; i < ingest_discovery(g)->n_procs; i++)
-    for (int j = 0; j < ingest_discovery(g)->procs[i].n_json; j++)
-      if (strcmp(ingest_discovery(g)->procs[i].json[j], rel) == 0)
-        return &ingest_discovery(g)->procs[i];
+  const struct discover_result *d = ingest_discovery(g);
+  for (int i = 0; i < d->n_procs; i++)
+    for (int j = 0; j < d->procs[i].n_json; j++)
+      if (strcmp(d->procs[i].json[j], rel) == 0)
+        return &d->procs[i];
   return NULL;
 }
 
@@ -62,7 +63,7 @@ static void ingest_nrtjson_file(struct ing *g, const char *rel) {
   ingest_context_set(g, instance, pid);
   ingest_file_begin(g, rel);
   ingest_process(g, instance, pid, NULL, NULL);
-  char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rel);
+  char *path = ingest_path(g, rel);
   struct fmt_nrtjson_cb cb = {&v, ingest_nrtjson_record,
                               ingest_nrtjson_warning};
   struct fmt_nrtjson_stats st;
@@ -98,7 +99,7 @@ int ingest_nrtjson_read_all(struct ing *g, char **rels, int n, bool *handled) {
   for (int i = 0; i < n; i++) {
     if (handled[i])
       continue;
-    char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rels[i]);
+    char *path = ingest_path(g, rels[i]);
     handled[i] = fmt_nrtjson_probe(path) == 1;
     free(path);
     if (handled[i]) {

@@ -5,7 +5,7 @@
  * (process, async, global) under a synthetic thread named after it, a
  * counter track per counter.  Two Perfetto tracks of one (pid, tid) share
  * a track (no pid/tid reuse).  Flows come bound to their slices by the
- * decoder.  See ingest_sink.h. */
+ * decoder.  See ingest_readers.h. */
 #include "fmt_perfetto.h"
 #include "ingest_readers.h"
 
@@ -137,7 +137,7 @@ static void ingest_perfetto_warning(void *ud, uint64_t offset,
 void ingest_perfetto_read(struct ing *g, const char *rel) {
   if (ingest_perfetto_neuron_read(g, rel))
     return;
-  char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rel);
+  char *path = ingest_path(g, rel);
   const char *base = strrchr(rel, '/');
   struct ingest_perfetto p = {
       .g = g, .rel = rel, .instance = base ? base + 1 : rel};

@@ -16,7 +16,7 @@
  * from the queue rows, executions from the Executions row), so the
  * drill-down works as on a native profile.  What the export cannot say
  * (the capture's trace_info, an NTFF header) is one Warning per file.
- * See ingest_sink.h. */
+ * See ingest_readers.h. */
 #include "filter.h"
 #include "fmt_npf.h"
 #include "fmt_perfetto.h"
@@ -211,8 +211,7 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   const char *dp = fmt_npf_args_str(&args, "device_profile", &sc);
   if (dp)
     ingest_perfetto_neuron_dev_add(n, dp, &e);
-  if (filter_keep_instance(ingest_opts(n->g)->filter,
-                           ingest_context_instance(n->g)))
+  if (ingest_context_kept(n->g))
     ingest_system_event(n->g, &e, false);
   free(name);
   fmt_npf_scratch_free(&sc);
@@ -241,8 +240,7 @@ ingest_perfetto_neuron_sys_counter(void *ud,
   int dev, hbm;
   ingest_perfetto_neuron_context(n, inst ? inst : n->stem, -1);
   const ProtobufCFieldDescriptor *f = NULL;
-  if (!filter_keep_instance(ingest_opts(g)->filter,
-                            ingest_context_instance(n->g))) {
+  if (!ingest_context_kept(g)) {
     free(inst);
     return 0;
   }
@@ -497,7 +495,7 @@ static char *ingest_perfetto_neuron_stem(const char *rel) {
 static void ingest_perfetto_neuron_file(struct ingest_perfetto_neuron *n,
                                         const char *rel, int kind) {
   struct ing *g = n->g;
-  char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rel);
+  char *path = ingest_path(g, rel);
   n->rel = rel;
   n->stem = ingest_perfetto_neuron_stem(rel);
   n->bad_args = n->misfits = 0;
@@ -622,7 +620,7 @@ static void ingest_perfetto_neuron_free(struct ingest_perfetto_neuron *n) {
 }
 
 bool ingest_perfetto_neuron_read(struct ing *g, const char *rel) {
-  char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rel);
+  char *path = ingest_path(g, rel);
   int kind = ingest_perfetto_neuron_probe(path);
   free(path);
   if (kind == NPF_OTHER)

@@ -22,7 +22,7 @@ static void ingest_run_read_file(struct ing *g, const char *rel,
                                  void (*fn)(struct ing *g, const char *rel)) {
   ingest_file_begin(g, rel);
   fn(g, rel);
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   struct stat sb;
   ingest_file_end(g, stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
   free(path);

@@ -18,6 +18,10 @@ const struct discover_result *ingest_discovery(const struct ing *g) {
   return g->d;
 }
 
+char *ingest_path(const struct ing *g, const char *rel) {
+  return xasprintf("%s/%s", g->o->dir, rel);
+}
+
 void ingest_skipped(struct ing *g, uint64_t n) { g->st->skipped += n; }
 
 void ingest_file_pos(struct ing *g, uint64_t pos) { g->file_pos = pos; }
@@ -40,6 +44,10 @@ void ingest_context_set(struct ing *g, const char *instance, int64_t pid) {
 const char *ingest_context_instance(const struct ing *g) { return g->instance; }
 
 int64_t ingest_context_pid(const struct ing *g) { return g->pid; }
+
+bool ingest_context_kept(const struct ing *g) {
+  return filter_keep_instance(g->o->filter, g->instance);
+}
 
 /* ------------------------------------------------------------ states */
 

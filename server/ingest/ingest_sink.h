@@ -39,6 +39,8 @@ struct itrack;
 const struct ingest_opts *ingest_opts(const struct ing *g);
 /* The discovery of --dir (borrowed for the run). */
 const struct discover_result *ingest_discovery(const struct ing *g);
+/* The path of rel, a file of --dir (malloc'd, the caller frees it). */
+char *ingest_path(const struct ing *g, const char *rel);
 /* Counts n records or files that could not be used (ingest_stats). */
 void ingest_skipped(struct ing *g, uint64_t n);
 /* The profile's display name: the base name of --dir (malloc'd, the
@@ -55,6 +57,9 @@ void ingest_context_set(struct ing *g, const char *instance, int64_t pid);
  * ingest_context_set) and pid (-1 when none). */
 const char *ingest_context_instance(const struct ing *g);
 int64_t ingest_context_pid(const struct ing *g);
+/* Whether the instance filter keeps the current process's instance (there
+ * is a current process). */
+bool ingest_context_kept(const struct ing *g);
 
 /* ------------------------------------------------------------ per-run state
  * A reader keeps what it needs across files (sync points, Chrome groups,

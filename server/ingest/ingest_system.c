@@ -2,7 +2,7 @@
  * with its timestamp_sync_points, cpu_util.pb, host_mem.pb, trace_info.pb),
  * the capture files' framing errors, and the rows derived once everything
  * is stored (transfer bandwidth, DMA throughput, device time offsets).
- * See ingest_sink.h. */
+ * See ingest_readers.h. */
 #include "filter.h"
 #include "ingest_readers.h"
 
@@ -118,7 +118,7 @@ void ingest_system_pb_error(struct ing *g, const char *rel, int rc,
 /* Opens a capture file; on failure records the warning and returns NULL. */
 struct fmt_pb *ingest_system_pb_open(struct ing *g, const char *rel,
                                      const char *magic) {
-  char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rel);
+  char *path = ingest_path(g, rel);
   struct fmt_pb *r = NULL;
   char *cause = NULL;
   int rc = fmt_pb_open(path, magic, &r, &cause);
@@ -333,7 +333,7 @@ static void ingest_system_read_syncs(struct ing *g, const char *rel) {
   struct ingest_system_state *ss = ingest_system_state(g);
   static const char sync[] = "timestamp_sync_point";
   ss->nsync = 0;
-  char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rel);
+  char *path = ingest_path(g, rel);
   struct fmt_pb *r = NULL;
   char *cause = NULL;
   int rc = fmt_pb_open(path, FMT_PB_MAGIC_NTRACE, &r, &cause);

@@ -2,8 +2,7 @@
  * the device JSON of each NeuronCore) into the same tables as the capture
  * files: fmt_vjson reports the protobuf-c records of proto/, and this file
  * hands them to the functions that store ntrace.pb, cpu_util.pb,
- * host_mem.pb, trace_info.pb and NTFF records.  See ingest_sink.h. */
-#include "filter.h"
+ * host_mem.pb, trace_info.pb and NTFF records.  See ingest_readers.h. */
 #include "fmt_vjson.h"
 #include "ingest_readers.h"
 
@@ -61,8 +60,7 @@ static int ingest_vjson_ntrace(void *ud, const struct fmt_vjson_origin *o,
   struct ingest_vjson *v = ud;
   ingest_file_pos(v->g, o->offset);
   ingest_vjson_origin(v, o);
-  if (!filter_keep_instance(ingest_opts(v->g)->filter,
-                            ingest_context_instance(v->g)))
+  if (!ingest_context_kept(v->g))
     return 0;
   if (r->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
     ingest_system_event(v->g, r->event, false);
@@ -75,8 +73,7 @@ static int ingest_vjson_cpu(void *ud, const struct fmt_vjson_origin *o,
                             const Nex__CpuUsage *c) {
   struct ingest_vjson *v = ud;
   ingest_vjson_origin(v, o);
-  if (filter_keep_instance(ingest_opts(v->g)->filter,
-                           ingest_context_instance(v->g)))
+  if (ingest_context_kept(v->g))
     ingest_system_cpu_sample(v->g, c);
   return 0;
 }
@@ -85,8 +82,7 @@ static int ingest_vjson_mem(void *ud, const struct fmt_vjson_origin *o,
                             const Nex__HostMemUsage *m) {
   struct ingest_vjson *v = ud;
   ingest_vjson_origin(v, o);
-  if (filter_keep_instance(ingest_opts(v->g)->filter,
-                           ingest_context_instance(v->g)))
+  if (ingest_context_kept(v->g))
     ingest_system_mem_sample(v->g, m);
   return 0;
 }
@@ -156,7 +152,7 @@ static void ingest_vjson_file(struct ingest_vjson *v, const char *rel) {
   v->stem = ingest_vjson_stem(rel);
   v->device_open = 0;
   ingest_file_begin(g, rel);
-  char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rel);
+  char *path = ingest_path(g, rel);
   struct fmt_vjson_cb cb = {.ud = v,
                             .ntrace = ingest_vjson_ntrace,
                             .cpu = ingest_vjson_cpu,
@@ -185,7 +181,7 @@ int ingest_vjson_read_all(struct ing *g, char **rels, int n, bool *handled) {
   int *kind = xcalloc((size_t)(n ? n : 1), sizeof *kind);
   int count = 0;
   for (int i = 0; i < n; i++) {
-    char *path = xasprintf("%s/%s", ingest_opts(g)->dir, rels[i]);
+    char *path = ingest_path(g, rels[i]);
     kind[i] = fmt_vjson_probe(path);
     free(path);
     handled[i] = kind[i] == FMT_VJSON_SYSTEM || kind[i] == FMT_VJSON_DEVICE;
