@@ -28,8 +28,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define INGEST_RATE_BUCKETS 20000 /* samples of a bandwidth counter */
-
 struct ing;
 struct itrack;
 

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#define INGEST_RATE_BUCKETS 20000 /* samples of a bandwidth counter */
+
 /* A timestamp_sync_point: the same instant on both clocks. */
 struct isync {
   int nc;
