@@ -162,6 +162,8 @@ void ingest_args_u64(struct ing *g, const char *key, uint64_t v) {
 
 void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
                       size_t n) {
+  if (n == 0)
+    return;
   ingest_args_key(g, key);
   sbuf_addc(&g->args, '[');
   for (size_t i = 0; i < n; i++) {

@@ -148,6 +148,8 @@ static void test_slices(void **state) {
   uint64_t ids[] = {1, UINT64_MAX};
   ingest_args_ids(r.g, "ids", ids, 2);
   ingest_args_u64s(r.g, "flow_id", ids, 2);
+  ingest_args_u64s(r.g, "none", ids, 0); /* left out */
+  ingest_args_ids(r.g, "none", ids, 0);  /* left out */
   ingest_args_raw(r.g, "raw", "[true]");
   ingest_args_take(r.g, &it);
   ingest_slice(r.g, t, &it);
