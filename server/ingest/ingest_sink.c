@@ -134,20 +134,6 @@ void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
   }
 }
 
-void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
-                     size_t n) {
-  if (n == 0)
-    return;
-  ingest_args_key(g, key);
-  sbuf_addc(&g->args, '[');
-  for (size_t i = 0; i < n; i++) {
-    if (i)
-      sbuf_addc(&g->args, ',');
-    sbuf_add_i64(&g->args, (int64_t)ids[i]);
-  }
-  sbuf_addc(&g->args, ']');
-}
-
 /* Quoted: JSON numbers lose precision above 2^53. */
 static void ingest_args_add_u64(struct ing *g, uint64_t v) {
   sbuf_addc(&g->args, '"');
@@ -160,8 +146,10 @@ void ingest_args_u64(struct ing *g, const char *key, uint64_t v) {
   ingest_args_add_u64(g, v);
 }
 
-void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
-                      size_t n) {
+/* A JSON array of v[0, n) as signed numbers or quoted unsigned ones;
+ * nothing when n is 0. */
+static void ingest_args_list(struct ing *g, const char *key, const uint64_t *v,
+                             size_t n, bool quoted) {
   if (n == 0)
     return;
   ingest_args_key(g, key);
@@ -169,9 +157,22 @@ void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
   for (size_t i = 0; i < n; i++) {
     if (i)
       sbuf_addc(&g->args, ',');
-    ingest_args_add_u64(g, v[i]);
+    if (quoted)
+      ingest_args_add_u64(g, v[i]);
+    else
+      sbuf_add_i64(&g->args, (int64_t)v[i]);
   }
   sbuf_addc(&g->args, ']');
+}
+
+void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
+                     size_t n) {
+  ingest_args_list(g, key, ids, n, false);
+}
+
+void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
+                      size_t n) {
+  ingest_args_list(g, key, v, n, true);
 }
 
 void ingest_args_raw(struct ing *g, const char *key, const char *json) {
