@@ -1,15 +1,13 @@
-/* ingest.c -- the core every reader writes through (see ingest_priv.h):
- * warnings and progress, base tracks by description, slices (held per
- * track by lanes.c, placed with their nesting depth, LOD rows, flow ids,
- * name statistics), counter samples, the args JSON of a slice, ids, the
- * process and thread tables; and the default store path (ingest.h).
- *
- * The readers: ingest_system.c (ntrace.pb, cpu_util.pb, host_mem.pb,
- * trace_info.pb, and the derived rows), ingest_chrome.c (Chrome JSON and
- * its flow binding), ingest_device.c (NTFF + NEFF), ingest_vjson.c (the
- * vendor's JSON exports); ingest_run.c drives them.
+/* ingest.c -- the core of the sink every reader writes through (see
+ * ingest_sink.h and ingest_core.h): warnings and progress, base tracks by
+ * description, slices (held per track by lanes.c, placed with their
+ * nesting depth, LOD rows, flow ids, name statistics), counter samples,
+ * the slices and rows of trace formats, the sink's life; and the default
+ * store path (ingest.h).  Its smaller services are in ingest_sink.c.  The
+ * readers (ingest_readers.h) know none of this file's structs;
+ * ingest_run.c drives them.
  */
-#include "ingest_priv.h"
+#include "ingest_core.h"
 #include "lod.h"
 #include "log.h"
 
@@ -92,7 +90,10 @@ void ingest_warn(struct ing *g, const char *category, const char *file,
   free(msg);
 }
 
-void ingest_warn_flush(struct ing *g) {
+/* Records one Warning row per file that had more than INGEST_FILE_WARNINGS
+ * warnings (their count, at the offset of the first not recorded) and
+ * frees the counts. */
+static void ingest_warn_flush(struct ing *g) {
   for (size_t i = 0; i < g->capwfiles; i++) {
     struct ingest_warn_file *f = &g->wfiles[i];
     if (f->file && f->n > INGEST_FILE_WARNINGS) {
@@ -252,8 +253,8 @@ static void ingest_track_put(struct ing *g, struct itrack *t) {
 
 static const char *ingest_dup(const char *s) { return s ? xstrdup(s) : NULL; }
 
-/* The base track with this description, created on first use. */
-struct itrack *ingest_track(struct ing *g, const struct store_track *d) {
+struct itrack *ingest_track_ordered(struct ing *g, const struct store_track *d,
+                                    enum lanes_order order) {
   uint64_t h = ingest_desc_hash(d);
   struct itrack *t = ingest_track_find(g, d, h);
   if (t)
@@ -271,11 +272,34 @@ struct itrack *ingest_track(struct ing *g, const struct store_track *d) {
   t->kind = strcmp(d->kind, "counter") == 0 ? TRACK_COUNTER : TRACK_SLICES;
   t->level = -2;
   if (t->kind == TRACK_SLICES)
-    t->lanes = lanes_new(g->lanes);
+    t->lanes = lanes_new(g->lanes, order);
   else
     t->cbuf = xcalloc(INGEST_LOD_MIN, sizeof *t->cbuf);
   ingest_track_put(g, t);
   return t;
+}
+
+struct itrack *ingest_track(struct ing *g, const struct store_track *d) {
+  return ingest_track_ordered(g, d, LANES_PUSH_ORDER);
+}
+
+int64_t ingest_track_id(const struct itrack *t) { return t->id; }
+
+int64_t ingest_track_count(const struct itrack *t) { return t->count; }
+
+const struct store_track *ingest_track_desc(const struct itrack *t) {
+  return &t->desc;
+}
+
+size_t ingest_track_n(const struct ing *g) { return g->tn; }
+
+struct itrack *ingest_track_at(const struct ing *g, size_t i) {
+  return g->order[i];
+}
+
+void *ingest_track_hook_state(const struct itrack *t,
+                              const struct ingest_hook *hook) {
+  return t->hook == hook ? t->hook_state : NULL;
 }
 
 void ingest_track_hook(struct itrack *t, const struct ingest_hook *hook,
@@ -399,8 +423,8 @@ static void ingest_counter_write(struct ing *g, struct itrack *t, int series,
                                  int64_t ts, double v) {
   /* the series of one sample share its seq (series 0 comes first) */
   if (series == 0)
-    t->seq++;
-  store_writer_counter(g->w, t->id, series, ts, t->seq, v);
+    t->samples++;
+  store_writer_counter(g->w, t->id, series, ts, t->samples, v);
   if (t->clod)
     lod_counter_sample(t->clod, g->w, series, ts, v);
 }
@@ -443,6 +467,66 @@ void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
     return;
   }
   ingest_counter_write(g, t, series, ts, v);
+}
+
+/* ------------------------------------------------------------ traces */
+
+void ingest_trace_slice(struct ing *g, struct itrack *t,
+                        const struct ingest_trace_slice *s) {
+  struct lanes_item it = {.ts = s->ts,
+                          .dur = s->dur,
+                          .id = ingest_id(g, 0),
+                          .name = ingest_intern(g, s->name),
+                          .order = s->order};
+  ingest_args_begin(g);
+  ingest_args_str(g, "cat", s->cat);
+  if (s->instant)
+    ingest_args_i64(g, "instant", 1);
+  if (s->incomplete)
+    ingest_args_i64(g, "incomplete", 1);
+  /* the event's args are its attributes, beside cat (as the vendor's
+   * extra_attributes_json has them): an object's members are spliced in */
+  const char *a = s->args_json ? s->args_json : "";
+  size_t al = strlen(a);
+  bool object = al >= 2 && a[0] == '{' && a[al - 1] == '}';
+  size_t in = object ? strspn(a + 1, " \t\r\n") + 1 : 0;
+  if (object && in < al - 1)
+    ingest_args_splice(g, a, al);
+  else if (al > 0 && !object)
+    ingest_args_raw(g, "args", a);
+  ingest_args_take(g, &it);
+  /* the store's flow ids are int64 */
+  if (s->n_flow_ids) {
+    it.flows = xmalloc(sizeof *it.flows * s->n_flow_ids);
+    it.n_flows = (int)s->n_flow_ids;
+    for (size_t i = 0; i < s->n_flow_ids; i++)
+      it.flows[i] = s->flow_ids[i] & INT64_MAX;
+  }
+  ingest_slice(g, t, &it);
+}
+
+void ingest_trace_process(struct ing *g, const char *instance, int64_t pid,
+                          const char *name, bool rename) {
+  store_writer_exec(g->w,
+                    "INSERT INTO process (instance_id, pid, name, named, "
+                    "chrome) VALUES (?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET "
+                    "name = CASE WHEN ?5 THEN coalesce(excluded.name, name) "
+                    "ELSE coalesce(name, excluded.name) END, chrome = 1, "
+                    "named = CASE WHEN ?5 THEN max(named, excluded.named) "
+                    "ELSE named END",
+                    "titii", instance, pid, name, (int64_t)(name != NULL),
+                    (int64_t)rename);
+}
+
+void ingest_trace_thread(struct ing *g, const char *instance, int64_t pid,
+                         int64_t tid, const char *name, bool rename) {
+  store_writer_exec(g->w,
+                    "INSERT INTO thread (instance_id, pid, tid, name, named) "
+                    "VALUES (?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET "
+                    "named = 1, name = CASE WHEN ?5 THEN "
+                    "coalesce(excluded.name, name) ELSE "
+                    "coalesce(name, excluded.name) END",
+                    "tiiti", instance, pid, tid, name, (int64_t)rename);
 }
 
 /* ------------------------------------------------------------ finish */
@@ -510,92 +594,6 @@ static void ingest_track_free(struct itrack *t) {
   ingest_track_free_str(t->desc.label);
   free(t);
 }
-
-/* ------------------------------------------------------------ args JSON */
-
-void ingest_args_begin(struct ing *g) {
-  sbuf_reset(&g->args);
-  sbuf_addc(&g->args, '{');
-}
-
-void ingest_args_key(struct ing *g, const char *key) {
-  if (g->args.len > 1)
-    sbuf_addc(&g->args, ',');
-  sbuf_add_json_str(&g->args, key, strlen(key));
-  sbuf_addc(&g->args, ':');
-}
-
-void ingest_args_str(struct ing *g, const char *key, const char *v) {
-  if (!v || !*v)
-    return;
-  ingest_args_key(g, key);
-  sbuf_add_json_str(&g->args, v, strlen(v));
-}
-
-void ingest_args_i64(struct ing *g, const char *key, int64_t v) {
-  ingest_args_key(g, key);
-  sbuf_add_i64(&g->args, v);
-}
-
-/* Large unsigned ids travel as strings (they exceed 2^53). */
-void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (!a[i]->key || !*a[i]->key)
-      continue;
-    ingest_args_key(g, a[i]->key);
-    const char *v = a[i]->value ? a[i]->value : "";
-    char *end;
-    if (a[i]->is_number && *v && (strtod(v, &end), *end == '\0'))
-      sbuf_adds(&g->args, v);
-    else
-      sbuf_add_json_str(&g->args, v, strlen(v));
-  }
-}
-
-void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
-                     size_t n) {
-  if (n == 0)
-    return;
-  ingest_args_key(g, key);
-  sbuf_addc(&g->args, '[');
-  for (size_t i = 0; i < n; i++) {
-    if (i)
-      sbuf_addc(&g->args, ',');
-    sbuf_add_i64(&g->args, (int64_t)ids[i]);
-  }
-  sbuf_addc(&g->args, ']');
-}
-
-/* Moves the args text into an item (NULL when empty). */
-void ingest_args_take(struct ing *g, struct lanes_item *it) {
-  if (g->args.len <= 1) {
-    it->args = NULL;
-    it->args_len = 0;
-    return;
-  }
-  sbuf_addc(&g->args, '}');
-  it->args = xstrndup(g->args.s, g->args.len);
-  it->args_len = g->args.len;
-}
-
-int64_t ingest_id(struct ing *g, uint64_t id) {
-  if (id == 0 || id > INT64_MAX)
-    return INGEST_SYNTHETIC_ID + g->next_id++;
-  return (int64_t)id;
-}
-
-/* ------------------------------------------------------------ processes */
-
-void ingest_process(struct ing *g, const char *instance, int64_t pid,
-                    const char *name, const char *dir) {
-  store_writer_exec(g->w,
-                    "INSERT INTO process (instance_id, pid, name, dir) "
-                    "VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET "
-                    "name = coalesce(excluded.name, name), "
-                    "dir = coalesce(dir, excluded.dir)",
-                    "titt", instance, pid, name, dir);
-}
-
 
 /* ------------------------------------------------------------ main */
 
@@ -667,11 +665,38 @@ size_t ingest_finish_tracks(struct ing *g, size_t from) {
   return n;
 }
 
-void ingest_tracks_free(struct ing *g) {
+/* Frees every track. */
+static void ingest_tracks_free(struct ing *g) {
   for (size_t i = 0; i < g->tn; i++)
     ingest_track_free(g->order[i]);
   free(g->tracks);
   free(g->order);
   g->tracks = g->order = NULL;
   g->tn = g->tcap = 0;
+}
+
+/* ------------------------------------------------------------ the sink */
+
+struct ing *ingest_sink_open(const struct ingest_opts *o,
+                             struct store_writer *w,
+                             const struct discover_result *d,
+                             struct ingest_stats *st, int64_t t0) {
+  struct ing *g = xcalloc(1, sizeof *g);
+  *g = (struct ing){.o = o, .w = w, .d = d, .st = st, .t0 = t0, .pid = -1};
+  g->lanes = lanes_pool_new(o->db_path, o->sort_budget ? o->sort_budget
+                                                       : INGEST_SORT_BUDGET);
+  return g;
+}
+
+void ingest_sink_close(struct ing *g) {
+  if (!g)
+    return;
+  ingest_warn_flush(g);
+  ingest_tracks_free(g);
+  ingest_states_free(g);
+  lanes_pool_free(g->lanes);
+  free(g->stats);
+  free(g->instance);
+  sbuf_free(&g->args);
+  free(g);
 }

@@ -1,9 +1,8 @@
 /* ingest_chrome.c -- Chrome trace JSON into the store: framework events of
  * a process, or standalone traces grouped by rank or file name; the flow
- * endpoints go to ingest_chrome_bind.c.  See ingest_priv.h. */
-#include "filter.h"
+ * endpoints go to ingest_chrome_bind.c.  See ingest_readers.h. */
 #include "fmt_chrome.h"
-#include "ingest_priv.h"
+#include "ingest_readers.h"
 #include "log.h"
 
 #include <errno.h>
@@ -12,15 +11,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The reader's state for the run: the Chrome pid/tid texts that are not
+ * numbers (text k is -(k + 1)), and the group (instance) each standalone
+ * trace was read as. */
+struct ingest_chrome_state {
+  char **synth_names;
+  size_t nsynth;
+  struct ingest_chrome_group {
+    char *name;
+    const char *rel; /* borrowed from the discovery */
+  } * groups;
+  size_t ngroups;
+};
+
+static const char ingest_chrome_key; /* its ingest_state key */
+
+static void ingest_chrome_state_free(void *state) {
+  struct ingest_chrome_state *s = state;
+  for (size_t i = 0; i < s->nsynth; i++)
+    free(s->synth_names[i]);
+  free(s->synth_names);
+  for (size_t i = 0; i < s->ngroups; i++)
+    free(s->groups[i].name);
+  free(s->groups);
+  free(s);
+}
+
+/* The reader's state, created on first use. */
+static struct ingest_chrome_state *ingest_chrome_state(struct ing *g) {
+  return ingest_state_make(g, &ingest_chrome_key,
+                           sizeof(struct ingest_chrome_state),
+                           ingest_chrome_state_free);
+}
+
 struct ingest_chrome {
   struct ing *g;
   const char *rel;
-  uint64_t rel_hash; /* util_hash of rel: scopes flow ids */
+  uint64_t rel_hash;    /* util_hash of rel: scopes flow ids */
   const char *instance; /* process group */
   int64_t pid;          /* >= 0: every event goes to this process */
   int64_t *seen;        /* pids already recorded in the process table */
   size_t nseen;
-  uint32_t file; /* rel's index in g->chrome_files */
+  uint32_t file; /* rel's number in the flow binding */
   /* the track of the last pid/tid texts: events come in runs */
   struct sbuf last_pid, last_tid, last_scope;
   struct itrack *last;
@@ -38,24 +70,21 @@ static int64_t ingest_chrome_int(struct ing *g, const char *s, bool *named) {
   if (util_parse_i64(s, &v) == 0)
     return v;
   *named = true;
-  for (size_t i = 0; i < g->nsynth; i++)
-    if (strcmp(g->synth_names[i], s) == 0)
+  struct ingest_chrome_state *cs = ingest_chrome_state(g);
+  for (size_t i = 0; i < cs->nsynth; i++)
+    if (strcmp(cs->synth_names[i], s) == 0)
       return -(int64_t)i - 1;
-  g->synth_names =
-      xrealloc(g->synth_names, sizeof *g->synth_names * (g->nsynth + 1));
-  g->synth_names[g->nsynth] = xstrdup(s);
-  return -(int64_t)g->nsynth++ - 1;
+  cs->synth_names =
+      xrealloc(cs->synth_names, sizeof *cs->synth_names * (cs->nsynth + 1));
+  cs->synth_names[cs->nsynth] = xstrdup(s);
+  return -(int64_t)cs->nsynth++ - 1;
 }
 
 /* The thread row of a tid given as text: named by it, unless a
  * thread_name said otherwise. */
 static void ingest_chrome_named_thread(struct ingest_chrome *c, int64_t pid,
                                        int64_t tid, const char *text) {
-  store_writer_exec(c->g->w,
-                    "INSERT INTO thread (instance_id, pid, tid, name, named) "
-                    "VALUES (?,?,?,?,1) ON CONFLICT DO UPDATE SET named = 1, "
-                    "name = coalesce(name, excluded.name)",
-                    "tiit", c->instance, pid, tid, text);
+  ingest_trace_thread(c->g, c->instance, pid, tid, text, false);
 }
 
 static int64_t ingest_chrome_pid(struct ingest_chrome *c, const char *pid) {
@@ -68,12 +97,7 @@ static int64_t ingest_chrome_pid(struct ingest_chrome *c, const char *pid) {
       return v;
   c->seen = xrealloc(c->seen, sizeof *c->seen * (c->nseen + 1));
   c->seen[c->nseen++] = v;
-  store_writer_exec(c->g->w,
-                    "INSERT INTO process (instance_id, pid, name, named, "
-                    "chrome) VALUES (?,?,?,?,1) ON CONFLICT DO UPDATE SET "
-                    "name = coalesce(name, excluded.name), chrome = 1",
-                    "titi", c->instance, v, named ? pid : NULL,
-                    (int64_t)named);
+  ingest_trace_process(c->g, c->instance, v, named ? pid : NULL, false);
   return v;
 }
 
@@ -84,7 +108,7 @@ static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
                                           bool async) {
   if (c->last && strcmp(c->last_pid.s, pid) == 0 &&
       strcmp(c->last_tid.s, tid) == 0) {
-    if (c->last_thread && c->last->count == 0)
+    if (c->last_thread && ingest_track_count(c->last) == 0)
       ingest_chrome_named_thread(c, c->last_pid_v, c->last_tid_v,
                                  c->last_thread);
     return c->last;
@@ -105,8 +129,10 @@ static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
   d.has_pid = 1;
   d.tid = ingest_chrome_int(c->g, scope, &named);
   d.has_tid = 1;
-  struct itrack *t = ingest_track(c->g, &d);
-  if (named && t->count == 0)
+  /* equal (start, duration) slices nest in file order of their begin, as
+   * Perfetto and DevTools nest them: a B/E pair is reported at its E */
+  struct itrack *t = ingest_track_ordered(c->g, &d, LANES_KEY_ORDER);
+  if (named && ingest_track_count(t) == 0)
     ingest_chrome_named_thread(c, d.pid, d.tid, scope);
   ingest_chrome_bind_track(t);
   c->last = t;
@@ -119,46 +145,21 @@ static struct itrack *ingest_chrome_track(struct ingest_chrome *c,
 static int ingest_chrome_slice(void *ud, const struct fmt_chrome_slice *s) {
   struct ingest_chrome *c = ud;
   struct ing *g = c->g;
-  g->file_pos = s->offset;
-  if (!filter_keep_event(g->o->filter, s->name))
+  if (!ingest_keep_event(g, s->offset, s->name))
     return 0;
   struct itrack *t = ingest_chrome_track(c, s->pid, s->tid, s->async);
-  /* equal (start, duration) slices nest in file order of their begin, as
-   * Perfetto and DevTools nest them: a B/E pair is reported at its E */
-  struct lanes_item it = {.ts = s->ts_ns,
-                          .dur = s->dur_ns,
-                          .id = INGEST_SYNTHETIC_ID + g->next_id++,
-                          .name = store_writer_intern(g->w, s->name),
-                          .seq = ((uint64_t)c->file + 1) << 40 |
-                                 (s->offset & ((1ull << 40) - 1))};
-  ingest_args_begin(g);
-  ingest_args_str(g, "cat", s->cat);
-  if (s->instant)
-    ingest_args_i64(g, "instant", 1);
-  if (s->incomplete)
-    ingest_args_i64(g, "incomplete", 1);
-  /* the event's args are its attributes, beside cat (as the vendor's
-   * extra_attributes_json has them): an object's members are spliced in */
-  const char *a = s->args_json ? s->args_json : "";
-  size_t al = strlen(a);
-  bool object = al >= 2 && a[0] == '{' && a[al - 1] == '}';
-  size_t in = object ? strspn(a + 1, " \t\r\n") + 1 : 0;
-  if (object && in < al - 1) {
-    if (g->args.len > 1)
-      sbuf_addc(&g->args, ',');
-    sbuf_add(&g->args, a + 1, al - 2);
-  } else if (al > 0 && !object) {
-    ingest_args_key(g, "args");
-    sbuf_adds(&g->args, s->args_json);
-  }
-  ingest_args_take(g, &it);
-  if (s->n_flow_ids) {
-    it.flows = xmalloc(sizeof *it.flows * s->n_flow_ids);
-    it.n_flows = (int)s->n_flow_ids;
-    for (size_t i = 0; i < s->n_flow_ids; i++)
-      it.flows[i] = s->flow_ids[i] & INT64_MAX;
-  }
-  ingest_slice(g, t, &it);
+  struct ingest_trace_slice ts = {.ts = s->ts_ns,
+                                  .dur = s->dur_ns,
+                                  .name = s->name,
+                                  .cat = s->cat,
+                                  .args_json = s->args_json,
+                                  .instant = s->instant,
+                                  .incomplete = s->incomplete,
+                                  .flow_ids = s->flow_ids,
+                                  .n_flow_ids = s->n_flow_ids,
+                                  .order = ((uint64_t)c->file + 1) << 40 |
+                                           (s->offset & ((1ull << 40) - 1))};
+  ingest_trace_slice(g, t, &ts);
   return 0;
 }
 
@@ -223,12 +224,14 @@ static int ingest_chrome_meta(void *ud, const struct fmt_chrome_meta *m) {
   if (k >= 3)
     tid = ingest_chrome_int(c->g, m->tid, &named);
   bool sorted = k == 2 || k == 4;
-  const char *types = k < 3 ? (sorted ? "tii" : "tit")
-                            : (sorted ? "tiii" : "titi");
+  const char *types =
+      k < 3 ? (sorted ? "tii" : "tit") : (sorted ? "tiii" : "titi");
   if (sorted)
-    store_writer_exec(c->g->w, sql[k], types, c->instance, pid, sort, tid);
+    store_writer_exec(ingest_writer(c->g), sql[k], types, c->instance, pid,
+                      sort, tid);
   else
-    store_writer_exec(c->g->w, sql[k], types, c->instance, pid, m->value, tid);
+    store_writer_exec(ingest_writer(c->g), sql[k], types, c->instance, pid,
+                      m->value, tid);
   return 0;
 }
 
@@ -241,21 +244,22 @@ static void ingest_chrome_warning(void *ud, uint64_t offset, const char *msg) {
 /* The group a standalone trace is read as: "rank <r>" (distributedInfo)
  * or its file name; a name taken by an earlier file gets " (2)", " (3)"
  * ... and a Warning, so that two files never merge into one group.
- * Returns the name (owned by g). */
+ * Returns the name (owned by the reader's state). */
 static const char *ingest_chrome_group(struct ing *g, const char *rel,
                                        const char *rank) {
+  struct ingest_chrome_state *cs = ingest_chrome_state(g);
   const char *b = strrchr(rel, '/');
   char *base = *rank ? xasprintf("rank %s", rank) : xstrdup(b ? b + 1 : rel);
   char *name = xstrdup(base);
   const char *first = NULL;
   for (int n = 2;; n++) {
     size_t i = 0;
-    while (i < g->ngroups && strcmp(g->groups[i].name, name) != 0)
+    while (i < cs->ngroups && strcmp(cs->groups[i].name, name) != 0)
       i++;
-    if (i == g->ngroups)
+    if (i == cs->ngroups)
       break;
     if (!first)
-      first = g->groups[i].rel;
+      first = cs->groups[i].rel;
     free(name);
     name = xasprintf("%s (%d)", base, n);
   }
@@ -265,21 +269,21 @@ static const char *ingest_chrome_group(struct ing *g, const char *rel,
                 "'%s'",
                 *rank ? "rank" : "file name", *rank ? rank : base, first, name);
   free(base);
-  g->groups = xrealloc(g->groups, sizeof *g->groups * (g->ngroups + 1));
-  g->groups[g->ngroups] = (struct ingest_chrome_group){name, rel};
-  return g->groups[g->ngroups++].name;
+  cs->groups = xrealloc(cs->groups, sizeof *cs->groups * (cs->ngroups + 1));
+  cs->groups[cs->ngroups] = (struct ingest_chrome_group){name, rel};
+  return cs->groups[cs->ngroups++].name;
 }
 
 /* Reads one Chrome trace.  instance/pid: the process it belongs to, or
  * NULL/-1 for a standalone trace (then grouped by rank or file name). */
 void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
                         int64_t pid) {
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   char rank[64] = "";
   int probe = fmt_chrome_probe(path, rank, sizeof rank);
   if (probe <= 0) {
     if (probe < 0) {
-      g->st->skipped++;
+      ingest_skipped(g, 1);
       ingest_warn(g, "Corrupt Data", rel, 0, "cannot read file");
     }
     /* Not a trace (some other JSON): ignored without a warning. */
@@ -303,10 +307,10 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
   struct fmt_chrome_stats st = {0};
   char *cause = NULL;
   int rc = fmt_chrome_read(path, &cb, &st, &cause);
-  g->st->skipped += st.skipped;
+  ingest_skipped(g, st.skipped);
   ingest_chrome_bind_file_end(g, c.max_offset);
   if (rc < 0) {
-    g->st->skipped++;
+    ingest_skipped(g, 1);
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
   }
   free(cause);

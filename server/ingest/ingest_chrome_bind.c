@@ -1,6 +1,6 @@
 /* ingest_chrome_bind.c -- the flow endpoints of Chrome traces bound to
  * their slices once all slices exist, in bounded memory.  See
- * ingest_priv.h.
+ * ingest_readers.h.
  *
  * Flow endpoints are bound to slices once all slices exist: s/t (and
  * bp:"e") go to the deepest enclosing slice (the highest lane whose latest
@@ -26,8 +26,9 @@
  * written in key order, so that each row goes at the end of the table's
  * B-tree (hashed flow ids in file order would land anywhere in it). */
 
-#include "ingest_priv.h"
+#include "ingest_readers.h"
 #include "spill.h"
+#include "varint.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -90,7 +91,12 @@ struct ingest_chrome_bind_spool {
   size_t nb, spilled;
 };
 
+/* The binding's state for the run (an ingest_state): from the first
+ * Chrome file to the binding. */
 struct ingest_chrome_bind_state {
+  const char **files; /* the Chrome files read (borrowed) */
+  size_t nfiles;
+  size_t nflows;                /* endpoints read */
   struct spill *spill;          /* beside the store */
   size_t mem;                   /* bytes of the blocks and runs in memory */
   unsigned char *rends, *rhist; /* blocks read back (one of each kind) */
@@ -101,6 +107,15 @@ struct ingest_chrome_bind_state {
   int error; /* the spill file or the store could not be read back: a
                negative errno */
 };
+
+static const char ingest_chrome_bind_key; /* its ingest_state key */
+
+/* The binding's state: NULL before the first Chrome file and after the
+ * binding. */
+static struct ingest_chrome_bind_state *
+ingest_chrome_bind_current(struct ing *g) {
+  return ingest_state(g, &ingest_chrome_bind_key);
+}
 
 struct ingest_chrome_bind_ref {
   int64_t lane, ts, id, end;
@@ -162,7 +177,7 @@ static const struct ingest_hook ingest_chrome_bind_hook = {
 /* A track's binding state, or NULL when it has none. */
 static struct ingest_chrome_bind_sweep *
 ingest_chrome_bind_sweep_of(struct itrack *t) {
-  return t->hook == &ingest_chrome_bind_hook ? t->hook_state : NULL;
+  return ingest_track_hook_state(t, &ingest_chrome_bind_hook);
 }
 
 /* Moves a spool's blocks in memory to the spill file until the memory
@@ -170,10 +185,10 @@ ingest_chrome_bind_sweep_of(struct itrack *t) {
 static int ingest_chrome_bind_spool_spill(struct ing *g,
                                           struct ingest_chrome_bind_spool *sp,
                                           size_t goal) {
-  struct ingest_chrome_bind_state *s = g->chrome;
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
   for (; sp->spilled < sp->nb && s->mem > goal; sp->spilled++) {
     struct ingest_chrome_bind_block *b = &sp->b[sp->spilled];
-    if (spill_write(g->chrome->spill, b->mem, b->len, &b->off))
+    if (spill_write(s->spill, b->mem, b->len, &b->off))
       return -1;
     s->mem -= b->cap;
     free(b->mem);
@@ -184,10 +199,11 @@ static int ingest_chrome_bind_spool_spill(struct ing *g,
 
 /* Moves blocks to the spill file until half of the budget is used. */
 static void ingest_chrome_bind_spill(struct ing *g) {
-  for (size_t k = 0; k < g->tn && g->chrome->mem > INGEST_CHROME_BUDGET / 2;
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
+  for (size_t k = 0; k < ingest_track_n(g) && s->mem > INGEST_CHROME_BUDGET / 2;
        k++) {
     struct ingest_chrome_bind_sweep *w =
-        ingest_chrome_bind_sweep_of(g->order[k]);
+        ingest_chrome_bind_sweep_of(ingest_track_at(g, k));
     if (w &&
         (ingest_chrome_bind_spool_spill(g, &w->hist,
                                         INGEST_CHROME_BUDGET / 2) ||
@@ -200,7 +216,7 @@ static void ingest_chrome_bind_spill(struct ing *g) {
 static void ingest_chrome_bind_spool_add(struct ing *g,
                                          struct ingest_chrome_bind_spool *sp,
                                          const void *rec, size_t n) {
-  struct ingest_chrome_bind_state *s = g->chrome;
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
   struct ingest_chrome_bind_block *b = sp->nb ? &sp->b[sp->nb - 1] : NULL;
   if (!b || !b->mem || (b->cap - b->len < n && b->cap >= INGEST_CHROME_CHUNK)) {
     /* a new block: as large as the one before (small at first) */
@@ -237,7 +253,8 @@ static int ingest_chrome_bind_spool_each(
     if (!p) {
       if (!*buf)
         *buf = xmalloc(INGEST_CHROME_CHUNK);
-      if ((rc = spill_read(g->chrome->spill, *buf, b->len, b->off)))
+      if ((rc = spill_read(ingest_chrome_bind_current(g)->spill, *buf, b->len,
+                           b->off)))
         return rc;
       p = *buf;
     }
@@ -247,51 +264,23 @@ static int ingest_chrome_bind_spool_each(
   return 0;
 }
 
-static size_t ingest_chrome_bind_put(unsigned char *p, uint64_t v) {
-  size_t n = 0;
-  for (; v >= 0x80; v >>= 7)
-    p[n++] = (unsigned char)(v | 0x80);
-  p[n++] = (unsigned char)v;
-  return n;
-}
-
-static uint64_t ingest_chrome_bind_get(const unsigned char **p) {
-  uint64_t v = 0;
-  for (int sh = 0;; sh += 7) {
-    unsigned char c = *(*p)++;
-    v |= (uint64_t)(c & 0x7f) << sh;
-    if (c < 0x80)
-      return v;
-  }
-}
-
-static uint64_t ingest_chrome_bind_zig(int64_t d) {
-  return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
-}
-
-static int64_t ingest_chrome_bind_unzig(uint64_t v) {
-  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
 /* A slice of a Chrome track was given its lane: it is added to the
  * track's history for the binding (the track hook's placed). */
 static void ingest_chrome_bind_placed(struct ing *g, struct itrack *t,
                                       int64_t lane,
                                       const struct lanes_item *it) {
-  struct ingest_chrome_bind_sweep *w = t->hook_state;
-  if (w->rebind || !g->chrome)
+  struct ingest_chrome_bind_sweep *w = ingest_chrome_bind_sweep_of(t);
+  if (w->rebind || !ingest_chrome_bind_current(g))
     return;
   unsigned char rec[40];
   size_t n = 0;
   /* wrapping differences: the decoder adds them back the same way */
-  n += ingest_chrome_bind_put(
-      rec + n,
-      ingest_chrome_bind_zig((int64_t)((uint64_t)it->ts - (uint64_t)w->hts)));
-  n += ingest_chrome_bind_put(
-      rec + n,
-      ingest_chrome_bind_zig((int64_t)((uint64_t)it->id - (uint64_t)w->hid)));
-  n += ingest_chrome_bind_put(rec + n, (uint64_t)(it->dur > 0 ? it->dur : 0));
-  n += ingest_chrome_bind_put(rec + n, (uint64_t)lane);
+  n += varint_put(rec + n,
+                  varint_zig((int64_t)((uint64_t)it->ts - (uint64_t)w->hts)));
+  n += varint_put(rec + n,
+                  varint_zig((int64_t)((uint64_t)it->id - (uint64_t)w->hid)));
+  n += varint_put(rec + n, (uint64_t)(it->dur > 0 ? it->dur : 0));
+  n += varint_put(rec + n, (uint64_t)lane);
   ingest_chrome_bind_spool_add(g, &w->hist, rec, n);
   w->hts = it->ts;
   w->hid = it->id;
@@ -419,10 +408,10 @@ static int ingest_chrome_bind_sweep_hist(void *ud, const unsigned char *p,
   const unsigned char *end = p + n;
   while (p < end) {
     struct ingest_chrome_bind_ref b = {0};
-    r->ts += (uint64_t)ingest_chrome_bind_unzig(ingest_chrome_bind_get(&p));
-    r->id += (uint64_t)ingest_chrome_bind_unzig(ingest_chrome_bind_get(&p));
-    int64_t dur = (int64_t)ingest_chrome_bind_get(&p);
-    b.lane = (int64_t)ingest_chrome_bind_get(&p);
+    r->ts += (uint64_t)varint_unzig(varint_get(&p));
+    r->id += (uint64_t)varint_unzig(varint_get(&p));
+    int64_t dur = (int64_t)varint_get(&p);
+    b.lane = (int64_t)varint_get(&p);
     b.ts = (int64_t)r->ts;
     b.id = (int64_t)r->id;
     b.end = b.ts + (dur > 1 ? dur : 1);
@@ -480,12 +469,13 @@ static int ingest_chrome_bind_pos_cmp(const void *x, const void *y) {
 
 /* Keeps n records of out as a run (in memory within the budget, else in
  * the spill file). */
-static void ingest_chrome_bind_keep_run(struct ing *g,
-                                        const struct ingest_chrome_bind_out *out,
-                                        size_t n, int warn) {
+static void
+ingest_chrome_bind_keep_run(struct ing *g,
+                            const struct ingest_chrome_bind_out *out, size_t n,
+                            int warn) {
   if (n == 0)
     return;
-  struct ingest_chrome_bind_state *s = g->chrome;
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
   s->runs = xrealloc(s->runs, sizeof *s->runs * (s->nruns + 1));
   struct ingest_chrome_bind_run *r = &s->runs[s->nruns++];
   *r = (struct ingest_chrome_bind_run){.n = n, .warn = warn};
@@ -502,7 +492,8 @@ static void ingest_chrome_bind_keep_run(struct ing *g,
 static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
                                            struct ingest_chrome_bind_ep *v,
                                            size_t n, size_t nnext) {
-  struct ingest_chrome_bind_sweep *w = t->hook_state;
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
+  struct ingest_chrome_bind_sweep *w = ingest_chrome_bind_sweep_of(t);
   w->next = (struct ingest_chrome_bind_queue){v, 0, nnext};
   w->encl = (struct ingest_chrome_bind_queue){v + nnext, 0, n - nnext};
   qsort(w->next.v, w->next.n, sizeof *v, ingest_chrome_bind_ts_cmp);
@@ -510,15 +501,16 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
   ingest_chrome_bind_sweep_reset(w);
   struct ingest_chrome_bind_replay rp = {w, 0, 0};
   if (w->rebind ||
-      ingest_chrome_bind_spool_each(g, &w->hist, &g->chrome->rhist,
+      ingest_chrome_bind_spool_each(g, &w->hist, &s->rhist,
                                     ingest_chrome_bind_sweep_hist, &rp)) {
     ingest_chrome_bind_sweep_reset(w);
-    int rc = store_writer_query(g->w, ingest_chrome_bind_sweep_row, w,
-                                "SELECT lane, ts, dur, id FROM slice WHERE "
-                                "track = ? ORDER BY ts, lane",
-                                "i", t->id);
-    if (rc < 0 && !g->chrome->error) /* the binding fails */
-      g->chrome->error = rc;
+    int rc =
+        store_writer_query(ingest_writer(g), ingest_chrome_bind_sweep_row, w,
+                           "SELECT lane, ts, dur, id FROM slice WHERE "
+                           "track = ? ORDER BY ts, lane",
+                           "i", ingest_track_id(t));
+    if (rc < 0 && !s->error) /* the binding fails */
+      s->error = rc;
   }
   ingest_chrome_bind_sweep_end(w);
   w->next = w->encl = (struct ingest_chrome_bind_queue){0};
@@ -538,7 +530,7 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
     struct ingest_chrome_bind_ep f = v[i];
     struct ingest_chrome_bind_out o = {f.e.pos,
                                        f.e.flow_id,
-                                       t->id,
+                                       ingest_track_id(t),
                                        f.lane,
                                        f.lane >= 0 ? f.slice_ts : f.e.ts,
                                        f.slice_id};
@@ -587,13 +579,14 @@ static int ingest_chrome_bind_batch_add(void *ud, const unsigned char *p,
 /* Binds the endpoints of one track.  Returns 0, or a negative errno when
  * the spill file cannot be read. */
 static int ingest_chrome_bind_sweep_track(struct ing *g, struct itrack *t) {
-  struct ingest_chrome_bind_sweep *w = t->hook_state;
+  struct ingest_chrome_bind_sweep *w = ingest_chrome_bind_sweep_of(t);
   struct ingest_chrome_bind_batch b = {
       .g = g,
       .t = t,
       .cap = w->nends < INGEST_CHROME_BATCH ? w->nends : INGEST_CHROME_BATCH};
   b.v = xmalloc(b.cap * sizeof *b.v);
-  int rc = ingest_chrome_bind_spool_each(g, &w->ends, &g->chrome->rends,
+  int rc = ingest_chrome_bind_spool_each(g, &w->ends,
+                                         &ingest_chrome_bind_current(g)->rends,
                                          ingest_chrome_bind_batch_add, &b);
   if (rc == 0 && b.nnext + b.nencl) {
     memmove(b.v + b.nnext, b.v + b.cap - b.nencl, b.nencl * sizeof *b.v);
@@ -613,11 +606,12 @@ ingest_chrome_bind_run_peek(struct ing *g, struct ingest_chrome_bind_run *r) {
   if (r->done == r->n)
     return NULL;
   size_t n = r->n - r->done < r->nbuf ? r->n - r->done : r->nbuf;
-  int rc = spill_read(g->chrome->spill, r->buf, n * sizeof *r->buf,
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
+  int rc = spill_read(s->spill, r->buf, n * sizeof *r->buf,
                       r->off + r->done * sizeof *r->buf);
   if (rc) {
-    if (!g->chrome->error)
-      g->chrome->error = rc;
+    if (!s->error)
+      s->error = rc;
     r->done = r->n;
     r->nbuf = r->at = 0;
     return NULL;
@@ -631,10 +625,11 @@ ingest_chrome_bind_run_peek(struct ing *g, struct ingest_chrome_bind_run *r) {
 /* Whether run x's next record comes before run y's (both have one, both
  * of one kind). */
 static bool ingest_chrome_bind_heap_less(struct ing *g, size_t x, size_t y) {
-  const struct ingest_chrome_bind_run *r = &g->chrome->runs[x];
-  return (r->warn ? ingest_chrome_bind_pos_cmp : ingest_chrome_bind_key_cmp)(
-             ingest_chrome_bind_run_peek(g, &g->chrome->runs[x]),
-             ingest_chrome_bind_run_peek(g, &g->chrome->runs[y])) < 0;
+  struct ingest_chrome_bind_run *runs = ingest_chrome_bind_current(g)->runs;
+  return (runs[x].warn ? ingest_chrome_bind_pos_cmp
+                       : ingest_chrome_bind_key_cmp)(
+             ingest_chrome_bind_run_peek(g, &runs[x]),
+             ingest_chrome_bind_run_peek(g, &runs[y])) < 0;
 }
 
 /* Restores the heap of runs h[0, n) (the next record first in run order)
@@ -659,7 +654,7 @@ static void ingest_chrome_bind_heap_down(struct ing *g, size_t *h, size_t n,
 /* Merges the runs of one kind: the warnings of the unbound endpoints in
  * file order (warn), or the flows in key order; frees those runs. */
 static void ingest_chrome_bind_merge(struct ing *g, int warn) {
-  struct ingest_chrome_bind_state *s = g->chrome;
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
   size_t nruns = 0;
   for (size_t k = 0; k < s->nruns; k++)
     nruns += s->runs[k].warn == warn;
@@ -690,11 +685,12 @@ static void ingest_chrome_bind_merge(struct ing *g, int warn) {
     const struct ingest_chrome_bind_out *o = ingest_chrome_bind_run_peek(g, r);
     uint64_t pos = o->pos >> 2;
     if (o->lane >= 0)
-      store_writer_flow(g->w, o->flow_id, o->track, o->lane, o->ts, o->id);
+      store_writer_flow(ingest_writer(g), o->flow_id, o->track, o->lane, o->ts,
+                        o->id);
     else {
-      while (file + 1 < g->nchrome_files && s->base[file + 1] <= pos)
+      while (file + 1 < s->nfiles && s->base[file + 1] <= pos)
         file++;
-      ingest_warn(g, "Missing Data", g->chrome_files[file], pos - s->base[file],
+      ingest_warn(g, "Missing Data", s->files[file], pos - s->base[file],
                   "flow endpoint '%c' at %" PRId64
                   " ns has no slice to bind to",
                   "stff"[o->pos & 3], o -> ts);
@@ -710,12 +706,25 @@ static void ingest_chrome_bind_merge(struct ing *g, int warn) {
   free(h);
 }
 
-int ingest_chrome_bind_flows(struct ing *g) {
-  struct ingest_chrome_bind_state *s = g->chrome;
+/* Frees the binding's state. */
+static void ingest_chrome_bind_state_free(void *state) {
+  struct ingest_chrome_bind_state *s = state;
+  spill_free(s->spill);
+  free(s->files);
+  free(s->rends);
+  free(s->rhist);
+  free(s->base);
+  free(s->runs);
+  free(s);
+}
+
+int ingest_chrome_bind_flows(struct ing *g, size_t *endpoints) {
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
+  *endpoints = s ? s->nflows : 0;
   if (!s)
     return 0;
-  for (size_t k = 0; k < g->tn; k++) {
-    struct itrack *t = g->order[k];
+  for (size_t k = 0; k < ingest_track_n(g); k++) {
+    struct itrack *t = ingest_track_at(g, k);
     struct ingest_chrome_bind_sweep *w = ingest_chrome_bind_sweep_of(t);
     if (!w)
       continue;
@@ -731,13 +740,7 @@ int ingest_chrome_bind_flows(struct ing *g) {
     ingest_chrome_bind_merge(g, 0);
   }
   int rc = s->error;
-  spill_free(s->spill);
-  free(s->rends);
-  free(s->rhist);
-  free(s->base);
-  free(s->runs);
-  free(s);
-  g->chrome = NULL;
+  ingest_state_set(g, &ingest_chrome_bind_key, NULL, NULL);
   return rc;
 }
 
@@ -746,26 +749,27 @@ void ingest_chrome_bind_track(struct itrack *t) {
     return;
   struct ingest_chrome_bind_sweep *w = xcalloc(1, sizeof *w);
   /* slices added before may be placed already: not in the history */
-  w->rebind = t->count > 0;
+  w->rebind = ingest_track_count(t) > 0;
   ingest_track_hook(t, &ingest_chrome_bind_hook, w);
 }
 
 uint32_t ingest_chrome_bind_file(struct ing *g, const char *rel) {
-  g->chrome_files = xrealloc(g->chrome_files,
-                             sizeof *g->chrome_files * (g->nchrome_files + 1));
-  g->chrome_files[g->nchrome_files] = rel;
-  if (!g->chrome) {
-    g->chrome = xcalloc(1, sizeof *g->chrome);
-    g->chrome->spill = spill_new(g->o->db_path, "flow binding data");
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
+  if (!s) {
+    s = xcalloc(1, sizeof *s);
+    s->spill = spill_new(ingest_opts(g)->db_path, "flow binding data");
+    ingest_state_set(g, &ingest_chrome_bind_key, s,
+                     ingest_chrome_bind_state_free);
   }
-  struct ingest_chrome_bind_state *s = g->chrome;
-  s->base = xrealloc(s->base, sizeof *s->base * (g->nchrome_files + 1));
-  s->base[g->nchrome_files] = s->next_base;
-  return (uint32_t)g->nchrome_files++;
+  s->files = xrealloc(s->files, sizeof *s->files * (s->nfiles + 1));
+  s->files[s->nfiles] = rel;
+  s->base = xrealloc(s->base, sizeof *s->base * (s->nfiles + 1));
+  s->base[s->nfiles] = s->next_base;
+  return (uint32_t)s->nfiles++;
 }
 
 void ingest_chrome_bind_file_end(struct ing *g, uint64_t max_offset) {
-  g->chrome->next_base += max_offset + 1;
+  ingest_chrome_bind_current(g)->next_base += max_offset + 1;
 }
 
 void ingest_chrome_bind_endpoint(struct ing *g, struct itrack *t, uint32_t file,
@@ -775,12 +779,13 @@ void ingest_chrome_bind_endpoint(struct ing *g, struct itrack *t, uint32_t file,
              : phase == 't' ? CHROME_T
              : enclosing    ? CHROME_F_ENCLOSING
                             : CHROME_F;
-  struct ingest_chrome_bind_end e = {
-      .ts = ts,
-      .flow_id = flow_id,
-      .pos = (g->chrome->base[file] + offset) << 2 | (uint64_t)kind};
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
+  struct ingest_chrome_bind_end e = {.ts = ts,
+                                     .flow_id = flow_id,
+                                     .pos = (s->base[file] + offset) << 2 |
+                                            (uint64_t)kind};
   struct ingest_chrome_bind_sweep *w = ingest_chrome_bind_sweep_of(t);
   ingest_chrome_bind_spool_add(g, &w->ends, &e, sizeof e);
   w->nends++;
-  g->nflows++;
+  s->nflows++;
 }

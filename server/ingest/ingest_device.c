@@ -1,9 +1,9 @@
 /* ingest_device.c -- NTFF device traces (and their NEFF headers) into the
  * store: DeviceProfileList, Metadata, ExecutionInfo, NeffHeader, the
  * device tracks (engine rows, DMA queues, semaphores, usage counters) and
- * the instruction dependencies (inst_dep).  See ingest_priv.h. */
+ * the instruction dependencies (inst_dep).  See ingest_readers.h. */
 #include "fmt_neff.h"
-#include "ingest_priv.h"
+#include "ingest_readers.h"
 
 #include "ntff.pb-c.h"
 
@@ -13,22 +13,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Totals of the device profile being read; exec_id/exec_index: its first
+ * execution that names an exec_id (exec_id 0: none yet). */
+struct ingest_device_totals {
+  int pcore, nc;
+  int64_t instructions, dmas, first, last;
+  int64_t inst_deps;                  /* entries of the inst_dep_ids read */
+  double flops, transpose_flops, hbm; /* transpose: of TRANSPOSE opcodes */
+  int64_t exec_id, exec_index;
+  size_t first_track; /* tracks created since then may be its own */
+};
+
+/* The reader's state for the run: the device profile being read. */
+struct ingest_device_state {
+  int64_t dp_id;
+  struct ingest_device_totals dev;
+};
+
+static const char ingest_device_key; /* its ingest_state key */
+
+/* The reader's state, created on first use. */
+static struct ingest_device_state *ingest_device_state(struct ing *g) {
+  return ingest_state_make(g, &ingest_device_key,
+                           sizeof(struct ingest_device_state), NULL);
+}
+
+/* The description of a track of the device profile being read. */
+static struct store_track ingest_device_desc(struct ing *g, const char *kind,
+                                             const char *source,
+                                             const char *label, int pcore) {
+  struct store_track d =
+      ingest_desc(kind, "device", source, ingest_context_instance(g));
+  d.pid = ingest_context_pid(g);
+  d.has_pid = 1;
+  d.pcore_idx = pcore;
+  d.device_profile_id = ingest_device_state(g)->dp_id;
+  d.label = label;
+  return d;
+}
+
 static void ingest_device_slice(struct ing *g, const char *source,
                                 const char *label, int pcore, int64_t ts,
                                 int64_t dur, int64_t id, const char *name,
                                 const char *grp) {
-  struct store_track d = ingest_desc("slices", "device", source, g->instance);
-  d.pid = g->pid;
-  d.has_pid = 1;
-  d.pcore_idx = pcore;
-  d.device_profile_id = g->dp_id;
-  d.label = label;
+  struct store_track d = ingest_device_desc(g, "slices", source, label, pcore);
   struct lanes_item it = {.ts = ts,
                           .dur = dur,
                           .id = id,
-                          .name = store_writer_intern(g->w, name),
-                          .grp =
-                              grp && *grp ? store_writer_intern(g->w, grp) : 0};
+                          .name = ingest_intern(g, name),
+                          .grp = grp && *grp ? ingest_intern(g, grp) : 0};
   ingest_args_take(g, &it);
   ingest_slice(g, ingest_track(g, &d), &it);
 }
@@ -36,12 +69,7 @@ static void ingest_device_slice(struct ing *g, const char *source,
 static void ingest_device_counter(struct ing *g, const char *source,
                                   const char *label, int pcore, int64_t ts,
                                   double v) {
-  struct store_track d = ingest_desc("counter", "device", source, g->instance);
-  d.pid = g->pid;
-  d.has_pid = 1;
-  d.pcore_idx = pcore;
-  d.device_profile_id = g->dp_id;
-  d.label = label;
+  struct store_track d = ingest_device_desc(g, "counter", source, label, pcore);
   ingest_counter(g, ingest_track(g, &d), 0, ts, v);
 }
 
@@ -54,8 +82,9 @@ static void ingest_device_span(struct ingest_device_totals *t, int64_t ts,
 }
 
 void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
-  int pcore = g->dev.pcore;
-  struct ingest_device_totals *tot = &g->dev;
+  struct ingest_device_state *dv = ingest_device_state(g);
+  int pcore = dv->dev.pcore;
+  struct ingest_device_totals *tot = &dv->dev;
   switch (rec->record_case) {
   case NEX__NTFF_RECORD__RECORD_INSTRUCTION: {
     const Nex__Instruction *in = rec->instruction;
@@ -117,18 +146,18 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
   case NEX__NTFF_RECORD__RECORD_EXECUTION: {
     const Nex__ExecutionInfo *e = rec->execution;
     store_writer_exec(
-        g->w,
+        ingest_writer(g),
         "INSERT OR REPLACE INTO ExecutionInfo (device_profile_id, "
         "execution_index, neff_name, execution_start_ts, "
         "execution_end_ts, num_subgraphs, row_count, exec_id) "
         "VALUES (?,?,?,?,?,?,?,?)",
-        "iitiiiiI", g->dp_id, (int64_t)e->execution_index, e->neff_name,
+        "iitiiiiI", dv->dp_id, (int64_t)e->execution_index, e->neff_name,
         e->execution_start_ts, e->execution_end_ts, (int64_t)e->num_subgraphs,
         (int64_t)e->row_count, e->exec_id > 0 ? e->exec_id : -1);
-    if (e->exec_id > 0 && (g->dev.exec_id == 0 ||
-                           (int64_t)e->execution_index < g->dev.exec_index)) {
-      g->dev.exec_id = e->exec_id;
-      g->dev.exec_index = (int64_t)e->execution_index;
+    if (e->exec_id > 0 && (dv->dev.exec_id == 0 ||
+                           (int64_t)e->execution_index < dv->dev.exec_index)) {
+      dv->dev.exec_id = e->exec_id;
+      dv->dev.exec_index = (int64_t)e->execution_index;
     }
     break;
   }
@@ -159,18 +188,18 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
 
 static void ingest_device_neff(struct ing *g, const char *rel,
                                char **model_name) {
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   struct fmt_neff_header h;
   char *cause = NULL;
   int rc = fmt_neff_read(path, &h, &cause);
   free(path);
   if (rc < 0) {
-    g->st->skipped++;
+    ingest_skipped(g, 1);
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "bad NEFF");
     free(cause);
     return;
   }
-  store_writer_exec(g->w,
+  store_writer_exec(ingest_writer(g),
                     "INSERT OR IGNORE INTO NeffHeader (file, network_name, "
                     "uuid, hash, header_size, data_size, package_version, "
                     "major_version, minor_version, build_version, "
@@ -186,35 +215,37 @@ static void ingest_device_neff(struct ing *g, const char *rel,
 }
 
 void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
+  struct ingest_device_state *dv = ingest_device_state(g);
   const Nex__NtffHeader *h = d->header;
-  g->dp_id = store_writer_exec(
-      g->w,
+  dv->dp_id = store_writer_exec(
+      ingest_writer(g),
       "INSERT INTO DeviceProfileList (device_profile_name, instance_id, "
       "process_id, nc_id, pcore_idx, session_id, model_id, model_name, "
       "ntff_file, neff_file, peak_flops, hbm_ddr_bandwidth) "
       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-      "ttiiIIttttrr", d->name, g->instance, g->pid, (int64_t)d->nc,
-      (int64_t)d->pcore, d->session, d->model_id, d->model_name, d->ntff_file,
-      d->neff_file, h ? h->peak_flops : 0.0, h ? h->hbm_ddr_bandwidth : 0.0);
+      "ttiiIIttttrr", d->name, ingest_context_instance(g),
+      ingest_context_pid(g), (int64_t)d->nc, (int64_t)d->pcore, d->session,
+      d->model_id, d->model_name, d->ntff_file, d->neff_file,
+      h ? h->peak_flops : 0.0, h ? h->hbm_ddr_bandwidth : 0.0);
   if (h)
     store_writer_exec(
-        g->w,
+        ingest_writer(g),
         "INSERT INTO Metadata (device_profile_id, profile_schema_version, "
         "ntff_version, num_physical_cores, first_hw_timestamp, "
         "last_hw_timestamp, ticks_per_nanosec, instance_type, neuroncore_idx, "
         "tensor_engine_num_rows, tensor_engine_num_cols, "
         "neuroncore_clock_freq, hbm_ddr_bandwidth) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        "itiiiirtiiirr", g->dp_id, "7.4.0", (int64_t)h->ntff_version,
+        "itiiiirtiiirr", dv->dp_id, "7.4.0", (int64_t)h->ntff_version,
         (int64_t)h->num_physical_cores, h->first_hw_timestamp,
         h->last_hw_timestamp, h->ticks_per_nanosec,
         *h->instance_type ? h->instance_type : NULL, (int64_t)d->nc,
         (int64_t)h->tensor_engine_num_rows, (int64_t)h->tensor_engine_num_cols,
         h->neuroncore_clock_freq, h->hbm_ddr_bandwidth);
-  memset(&g->dev, 0, sizeof g->dev);
-  g->dev.first_track = g->tn;
-  g->dev.pcore = d->pcore;
-  g->dev.nc = d->nc;
+  memset(&dv->dev, 0, sizeof dv->dev);
+  dv->dev.first_track = ingest_track_n(g);
+  dv->dev.pcore = d->pcore;
+  dv->dev.nc = d->nc;
 }
 
 /* The inst_dep rows of the device profile being read (its slices are all
@@ -222,49 +253,48 @@ void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
  * instruction it names lies when the profile has it.  The instructions are
  * found by id through a temporary table, dropped after. */
 static void ingest_device_deps(struct ing *g) {
-  store_writer_exec(g->w,
+  struct ingest_device_state *dv = ingest_device_state(g);
+  store_writer_exec(ingest_writer(g),
                     "CREATE TEMP TABLE inst_at (id INTEGER PRIMARY KEY, "
                     "track INTEGER, lane INTEGER, ts INTEGER)",
                     "");
-  store_writer_exec(g->w,
+  store_writer_exec(ingest_writer(g),
                     "INSERT OR IGNORE INTO temp.inst_at SELECT s.id, s.track, "
                     "s.lane, s.ts FROM track t JOIN slice s ON s.track = t.id "
                     "WHERE t.device_profile_id = ?1 AND t.source = 'engine'",
-                    "i", g->dp_id);
+                    "i", dv->dp_id);
   store_writer_exec(
-      g->w,
+      ingest_writer(g),
       "INSERT INTO inst_dep (track, ts, lane, id, seq, dep_id, dep_track, "
       "dep_lane, dep_ts) SELECT s.track, s.ts, s.lane, s.id, j.key, j.value, "
       "a.track, a.lane, a.ts FROM track t JOIN slice s ON s.track = t.id "
       "JOIN json_each(s.args, '$.inst_dep_ids') j LEFT JOIN temp.inst_at a "
       "ON a.id = j.value WHERE t.device_profile_id = ?1 AND t.source = "
       "'engine' AND instr(s.args, '\"inst_dep_ids\"')",
-      "i", g->dp_id);
-  store_writer_exec(g->w, "DROP TABLE temp.inst_at", "");
+      "i", dv->dp_id);
+  store_writer_exec(ingest_writer(g), "DROP TABLE temp.inst_at", "");
 }
 
 void ingest_device_end(struct ing *g) {
-  struct ingest_device_totals *t = &g->dev;
+  struct ingest_device_state *dv = ingest_device_state(g);
+  struct ingest_device_totals *t = &dv->dev;
   bool any = t->instructions + t->dmas > 0;
-  store_writer_exec(g->w,
+  store_writer_exec(ingest_writer(g),
                     "UPDATE DeviceProfileList SET first_ts=?, last_ts=?, "
                     "instruction_count=?, dma_count=?, total_flops=?, "
                     "transpose_flops=?, hbm_bytes=? WHERE id=?",
                     "IIiirrri", any ? t->first : -1, any ? t->last : -1,
                     t->instructions, t->dmas, t->flops, t->transpose_flops,
-                    t->hbm, g->dp_id);
-  ingest_drain_device(g, t->first_track, g->dp_id);
+                    t->hbm, dv->dp_id);
+  ingest_drain_device(g, t->first_track, dv->dp_id);
   if (t->inst_deps)
     ingest_device_deps(g);
-  int64_t cpu = t->exec_id ? ingest_system_sync_cpu(g, t->nc, t->exec_id) : 0;
-  if (cpu) {
-    g->hints = xrealloc(g->hints, (g->nhints + 1) * sizeof *g->hints);
-    g->hints[g->nhints++] = (struct idevhint){g->dp_id, cpu};
-  }
+  if (t->exec_id)
+    ingest_system_device_hint(g, dv->dp_id, t->nc, t->exec_id);
 }
 
 void ingest_device_finish(struct ing *g) {
-  store_writer_exec(g->w,
+  store_writer_exec(ingest_writer(g),
                     "CREATE INDEX inst_dep_by_dep ON inst_dep(dep_track, "
                     "dep_ts, dep_lane) WHERE dep_track IS NOT NULL",
                     "");
@@ -307,9 +337,11 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
     ingest_device_neff(g, dev->neff, &model_name);
   char *name = session_mode
                    ? xasprintf("%s_%s_pid_%" PRId64 "_nc_%d_session_%" PRId64,
-                               profile_base, g->instance, g->pid, nc, session)
+                               profile_base, ingest_context_instance(g),
+                               ingest_context_pid(g), nc, session)
                    : xasprintf("%s_%s_pid_%" PRId64 "_nc_%d_model_%" PRIu64,
-                               profile_base, g->instance, g->pid, nc, hash);
+                               profile_base, ingest_context_instance(g),
+                               ingest_context_pid(g), nc, hash);
   char model_id[24];
   snprintf(model_id, sizeof model_id, "%" PRIu64, hash);
   struct ingest_device_info info = {.name = name,
@@ -326,7 +358,7 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
     ingest_device_record(g, first);
   while (rc != 0 && rc != -EPIPE &&
          (rc = fmt_pb_next(r, &nex__ntff_record__descriptor, &m, &off)) != 0) {
-    g->file_pos = fmt_pb_pos(r);
+    ingest_file_pos(g, fmt_pb_pos(r));
     if (rc < 0) {
       ingest_system_pb_error(g, dev->ntff, rc, off);
       continue;

@@ -3,10 +3,10 @@
  * tables as ntrace.pb: fmt_nrtjson pairs the records and maps the device
  * clock; this file gives each dump its process and hands the events to
  * ingest_system_event and the HBM samples to ingest_system_hbm.  See
- * ingest_priv.h. */
+ * ingest_readers.h. */
 #include "filter.h"
 #include "fmt_nrtjson.h"
-#include "ingest_priv.h"
+#include "ingest_readers.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@ struct ingest_nrtjson {
 static int ingest_nrtjson_record(void *ud, uint64_t offset,
                                  const Nex__NtraceRecord *r) {
   struct ingest_nrtjson *v = ud;
-  v->g->file_pos = offset;
+  ingest_file_pos(v->g, offset);
   if (r->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
     ingest_system_event(v->g, r->event, false);
   else if (r->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
@@ -31,17 +31,18 @@ static int ingest_nrtjson_record(void *ud, uint64_t offset,
 
 static void ingest_nrtjson_warning(void *ud, uint64_t offset, const char *msg) {
   struct ingest_nrtjson *v = ud;
-  v->g->st->skipped++;
+  ingest_skipped(v->g, 1);
   ingest_warn(v->g, "Corrupt Data", v->rel, offset, "%s", msg);
 }
 
 /* The process folder that holds file rel, or NULL. */
 static const struct discover_process *ingest_nrtjson_owner(struct ing *g,
                                                            const char *rel) {
-  for (int i = 0; i < g->d->n_procs; i++)
-    for (int j = 0; j < g->d->procs[i].n_json; j++)
-      if (strcmp(g->d->procs[i].json[j], rel) == 0)
-        return &g->d->procs[i];
+  const struct discover_result *d = ingest_discovery(g);
+  for (int i = 0; i < d->n_procs; i++)
+    for (int j = 0; j < d->procs[i].n_json; j++)
+      if (strcmp(d->procs[i].json[j], rel) == 0)
+        return &d->procs[i];
   return NULL;
 }
 
@@ -50,25 +51,25 @@ static const struct discover_process *ingest_nrtjson_owner(struct ing *g,
  * 0). */
 static void ingest_nrtjson_file(struct ing *g, const char *rel) {
   const struct discover_process *p = ingest_nrtjson_owner(g, rel);
-  char *instance = p && *p->instance_id ? xstrdup(p->instance_id)
-                                        : ingest_profile_base(g->o->dir);
+  char *instance = p && *p->instance_id
+                       ? xstrdup(p->instance_id)
+                       : ingest_profile_base(ingest_opts(g)->dir);
   int64_t pid = p && p->pid > 0 ? p->pid : 0;
-  if (!filter_keep_instance(g->o->filter, instance)) {
+  if (!filter_keep_instance(ingest_opts(g)->filter, instance)) {
     free(instance);
     return;
   }
   struct ingest_nrtjson v = {g, rel};
-  g->instance = instance;
-  g->pid = pid;
+  ingest_context_set(g, instance, pid);
   ingest_file_begin(g, rel);
   ingest_process(g, instance, pid, NULL, NULL);
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   struct fmt_nrtjson_cb cb = {&v, ingest_nrtjson_record,
                               ingest_nrtjson_warning};
   struct fmt_nrtjson_stats st;
   char *cause = NULL;
   if (fmt_nrtjson_read(path, &cb, &st, &cause) < 0) {
-    g->st->skipped++;
+    ingest_skipped(g, 1);
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
   } else {
     if (st.unpaired_start || st.unpaired_stop)
@@ -89,8 +90,7 @@ static void ingest_nrtjson_file(struct ing *g, const char *rel) {
   ingest_file_end(g, stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
   free(cause);
   free(path);
-  g->instance = NULL;
-  g->pid = -1;
+  ingest_context_set(g, NULL, -1);
   free(instance);
 }
 
@@ -99,7 +99,7 @@ int ingest_nrtjson_read_all(struct ing *g, char **rels, int n, bool *handled) {
   for (int i = 0; i < n; i++) {
     if (handled[i])
       continue;
-    char *path = xasprintf("%s/%s", g->o->dir, rels[i]);
+    char *path = ingest_path(g, rels[i]);
     handled[i] = fmt_nrtjson_probe(path) == 1;
     free(path);
     if (handled[i]) {

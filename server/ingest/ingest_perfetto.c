@@ -5,10 +5,9 @@
  * (process, async, global) under a synthetic thread named after it, a
  * counter track per counter.  Two Perfetto tracks of one (pid, tid) share
  * a track (no pid/tid reuse).  Flows come bound to their slices by the
- * decoder.  See ingest_priv.h. */
-#include "filter.h"
+ * decoder.  See ingest_readers.h. */
 #include "fmt_perfetto.h"
-#include "ingest_priv.h"
+#include "ingest_readers.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -40,12 +39,7 @@ static int64_t ingest_perfetto_pid(struct ingest_perfetto *p, int64_t pid,
     i++;
   if (i == p->npids || name) {
     /* a standalone trace: no "framework" layer, named when it says so */
-    store_writer_exec(p->g->w,
-                      "INSERT INTO process (instance_id, pid, name, named, "
-                      "chrome) VALUES (?,?,?,?,1) ON CONFLICT DO UPDATE SET "
-                      "name = coalesce(excluded.name, name), chrome = 1, "
-                      "named = max(named, excluded.named)",
-                      "titi", p->instance, pid, name, (int64_t)(name != NULL));
+    ingest_trace_process(p->g, p->instance, pid, name, true);
     if (i == p->npids) {
       p->pids = xrealloc(p->pids, sizeof *p->pids * (p->npids + 1));
       p->pids[p->npids++] = pid;
@@ -54,23 +48,13 @@ static int64_t ingest_perfetto_pid(struct ingest_perfetto *p, int64_t pid,
   return pid;
 }
 
-/* The thread row of a thread or of a non-thread track: named by it. */
-static void ingest_perfetto_thread(struct ingest_perfetto *p, int64_t pid,
-                                   int64_t tid, const char *name) {
-  store_writer_exec(p->g->w,
-                    "INSERT INTO thread (instance_id, pid, tid, name, named) "
-                    "VALUES (?,?,?,?,1) ON CONFLICT DO UPDATE SET named = 1, "
-                    "name = excluded.name",
-                    "tiit", p->instance, pid, tid, name);
-}
-
 static int ingest_perfetto_track(void *ud, const struct fmt_perfetto_track *t) {
   struct ingest_perfetto *p = ud;
   if (t->is_process && t->process_name)
     ingest_perfetto_pid(p, t->pid, t->process_name);
   if (t->is_thread && t->thread_name && t->tid >= 0)
-    ingest_perfetto_thread(p, ingest_perfetto_pid(p, t->pid, NULL), t->tid,
-                           t->thread_name);
+    ingest_trace_thread(p->g, p->instance, ingest_perfetto_pid(p, t->pid, NULL),
+                        t->tid, t->thread_name, true);
   p->last = NULL; /* names may have changed */
   return 0;
 }
@@ -97,8 +81,8 @@ static struct itrack *ingest_perfetto_slices(struct ingest_perfetto *p,
   }
   d.label = label;
   struct itrack *it = ingest_track(p->g, &d);
-  if (it->count == 0 && label)
-    ingest_perfetto_thread(p, d.pid, d.tid, label);
+  if (ingest_track_count(it) == 0 && label) /* named by the track */
+    ingest_trace_thread(p->g, p->instance, d.pid, d.tid, label, true);
   p->last_src = t;
   p->last_tid = tid;
   p->last = it;
@@ -108,36 +92,19 @@ static struct itrack *ingest_perfetto_slices(struct ingest_perfetto *p,
 static int ingest_perfetto_slice(void *ud, const struct fmt_perfetto_slice *s) {
   struct ingest_perfetto *p = ud;
   struct ing *g = p->g;
-  g->file_pos = s->offset;
-  if (!filter_keep_event(g->o->filter, s->name))
+  if (!ingest_keep_event(g, s->offset, s->name))
     return 0;
   struct itrack *t = ingest_perfetto_slices(p, s->track, s->pid, s->tid);
-  struct lanes_item it = {.ts = s->ts_ns,
-                          .dur = s->dur_ns,
-                          .id = INGEST_SYNTHETIC_ID + g->next_id++,
-                          .name = store_writer_intern(g->w, s->name)};
-  /* cat and the flags first, then the debug annotations (always a JSON
-   * object from the decoder) spliced in beside them */
-  ingest_args_begin(g);
-  ingest_args_str(g, "cat", s->cat);
-  static const char *const flag[] = {"instant", "incomplete"};
-  const int on[] = {s->instant, s->incomplete};
-  for (int k = 0; k < 2; k++)
-    if (on[k])
-      ingest_args_i64(g, flag[k], 1);
-  size_t n = s->args_json ? strlen(s->args_json) : 0;
-  if (n > 2) {
-    if (g->args.len > 1)
-      sbuf_addc(&g->args, ',');
-    sbuf_add(&g->args, s->args_json + 1, n - 2);
-  }
-  ingest_args_take(g, &it);
-  /* the store's flow ids are int64 */
-  it.n_flows = (int)s->n_flow_ids;
-  it.flows = s->n_flow_ids ? xmalloc(sizeof *it.flows * s->n_flow_ids) : NULL;
-  for (int i = 0; i < it.n_flows; i++)
-    it.flows[i] = s->flow_ids[i] & INT64_MAX;
-  ingest_slice(g, t, &it);
+  struct ingest_trace_slice ts = {.ts = s->ts_ns,
+                                  .dur = s->dur_ns,
+                                  .name = s->name,
+                                  .cat = s->cat,
+                                  .args_json = s->args_json,
+                                  .instant = s->instant,
+                                  .incomplete = s->incomplete,
+                                  .flow_ids = s->flow_ids,
+                                  .n_flow_ids = s->n_flow_ids};
+  ingest_trace_slice(g, t, &ts);
   return 0;
 }
 
@@ -155,7 +122,7 @@ static int ingest_perfetto_counter(void *ud,
   char *label =
       c->unit ? xasprintf("%s (%s)", c->name, c->unit) : xstrdup(c->name);
   d.label = label;
-  p->g->file_pos = c->offset;
+  ingest_file_pos(p->g, c->offset);
   ingest_counter(p->g, ingest_track(p->g, &d), 0, c->ts_ns, c->value);
   free(label);
   return 0;
@@ -170,7 +137,7 @@ static void ingest_perfetto_warning(void *ud, uint64_t offset,
 void ingest_perfetto_read(struct ing *g, const char *rel) {
   if (ingest_perfetto_neuron_read(g, rel))
     return;
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   const char *base = strrchr(rel, '/');
   struct ingest_perfetto p = {
       .g = g, .rel = rel, .instance = base ? base + 1 : rel};
@@ -181,14 +148,14 @@ void ingest_perfetto_read(struct ing *g, const char *rel) {
   char *cause = NULL;
   int rc = fmt_perfetto_read(path, &cb, &st, &cause);
   /* warnings were recorded one by one; packets without state are one */
-  g->st->skipped += st.skipped + st.no_state;
+  ingest_skipped(g, st.skipped + st.no_state);
   if (st.no_state)
     ingest_warn(g, "Missing Data", rel, 0,
                 "%" PRIu64 " packets need incremental state their sequence "
                 "never had: skipped",
                 st.no_state);
   if (rc < 0) {
-    g->st->skipped++;
+    ingest_skipped(g, 1);
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
   }
   free(cause);

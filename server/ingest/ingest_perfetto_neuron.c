@@ -16,11 +16,11 @@
  * from the queue rows, executions from the Executions row), so the
  * drill-down works as on a native profile.  What the export cannot say
  * (the capture's trace_info, an NTFF header) is one Warning per file.
- * See ingest_priv.h. */
+ * See ingest_readers.h. */
 #include "filter.h"
 #include "fmt_npf.h"
 #include "fmt_perfetto.h"
-#include "ingest_priv.h"
+#include "ingest_readers.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -52,8 +52,6 @@ struct ingest_perfetto_neuron {
   char *stem; /* file name without its extension */
   struct ingest_perfetto_neuron_proc *procs;
   size_t nprocs;
-  char *instance; /* the current context (g->instance points here) */
-  int64_t pid;
   char **seen; /* "<instance>/<pid>" of the processes written */
   size_t nseen;
   struct ingest_perfetto_neuron_dev *devs;
@@ -80,14 +78,11 @@ static void ingest_perfetto_neuron_args(struct ingest_perfetto_neuron *n,
  * filter leaves out: its records are not stored either). */
 static void ingest_perfetto_neuron_context(struct ingest_perfetto_neuron *n,
                                            const char *instance, int64_t pid) {
-  if (n->instance && strcmp(n->instance, instance) == 0 && n->pid == pid)
+  const char *cur = ingest_context_instance(n->g);
+  if (cur && strcmp(cur, instance) == 0 && ingest_context_pid(n->g) == pid)
     return;
-  free(n->instance);
-  n->instance = xstrdup(instance);
-  n->pid = pid;
-  n->g->instance = n->instance;
-  n->g->pid = pid;
-  if (pid < 0 || !filter_keep_instance(n->g->o->filter, instance))
+  ingest_context_set(n->g, instance, pid);
+  if (pid < 0 || !filter_keep_instance(ingest_opts(n->g)->filter, instance))
     return; /* samples of an instance: no process */
   char *key = xasprintf("%s/%" PRId64, instance, pid);
   for (size_t i = 0; i < n->nseen; i++)
@@ -144,10 +139,10 @@ static void ingest_perfetto_neuron_dev_add(struct ingest_perfetto_neuron *n,
   n->devs = xrealloc(n->devs, (n->ndevs + 1) * sizeof *n->devs);
   n->devs[n->ndevs++] = (struct ingest_perfetto_neuron_dev){
       xstrdup(file),
-      xstrdup(n->instance),
+      xstrdup(ingest_context_instance(n->g)),
       e->model_id ? xstrdup(id) : NULL,
       *e->model_name ? xstrdup(e->model_name) : NULL,
-      n->pid,
+      ingest_context_pid(n->g),
       e->nc_idx,
       e->pcore_idx};
 }
@@ -176,7 +171,7 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   static const char *const skip[] = {"instance_id", "process_id",
                                      "timestamp_unit", "device_profile", NULL};
   struct ingest_perfetto_neuron *n = ud;
-  n->g->file_pos = s->offset;
+  ingest_file_pos(n->g, s->offset);
   struct fmt_npf_args args;
   ingest_perfetto_neuron_args(n, s->args_json, &args);
   struct fmt_npf_scratch sc = {NULL, 0};
@@ -216,7 +211,7 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   const char *dp = fmt_npf_args_str(&args, "device_profile", &sc);
   if (dp)
     ingest_perfetto_neuron_dev_add(n, dp, &e);
-  if (filter_keep_instance(n->g->o->filter, n->instance))
+  if (ingest_context_kept(n->g))
     ingest_system_event(n->g, &e, false);
   free(name);
   fmt_npf_scratch_free(&sc);
@@ -238,14 +233,14 @@ ingest_perfetto_neuron_sys_counter(void *ud,
                                    const struct fmt_perfetto_counter *c) {
   struct ingest_perfetto_neuron *n = ud;
   struct ing *g = n->g;
-  g->file_pos = c->offset;
+  ingest_file_pos(g, c->offset);
   const char *rest = NULL;
   char *inst = ingest_perfetto_neuron_counter_instance(c->name, &rest);
   char series[64], cpu[32];
   int dev, hbm;
   ingest_perfetto_neuron_context(n, inst ? inst : n->stem, -1);
   const ProtobufCFieldDescriptor *f = NULL;
-  if (!filter_keep_instance(g->o->filter, n->instance)) {
+  if (!ingest_context_kept(g)) {
     free(inst);
     return 0;
   }
@@ -254,8 +249,8 @@ ingest_perfetto_neuron_sys_counter(void *ud,
     f = protobuf_c_message_descriptor_get_field_by_name(
         &nex__hbm_usage__descriptor, series);
   if (f && f->id >= 4) { /* total_bytes = 4: the series in field order */
-    struct store_track t =
-        ingest_desc("counter", "system", "neuron_hbm_usage", n->instance);
+    struct store_track t = ingest_desc("counter", "system", "neuron_hbm_usage",
+                                       ingest_context_instance(n->g));
     t.device_idx = dev;
     t.hbm_idx = hbm;
     ingest_counter(g, ingest_track(g, &t), (int)(f->id - 4), c->ts_ns,
@@ -267,8 +262,8 @@ ingest_perfetto_neuron_sys_counter(void *ud,
     u.util_percent = c->value;
     ingest_system_cpu_sample(g, &u);
   } else if (inst && sscanf(rest, "host_memory_usage %63s", series) == 1) {
-    struct store_track t =
-        ingest_desc("counter", "system", "host_mem", n->instance);
+    struct store_track t = ingest_desc("counter", "system", "host_mem",
+                                       ingest_context_instance(n->g));
     ingest_counter(g, ingest_track(g, &t), strcmp(series, "used_percent") == 0,
                    c->ts_ns, c->value);
   } else if (!inst || !strstr(rest, "transfer_bandwidth")) {
@@ -330,7 +325,7 @@ static void ingest_perfetto_neuron_dev_record(struct ingest_perfetto_neuron *n,
 static int
 ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   struct ingest_perfetto_neuron *n = ud;
-  n->g->file_pos = s->offset;
+  ingest_file_pos(n->g, s->offset);
   struct fmt_npf_args args;
   ingest_perfetto_neuron_args(n, s->args_json, &args);
   struct fmt_npf_scratch sc = {NULL, 0};
@@ -392,7 +387,7 @@ static int
 ingest_perfetto_neuron_dev_counter(void *ud,
                                    const struct fmt_perfetto_counter *c) {
   struct ingest_perfetto_neuron *n = ud;
-  n->g->file_pos = c->offset;
+  ingest_file_pos(n->g, c->offset);
   Nex__NtffRecord r = NEX__NTFF_RECORD__INIT;
   size_t len = strlen(c->name), ul = strlen(FMT_NPF_USAGE);
   size_t sl = strlen(FMT_NPF_SEMAPHORE);
@@ -425,7 +420,7 @@ ingest_perfetto_neuron_dev_counter(void *ud,
 static void ingest_perfetto_neuron_warning(void *ud, uint64_t offset,
                                            const char *msg) {
   struct ingest_perfetto_neuron *n = ud;
-  n->g->st->skipped++;
+  ingest_skipped(n->g, 1);
   ingest_warn(n->g, "Corrupt Data", n->rel, offset, "%s", msg);
 }
 
@@ -500,7 +495,7 @@ static char *ingest_perfetto_neuron_stem(const char *rel) {
 static void ingest_perfetto_neuron_file(struct ingest_perfetto_neuron *n,
                                         const char *rel, int kind) {
   struct ing *g = n->g;
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   n->rel = rel;
   n->stem = ingest_perfetto_neuron_stem(rel);
   n->bad_args = n->misfits = 0;
@@ -516,10 +511,10 @@ static void ingest_perfetto_neuron_file(struct ingest_perfetto_neuron *n,
   char *cause = NULL;
   size_t seen = n->nseen;
   if (fmt_perfetto_read(path, &cb, &st, &cause) < 0) {
-    g->st->skipped++;
+    ingest_skipped(g, 1);
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
   }
-  g->st->skipped += st.skipped + st.no_state;
+  ingest_skipped(g, st.skipped + st.no_state);
   if (n->dev_open)
     ingest_device_end(g);
   if (n->bad_args)
@@ -553,8 +548,9 @@ static bool ingest_perfetto_neuron_has_system(const struct ing *g,
   struct stat sb;
   bool found = false;
   for (int gz = 0; gz < 2 && !found; gz++) {
-    char *p = xasprintf("%s/%.*s%s" FMT_NPF_SYSTEM_FILE "%s", g->o->dir, dl,
-                        rel, dl ? "/" : "", gz ? ".gz" : "");
+    char *p =
+        xasprintf("%s/%.*s%s" FMT_NPF_SYSTEM_FILE "%s", ingest_opts(g)->dir, dl,
+                  rel, dl ? "/" : "", gz ? ".gz" : "");
     found = stat(p, &sb) == 0;
     free(p);
   }
@@ -572,7 +568,7 @@ ingest_perfetto_neuron_read_devices(struct ingest_perfetto_neuron *n,
                                     const char *sys_rel) {
   const char *b = strrchr(sys_rel, '/');
   int dl = b ? (int)(b - sys_rel) : 0;
-  char *dir = xasprintf("%s/%.*s", n->g->o->dir, dl, sys_rel);
+  char *dir = xasprintf("%s/%.*s", ingest_opts(n->g)->dir, dl, sys_rel);
   DIR *d = opendir(dir);
   struct dirent *e;
   char **names = NULL;
@@ -595,8 +591,9 @@ ingest_perfetto_neuron_read_devices(struct ingest_perfetto_neuron *n,
       if (strcmp(n->devs[k].file, names[i]) == 0)
         n->dev = &n->devs[k];
     char *stem = ingest_perfetto_neuron_stem(names[i]);
-    if (!n->g->o->ignore_device &&
-        filter_keep_instance(n->g->o->filter, n->dev ? n->dev->instance : stem))
+    if (!ingest_opts(n->g)->ignore_device &&
+        filter_keep_instance(ingest_opts(n->g)->filter,
+                             n->dev ? n->dev->instance : stem))
       ingest_perfetto_neuron_file(n, rel, NPF_DEVICE);
     free(stem);
     free(rel);
@@ -620,24 +617,22 @@ static void ingest_perfetto_neuron_free(struct ingest_perfetto_neuron *n) {
   free(n->procs);
   free(n->seen);
   free(n->devs);
-  free(n->instance);
 }
 
 bool ingest_perfetto_neuron_read(struct ing *g, const char *rel) {
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   int kind = ingest_perfetto_neuron_probe(path);
   free(path);
   if (kind == NPF_OTHER)
     return false;
-  if (kind == NPF_DEVICE &&
-      (g->o->ignore_device || ingest_perfetto_neuron_has_system(g, rel)))
+  if (kind == NPF_DEVICE && (ingest_opts(g)->ignore_device ||
+                             ingest_perfetto_neuron_has_system(g, rel)))
     return true; /* read after its system export, or not at all */
   struct ingest_perfetto_neuron n = {.g = g};
   ingest_perfetto_neuron_file(&n, rel, kind);
   if (kind == NPF_SYSTEM)
     ingest_perfetto_neuron_read_devices(&n, rel);
-  g->instance = NULL;
-  g->pid = -1;
+  ingest_context_set(g, NULL, -1);
   ingest_perfetto_neuron_free(&n);
   return true;
 }

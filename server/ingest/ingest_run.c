@@ -1,9 +1,10 @@
 /* ingest_run.c -- ingest_run(): discovery, the files of each process in
  * order (system traces, framework JSON, device profiles), the standalone
  * traces, then the flow binding, the derived rows and the store's
- * metadata.  See ingest.h and ingest_priv.h. */
+ * metadata.  See ingest.h, ingest_core.h and ingest_readers.h. */
 #include "filter.h"
-#include "ingest_priv.h"
+#include "ingest_core.h"
+#include "ingest_readers.h"
 #include "log.h"
 
 #include <inttypes.h>
@@ -21,22 +22,30 @@ static void ingest_run_read_file(struct ing *g, const char *rel,
                                  void (*fn)(struct ing *g, const char *rel)) {
   ingest_file_begin(g, rel);
   fn(g, rel);
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   struct stat sb;
   ingest_file_end(g, stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
   free(path);
 }
 
+/* The JSON files read already as vendor exports or runtime dumps
+ * (borrowed from the discovery). */
+struct ingest_run_json {
+  const char **done;
+  int n;
+};
+
 /* Whether a JSON file was read already as a vendor export. */
-static bool ingest_run_json_done(const struct ing *g, const char *rel) {
-  for (int i = 0; i < g->n_vjson; i++)
-    if (g->vjson[i] == rel)
+static bool ingest_run_json_done(const struct ingest_run_json *j,
+                                 const char *rel) {
+  for (int i = 0; i < j->n; i++)
+    if (j->done[i] == rel)
       return true;
   return false;
 }
 
 static void ingest_run_process_json(struct ing *g, const char *rel) {
-  ingest_chrome_read(g, rel, g->instance, g->pid);
+  ingest_chrome_read(g, rel, ingest_context_instance(g), ingest_context_pid(g));
 }
 
 static void ingest_run_standalone_json(struct ing *g, const char *rel) {
@@ -45,7 +54,8 @@ static void ingest_run_standalone_json(struct ing *g, const char *rel) {
 
 /* Reads the vendor JSON exports among all JSON files first; remembers
  * them so that the Chrome reader skips them. */
-static void ingest_run_vendor_json(struct ing *g) {
+static void ingest_run_vendor_json(struct ing *g,
+                                   struct ingest_run_json *json) {
   const struct discover_result *d = g->d;
   int n = d->n_json;
   for (int i = 0; i < d->n_procs; i++)
@@ -60,16 +70,17 @@ static void ingest_run_vendor_json(struct ing *g) {
       rels[k++] = d->procs[i].json[j];
   int nv = ingest_vjson_read_all(g, rels, n, handled);
   if (nv + ingest_nrtjson_read_all(g, rels, n, handled) > 0) {
-    g->vjson = xcalloc((size_t)n, sizeof *g->vjson);
+    json->done = xcalloc((size_t)n, sizeof *json->done);
     for (int i = 0; i < n; i++)
       if (handled[i])
-        g->vjson[g->n_vjson++] = rels[i];
+        json->done[json->n++] = rels[i];
   }
   free(rels);
   free(handled);
 }
 
 static void ingest_run_profile(struct ing *g, const struct discover_process *p,
+                               const struct ingest_run_json *j,
                                const char *profile_base) {
   char *instance = NULL;
   int64_t pid = p->pid;
@@ -91,8 +102,7 @@ static void ingest_run_profile(struct ing *g, const struct discover_process *p,
   }
   if (pid < 0)
     pid = 0;
-  g->instance = instance;
-  g->pid = pid;
+  ingest_context_set(g, instance, pid);
   size_t tracks_before = g->tn;
   ingest_process(g, instance, pid, NULL, p->rel);
   if (!g->o->ignore_system) {
@@ -103,7 +113,7 @@ static void ingest_run_profile(struct ing *g, const struct discover_process *p,
     if (p->host_mem)
       ingest_run_read_file(g, p->host_mem, ingest_system_host_mem);
     for (int i = 0; i < p->n_json; i++)
-      if (!ingest_run_json_done(g, p->json[i]))
+      if (!ingest_run_json_done(j, p->json[i]))
         ingest_run_read_file(g, p->json[i], ingest_run_process_json);
   }
   if (!g->o->ignore_device)
@@ -114,31 +124,13 @@ static void ingest_run_profile(struct ing *g, const struct discover_process *p,
     }
   ingest_drain_tracks(g, tracks_before);
   ingest_stats_flush(g);
-  g->instance = NULL;
+  ingest_context_set(g, NULL, ingest_context_pid(g));
   free(instance);
 }
 
 static void ingest_run_info(struct ing *g, const char *key, const char *value) {
   store_writer_exec(g->w, "INSERT OR REPLACE INTO store_info VALUES (?, ?)",
                     "tt", key, value);
-}
-
-static void ingest_run_free(struct ing *g) {
-  ingest_warn_flush(g);
-  ingest_tracks_free(g);
-  lanes_pool_free(g->lanes);
-  free(g->stats);
-  free(g->syncs);
-  free(g->hints);
-  free(g->chrome_files);
-  for (size_t i = 0; i < g->nsynth; i++)
-    free(g->synth_names[i]);
-  free(g->synth_names);
-  for (size_t i = 0; i < g->ngroups; i++)
-    free(g->groups[i].name);
-  free(g->groups);
-  free(g->vjson);
-  sbuf_free(&g->args);
 }
 
 int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
@@ -172,72 +164,73 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
     discover_free(d);
     return rc;
   }
-  struct ing g = {.o = o, .w = w, .d = d, .st = st, .t0 = t0};
-  g.lanes = lanes_pool_new(o->db_path, o->sort_budget ? o->sort_budget
-                                                      : INGEST_SORT_BUDGET);
+  struct ing *g = ingest_sink_open(o, w, d, st, t0);
+  struct ingest_run_json json = {0};
   for (int i = 0; i < d->n_messages; i++) { /* what discovery left out */
     st->skipped++;
-    ingest_warn(&g, "Missing Data", NULL, 0, "%s", d->messages[i]);
+    ingest_warn(g, "Missing Data", NULL, 0, "%s", d->messages[i]);
   }
   char *base = ingest_profile_base(o->dir);
   if (!o->ignore_system)
-    ingest_run_vendor_json(&g);
+    ingest_run_vendor_json(g, &json);
   for (int i = 0; i < d->n_procs; i++)
-    ingest_run_profile(&g, &d->procs[i], base);
+    ingest_run_profile(g, &d->procs[i], &json, base);
   if (!o->ignore_system) {
-    g.instance = NULL;
-    g.pid = -1;
+    ingest_context_set(g, NULL, -1);
     for (int i = 0; i < d->n_json; i++)
-      if (!ingest_run_json_done(&g, d->json[i]))
-        ingest_run_read_file(&g, d->json[i], ingest_run_standalone_json);
+      if (!ingest_run_json_done(&json, d->json[i]))
+        ingest_run_read_file(g, d->json[i], ingest_run_standalone_json);
     for (int i = 0; i < d->n_perfetto; i++)
-      ingest_run_read_file(&g, d->perfetto[i], ingest_perfetto_read);
+      ingest_run_read_file(g, d->perfetto[i], ingest_perfetto_read);
   }
   int64_t t1 = util_now_ns();
-  size_t done = ingest_finish_tracks(&g, 0);
+  size_t done = ingest_finish_tracks(g, 0);
   int64_t t2 = util_now_ns();
-  rc = ingest_chrome_bind_flows(&g);
-  if (rc < 0 && !g.failed)
-    g.failed = rc;
-  if (g.failed) {
+  size_t endpoints = 0;
+  rc = ingest_chrome_bind_flows(g, &endpoints);
+  if (rc < 0 && !g->failed)
+    g->failed = rc;
+  if (g->failed) {
     /* our own spill file could not be read back (a disk error): no store
      * rather than one missing events; a store being served stays */
     *cause = xasprintf("cannot read back the temporary spill file beside "
                        "%s: %s",
-                       o->db_path, strerror(-g.failed));
-    rc = g.failed;
-    ingest_run_free(&g);
+                       o->db_path, strerror(-g->failed));
+    rc = g->failed;
+    ingest_sink_close(g);
+    free(json.done);
     discover_free(d);
     free(base);
     store_writer_abort(w);
     st->seconds = (double)(util_now_ns() - t0) / 1e9;
     return rc;
   }
-  ingest_system_derived(&g);
-  ingest_finish_tracks(&g, done);
+  ingest_system_derived(g);
+  ingest_finish_tracks(g, done);
   int64_t t3 = util_now_ns();
   log_debug("ingest: read %.2f s, tracks %.2f s, derived %.2f s",
             (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9,
             (double)(t3 - t2) / 1e9);
-  ingest_stats_flush(&g);
-  ingest_device_finish(&g);
+  ingest_stats_flush(g);
+  ingest_device_finish(g);
   char *real = realpath(o->dir, NULL);
-  ingest_run_info(&g, "schema_version", INGEST_SCHEMA_VERSION);
-  ingest_run_info(&g, "fingerprint", fp);
-  ingest_run_info(&g, "dir", real ? real : o->dir);
-  ingest_run_info(&g, "profile_name", base);
+  ingest_run_info(g, "schema_version", INGEST_SCHEMA_VERSION);
+  ingest_run_info(g, "fingerprint", fp);
+  ingest_run_info(g, "dir", real ? real : o->dir);
+  ingest_run_info(g, "profile_name", base);
   char nflows[24];
-  snprintf(nflows, sizeof nflows, "%zu", g.nflows);
-  ingest_run_info(&g, "chrome_flow_endpoints", nflows);
+  snprintf(nflows, sizeof nflows, "%zu", endpoints);
+  ingest_run_info(g, "chrome_flow_endpoints", nflows);
   free(real);
   free(base);
-  ingest_progress(&g, true);
-  if (g.bar_drawn)
+  ingest_progress(g, true);
+  if (g->bar_drawn)
     fputc('\n', stderr);
-  if (g.warned_stderr > INGEST_STDERR_WARNINGS)
+  if (g->warned_stderr > INGEST_STDERR_WARNINGS)
     log_warn("%" PRIu64 " more warnings: see the Warning table",
-             g.warned_stderr - INGEST_STDERR_WARNINGS);
-  ingest_run_free(&g);
+             g->warned_stderr - INGEST_STDERR_WARNINGS);
+  ingest_sink_close(g);
+  free(json.done);
   discover_free(d);
   int64_t t4 = util_now_ns();
   rc = store_writer_finish(w, cause);

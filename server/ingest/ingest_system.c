@@ -2,9 +2,9 @@
  * with its timestamp_sync_points, cpu_util.pb, host_mem.pb, trace_info.pb),
  * the capture files' framing errors, and the rows derived once everything
  * is stored (transfer bandwidth, DMA throughput, device time offsets).
- * See ingest_priv.h. */
+ * See ingest_readers.h. */
 #include "filter.h"
-#include "ingest_priv.h"
+#include "ingest_readers.h"
 
 #include "cpu_util.pb-c.h"
 #include "host_mem.pb-c.h"
@@ -18,12 +18,45 @@
 #include <string.h>
 #include <time.h>
 
-/* A quoted unsigned value: JSON numbers lose precision above 2^53. */
-static void ingest_system_args_u64(struct ing *g, const char *key, uint64_t v) {
-  ingest_args_key(g, key);
-  sbuf_addc(&g->args, '"');
-  sbuf_add_u64(&g->args, v);
-  sbuf_addc(&g->args, '"');
+#define INGEST_RATE_BUCKETS 20000 /* samples of a bandwidth counter */
+
+/* A timestamp_sync_point: the same instant on both clocks. */
+struct isync {
+  int nc;
+  int64_t exec_id, cpu, dev;
+};
+
+/* Where a device profile's first execution ran on the system clock: the
+ * cpu time of its timestamp_sync_point (finds its nc_exec_running fast). */
+struct idevhint {
+  int64_t dp_id, cpu_ts;
+};
+
+/* The reader's state for the run: the sync points of the process being
+ * read, sorted by (nc, exec_id), its hardware events aligned without their
+ * own; the device profiles' hints. */
+struct ingest_system_state {
+  struct isync *syncs;
+  size_t nsync, capsync;
+  uint64_t clock_missing;
+  struct idevhint *hints;
+  size_t nhints;
+};
+
+static const char ingest_system_key; /* its ingest_state key */
+
+static void ingest_system_state_free(void *state) {
+  struct ingest_system_state *s = state;
+  free(s->syncs);
+  free(s->hints);
+  free(s);
+}
+
+/* The reader's state, created on first use. */
+static struct ingest_system_state *ingest_system_state(struct ing *g) {
+  return ingest_state_make(g, &ingest_system_key,
+                           sizeof(struct ingest_system_state),
+                           ingest_system_state_free);
 }
 
 /* ------------------------------------------------------------ ntrace */
@@ -38,38 +71,44 @@ static int ingest_system_sync_cmp(const void *a, const void *b) {
 /* The sync point of (nc, exec_id); else the nearest earlier exec_id of that
  * NC (*exact = false); NULL when the NC has none. */
 static const struct isync *
-ingest_system_sync_find(struct ing *g, int nc, int64_t exec_id, bool *exact) {
-  size_t lo = 0, hi = g->nsync;
+ingest_system_sync_find(const struct ingest_system_state *ss, int nc,
+                        int64_t exec_id, bool *exact) {
+  size_t lo = 0, hi = ss->nsync;
   struct isync key = {nc, exec_id, 0, 0};
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (ingest_system_sync_cmp(&g->syncs[mid], &key) < 0)
+    if (ingest_system_sync_cmp(&ss->syncs[mid], &key) < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
-  if (lo < g->nsync && g->syncs[lo].nc == nc &&
-      g->syncs[lo].exec_id == exec_id) {
+  if (lo < ss->nsync && ss->syncs[lo].nc == nc &&
+      ss->syncs[lo].exec_id == exec_id) {
     *exact = true;
-    return &g->syncs[lo];
+    return &ss->syncs[lo];
   }
   *exact = false;
-  if (lo > 0 && g->syncs[lo - 1].nc == nc)
-    return &g->syncs[lo - 1];
-  if (lo < g->nsync && g->syncs[lo].nc == nc)
-    return &g->syncs[lo];
+  if (lo > 0 && ss->syncs[lo - 1].nc == nc)
+    return &ss->syncs[lo - 1];
+  if (lo < ss->nsync && ss->syncs[lo].nc == nc)
+    return &ss->syncs[lo];
   return NULL;
 }
 
-int64_t ingest_system_sync_cpu(struct ing *g, int nc, int64_t exec_id) {
+void ingest_system_device_hint(struct ing *g, int64_t dp_id, int nc,
+                               int64_t exec_id) {
+  struct ingest_system_state *ss = ingest_system_state(g);
   bool exact;
-  const struct isync *s = ingest_system_sync_find(g, nc, exec_id, &exact);
-  return s && exact ? s->cpu : 0;
+  const struct isync *s = ingest_system_sync_find(ss, nc, exec_id, &exact);
+  if (!s || !exact || !s->cpu)
+    return;
+  ss->hints = xrealloc(ss->hints, (ss->nhints + 1) * sizeof *ss->hints);
+  ss->hints[ss->nhints++] = (struct idevhint){dp_id, s->cpu};
 }
 
 void ingest_system_pb_error(struct ing *g, const char *rel, int rc,
                             uint64_t off) {
-  g->st->skipped++;
+  ingest_skipped(g, 1);
   if (rc == -EBADMSG)
     ingest_warn(g, "Corrupt Data", rel, off, "corrupt record skipped");
   else
@@ -81,13 +120,13 @@ void ingest_system_pb_error(struct ing *g, const char *rel, int rc,
 /* Opens a capture file; on failure records the warning and returns NULL. */
 struct fmt_pb *ingest_system_pb_open(struct ing *g, const char *rel,
                                      const char *magic) {
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   struct fmt_pb *r = NULL;
   char *cause = NULL;
   int rc = fmt_pb_open(path, magic, &r, &cause);
   free(path);
   if (rc < 0) {
-    g->st->skipped++;
+    ingest_skipped(g, 1);
     ingest_warn(g, rc == -ENODATA ? "Missing Data" : "Corrupt Data", rel, 0,
                 "%s", cause ? cause : "cannot open");
     free(cause);
@@ -113,8 +152,8 @@ static const char *ingest_system_source_name(Nex__TraceEventSource s,
 void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
                          bool device_clock) {
   const char *name = e->name && *e->name ? e->name : "(unnamed)";
-  if (!filter_keep_event(g->o->filter, name) ||
-      !filter_keep_core(g->o->filter, e->nc_idx))
+  if (!filter_keep_event(ingest_opts(g)->filter, name) ||
+      !filter_keep_core(ingest_opts(g)->filter, e->nc_idx))
     return;
   const char *source = ingest_system_source_name(e->source, name);
   bool hw = strcmp(source, "neuron_hw") == 0;
@@ -125,50 +164,45 @@ void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
     ingest_args_i64(g, "cpu_timestamp_ns", e->cpu_timestamp_ns);
     ingest_args_i64(g, "nc_timestamp_ns", e->nc_timestamp_ns);
   } else if (hw && device_clock) {
+    struct ingest_system_state *ss = ingest_system_state(g);
     bool exact;
     const struct isync *s =
-        ingest_system_sync_find(g, e->nc_idx, e->exec_id, &exact);
+        ingest_system_sync_find(ss, e->nc_idx, e->exec_id, &exact);
     ingest_args_i64(g, "nc_start_timestamp_ns", e->timestamp);
     ingest_args_i64(g, "nc_stop_timestamp_ns", e->timestamp + e->duration);
     if (s) {
       ts = s->cpu + (e->timestamp - s->dev);
       if (!exact)
-        g->clock_missing++;
+        ss->clock_missing++;
     } else {
-      g->clock_missing++;
+      ss->clock_missing++;
     }
   }
   if (e->exec_id)
     ingest_args_i64(g, "exec_id", e->exec_id);
   if (e->model_id)
-    ingest_system_args_u64(g, "model_id", e->model_id);
+    ingest_args_u64(g, "model_id", e->model_id);
   ingest_args_str(g, "model_name", e->model_name);
   if (e->n_flow_id) {
-    ingest_args_key(g, "flow_id");
-    sbuf_addc(&g->args, '[');
-    for (size_t i = 0; i < e->n_flow_id; i++) {
-      sbuf_adds(&g->args, i ? ",\"" : "\"");
-      sbuf_add_u64(&g->args, e->flow_id[i]);
-      sbuf_addc(&g->args, '"');
-    }
-    sbuf_addc(&g->args, ']');
+    ingest_args_u64s(g, "flow_id", e->flow_id, e->n_flow_id);
   }
   if (e->parent_id)
-    ingest_system_args_u64(g, "parent_id", e->parent_id);
+    ingest_args_u64(g, "parent_id", e->parent_id);
   if (e->nrt_sequence_id)
     ingest_args_i64(g, "nrt_sequence_id", e->nrt_sequence_id);
   if (e->type)
     ingest_args_i64(g, "type", e->type);
   if (e->size)
-    ingest_system_args_u64(g, "size", e->size);
+    ingest_args_u64(g, "size", e->size);
   if (e->flop_count)
-    ingest_system_args_u64(g, "flop_count", e->flop_count);
+    ingest_args_u64(g, "flop_count", e->flop_count);
   if (e->mac_count)
-    ingest_system_args_u64(g, "mac_count", e->mac_count);
+    ingest_args_u64(g, "mac_count", e->mac_count);
   ingest_args_attrs(g, e->attributes, e->n_attributes);
 
-  struct store_track d = ingest_desc("slices", "system", source, g->instance);
-  d.pid = g->pid;
+  struct store_track d =
+      ingest_desc("slices", "system", source, ingest_context_instance(g));
+  d.pid = ingest_context_pid(g);
   d.has_pid = 1;
   d.tid = e->thread_id;
   d.has_tid = 1;
@@ -184,7 +218,7 @@ void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
   struct lanes_item it = {.ts = ts,
                           .dur = e->duration,
                           .id = ingest_id(g, e->id),
-                          .name = store_writer_intern(g->w, name)};
+                          .name = ingest_intern(g, name)};
   ingest_args_take(g, &it);
   if (e->n_flow_id) {
     it.flows = xmalloc(sizeof *it.flows * e->n_flow_id);
@@ -198,7 +232,7 @@ void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
     struct store_track x = ingest_desc("slices", "system",
                                        in ? "host_to_device_transfers"
                                           : "device_to_host_transfers",
-                                       g->instance);
+                                       ingest_context_instance(g));
     x.nc_idx = e->nc_idx;
     struct lanes_item copy = it;
     copy.args = it.args ? xstrndup(it.args, it.args_len) : NULL;
@@ -210,8 +244,8 @@ void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
 }
 
 void ingest_system_hbm(struct ing *g, const Nex__HbmUsage *h) {
-  struct store_track d =
-      ingest_desc("counter", "system", "neuron_hbm_usage", g->instance);
+  struct store_track d = ingest_desc("counter", "system", "neuron_hbm_usage",
+                                     ingest_context_instance(g));
   d.device_idx = h->device_idx;
   d.hbm_idx = h->hbm_idx;
   struct itrack *t = ingest_track(g, &d);
@@ -258,7 +292,7 @@ ingest_system_pb_each(struct ing *g, const char *rel, const char *magic,
   int rc;
   while ((rc = fmt_pb_next(r, d, &m, &off)) != 0) {
     if (report)
-      g->file_pos = fmt_pb_pos(r);
+      ingest_file_pos(g, fmt_pb_pos(r));
     if (rc < 0) {
       if (report)
         ingest_system_pb_error(g, rel, rc, off);
@@ -272,11 +306,12 @@ ingest_system_pb_each(struct ing *g, const char *rel, const char *magic,
 }
 
 static void ingest_system_sync_add(struct ing *g, const Nex__SystemEvent *e) {
-  if (g->nsync == g->capsync) {
-    g->capsync = g->capsync ? g->capsync * 2 : 1024;
-    g->syncs = xrealloc(g->syncs, sizeof *g->syncs * g->capsync);
+  struct ingest_system_state *ss = ingest_system_state(g);
+  if (ss->nsync == ss->capsync) {
+    ss->capsync = ss->capsync ? ss->capsync * 2 : 1024;
+    ss->syncs = xrealloc(ss->syncs, sizeof *ss->syncs * ss->capsync);
   }
-  g->syncs[g->nsync++] = (struct isync){
+  ss->syncs[ss->nsync++] = (struct isync){
       e->nc_idx, e->exec_id, e->cpu_timestamp_ns, e->nc_timestamp_ns};
 }
 
@@ -288,7 +323,7 @@ static void ingest_system_ntrace_record(struct ing *g, const char *rel,
   else if (rec->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
     ingest_system_hbm(g, rec->hbm);
   else {
-    g->st->skipped++;
+    ingest_skipped(g, 1);
     ingest_warn(g, "Corrupt Data", rel, off, "record of unknown kind skipped");
   }
 }
@@ -297,9 +332,10 @@ static void ingest_system_ntrace_record(struct ing *g, const char *rel,
  * Pass 1 decodes only the records whose event name (NtraceRecord.event =
  * field 1, SystemEvent.name = field 2) is timestamp_sync_point. */
 static void ingest_system_read_syncs(struct ing *g, const char *rel) {
+  struct ingest_system_state *ss = ingest_system_state(g);
   static const char sync[] = "timestamp_sync_point";
-  g->nsync = 0;
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  ss->nsync = 0;
+  char *path = ingest_path(g, rel);
   struct fmt_pb *r = NULL;
   char *cause = NULL;
   int rc = fmt_pb_open(path, FMT_PB_MAGIC_NTRACE, &r, &cause);
@@ -324,33 +360,34 @@ static void ingest_system_read_syncs(struct ing *g, const char *rel) {
 }
 
 void ingest_system_ntrace(struct ing *g, const char *rel) {
+  struct ingest_system_state *ss = ingest_system_state(g);
   ingest_system_read_syncs(g, rel);
-  if (g->nsync > 1)
-    qsort(g->syncs, g->nsync, sizeof *g->syncs, ingest_system_sync_cmp);
-  g->clock_missing = 0;
+  if (ss->nsync > 1)
+    qsort(ss->syncs, ss->nsync, sizeof *ss->syncs, ingest_system_sync_cmp);
+  ss->clock_missing = 0;
   ingest_system_pb_each(g, rel, FMT_PB_MAGIC_NTRACE,
                         &nex__ntrace_record__descriptor, true,
                         ingest_system_ntrace_record);
-  if (g->clock_missing)
+  if (ss->clock_missing)
     ingest_warn(g, "Clock", rel, 0,
                 "%" PRIu64 " hardware events had no timestamp_sync_point with "
                 "their exec_id; aligned with the nearest sync point of their "
                 "NeuronCore (or left in device clock when the core has none)",
-                g->clock_missing);
+                ss->clock_missing);
 }
 
 /* ------------------------------------------------------------ samples */
 
 void ingest_system_cpu_sample(struct ing *g, const Nex__CpuUsage *c) {
-  struct store_track d =
-      ingest_desc("counter", "system", "host_cpu_util", g->instance);
+  struct store_track d = ingest_desc("counter", "system", "host_cpu_util",
+                                     ingest_context_instance(g));
   d.cpu_id = *c->cpu_id ? c->cpu_id : "unknown";
   ingest_counter(g, ingest_track(g, &d), 0, c->timestamp, c->util_percent);
 }
 
 void ingest_system_mem_sample(struct ing *g, const Nex__HostMemUsage *h) {
   struct store_track d =
-      ingest_desc("counter", "system", "host_mem", g->instance);
+      ingest_desc("counter", "system", "host_mem", ingest_context_instance(g));
   struct itrack *t = ingest_track(g, &d);
   ingest_counter(g, t, 0, h->timestamp, (double)h->used_bytes);
   ingest_counter(g, t, 1, h->timestamp, h->used_percent);
@@ -400,7 +437,7 @@ void ingest_system_metadata(struct ing *g, const char *instance, int64_t pid,
     snprintf(last_ns, sizeof last_ns, "%" PRId64, ti->last_ts_ns);
   }
   store_writer_exec(
-      g->w,
+      ingest_writer(g),
       "INSERT INTO SystemProfileMetadata (instance_id, process_id, first_ts, "
       "last_ts, first_ts_ns, last_ts_ns, ntff_version, hbm_capacity_bytes, "
       "dropped_events, stored_events, instance_type, runtime_version, "
@@ -423,8 +460,8 @@ void ingest_system_metadata(struct ing *g, const char *instance, int64_t pid,
                 ti->stored_events + ti->dropped_events);
 }
 
-/* Reads trace_info.pb; sets g->instance/pid overrides.  Returns false if
- * the profile is filtered out. */
+/* Reads trace_info.pb; sets ingest_context_instance(g)/pid overrides.  Returns
+ * false if the profile is filtered out. */
 bool ingest_system_trace_info(struct ing *g, const struct discover_process *p,
                               char **instance, int64_t *pid) {
   *instance = xstrdup(p->instance_id);
@@ -450,7 +487,7 @@ bool ingest_system_trace_info(struct ing *g, const struct discover_process *p,
   }
   if (ti && ti->process_id > 0)
     *pid = ti->process_id;
-  bool keep = filter_keep_instance(g->o->filter, *instance);
+  bool keep = filter_keep_instance(ingest_opts(g)->filter, *instance);
   if (keep)
     ingest_system_metadata(g, *instance, *pid, ti, p->rel, p->trace_info);
   fmt_pb_close(r);
@@ -497,11 +534,11 @@ static void ingest_system_rate(struct ing *g, struct itrack *dst, int64_t first,
     b.width = 1000;
   b.n = (size_t)((last - first) / b.width + 1);
   b.bytes = xcalloc(b.n, sizeof *b.bytes);
-  int rc =
-      store_writer_query(g->w, ingest_system_bins_row, &b, sql, "i", param);
+  int rc = store_writer_query(ingest_writer(g), ingest_system_bins_row, &b, sql,
+                              "i", param);
   if (rc < 0)
     ingest_warn(g, "Missing Data", NULL, 0, "the %s counter is incomplete: %s",
-                dst->desc.source, strerror(-rc));
+                ingest_track_desc(dst)->source, strerror(-rc));
   for (size_t k = 0; k < b.n; k++)
     ingest_counter(g, dst, 0, b.first + (int64_t)k * b.width,
                    b.bytes[k] * 1e9 / (double)b.width);
@@ -560,10 +597,11 @@ static void ingest_system_collect_free(struct ingest_system_rows *c) {
   "   AND json_extract(s.args, '$.exec_id') = e.exec_id LIMIT 1)"
 
 void ingest_system_derived(struct ing *g) {
+  struct ingest_system_state *ss = ingest_system_state(g);
   /* host<->device transfer bandwidth, per instance, NC and direction */
   struct ingest_system_rows c = {.g = g};
   int rc = store_writer_query(
-      g->w, ingest_system_collect_row, &c,
+      ingest_writer(g), ingest_system_collect_row, &c,
       "SELECT id, instance_id, coalesce(nc_idx, -1), "
       "source || ' ' || first_ts || ' ' || last_ts "
       "FROM track WHERE source IN ('host_to_device_transfers',"
@@ -593,7 +631,7 @@ void ingest_system_derived(struct ing *g) {
   /* DMA throughput per device profile */
   struct ingest_system_rows dp = {.g = g};
   rc = store_writer_query(
-      g->w, ingest_system_collect_row, &dp,
+      ingest_writer(g), ingest_system_collect_row, &dp,
       "SELECT id, instance_id, coalesce(pcore_idx, -1), "
       "process_id || ' ' || first_ts || ' ' || last_ts "
       "FROM DeviceProfileList WHERE dma_count > 0 ORDER BY id",
@@ -626,13 +664,14 @@ void ingest_system_derived(struct ing *g) {
    * nc_exec_running: first near the cpu time of its sync point (lanes by
    * equality so the ts range uses the key), then, for the rest, anywhere
    * on the track */
-  for (size_t i = 0; i < g->nhints; i++)
+  for (size_t i = 0; i < ss->nhints; i++)
     store_writer_exec(
-        g->w,
+        ingest_writer(g),
         INGEST_SYSTEM_SQL_OFFSET("   AND s.lane IN (0, 1, 2, 3, 4, 5, 6, 7)"
                                  "   AND s.ts BETWEEN ?2 - 10000000000 AND "
                                  "?2 + 10000000000") " WHERE id = ?1",
-        "ii", g->hints[i].dp_id, g->hints[i].cpu_ts);
+        "ii", ss->hints[i].dp_id, ss->hints[i].cpu_ts);
   store_writer_exec(
-      g->w, INGEST_SYSTEM_SQL_OFFSET("") " WHERE time_offset_ns IS NULL", "");
+      ingest_writer(g),
+      INGEST_SYSTEM_SQL_OFFSET("") " WHERE time_offset_ns IS NULL", "");
 }

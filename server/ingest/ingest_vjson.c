@@ -2,10 +2,9 @@
  * the device JSON of each NeuronCore) into the same tables as the capture
  * files: fmt_vjson reports the protobuf-c records of proto/, and this file
  * hands them to the functions that store ntrace.pb, cpu_util.pb,
- * host_mem.pb, trace_info.pb and NTFF records.  See ingest_priv.h. */
-#include "filter.h"
+ * host_mem.pb, trace_info.pb and NTFF records.  See ingest_readers.h. */
 #include "fmt_vjson.h"
-#include "ingest_priv.h"
+#include "ingest_readers.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,9 +22,7 @@ struct ingest_vjson_dev {
 struct ingest_vjson {
   struct ing *g;
   const char *rel;
-  char *stem;     /* file name without .json[.gz] */
-  char *instance; /* current record's process */
-  int64_t pid;
+  char *stem;                    /* file name without .json[.gz] */
   struct ingest_vjson_dev *devs; /* from every system export */
   size_t ndevs;
   int device_open;
@@ -51,22 +48,19 @@ static void ingest_vjson_origin(struct ingest_vjson *v,
   if (o->process_id && *o->process_id &&
       util_parse_i64(o->process_id, &pid) != 0)
     pid = 0;
-  if (v->instance && strcmp(v->instance, inst) == 0 && v->pid == pid)
+  const char *cur = ingest_context_instance(v->g);
+  if (cur && strcmp(cur, inst) == 0 && ingest_context_pid(v->g) == pid)
     return;
-  free(v->instance);
-  v->instance = xstrdup(inst);
-  v->pid = pid;
-  v->g->instance = v->instance;
-  v->g->pid = pid;
+  ingest_context_set(v->g, inst, pid);
   ingest_process(v->g, inst, pid, NULL, NULL);
 }
 
 static int ingest_vjson_ntrace(void *ud, const struct fmt_vjson_origin *o,
                                const Nex__NtraceRecord *r) {
   struct ingest_vjson *v = ud;
-  v->g->file_pos = o->offset;
+  ingest_file_pos(v->g, o->offset);
   ingest_vjson_origin(v, o);
-  if (!filter_keep_instance(v->g->o->filter, v->instance))
+  if (!ingest_context_kept(v->g))
     return 0;
   if (r->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
     ingest_system_event(v->g, r->event, false);
@@ -79,7 +73,7 @@ static int ingest_vjson_cpu(void *ud, const struct fmt_vjson_origin *o,
                             const Nex__CpuUsage *c) {
   struct ingest_vjson *v = ud;
   ingest_vjson_origin(v, o);
-  if (filter_keep_instance(v->g->o->filter, v->instance))
+  if (ingest_context_kept(v->g))
     ingest_system_cpu_sample(v->g, c);
   return 0;
 }
@@ -88,7 +82,7 @@ static int ingest_vjson_mem(void *ud, const struct fmt_vjson_origin *o,
                             const Nex__HostMemUsage *m) {
   struct ingest_vjson *v = ud;
   ingest_vjson_origin(v, o);
-  if (filter_keep_instance(v->g->o->filter, v->instance))
+  if (ingest_context_kept(v->g))
     ingest_system_mem_sample(v->g, m);
   return 0;
 }
@@ -97,7 +91,8 @@ static int ingest_vjson_info(void *ud, const struct fmt_vjson_origin *o,
                              const Nex__TraceInfo *t) {
   struct ingest_vjson *v = ud;
   ingest_vjson_origin(v, o);
-  ingest_system_metadata(v->g, v->instance, v->pid, t, NULL, v->rel);
+  ingest_system_metadata(v->g, ingest_context_instance(v->g),
+                         ingest_context_pid(v->g), t, NULL, v->rel);
   return 0;
 }
 
@@ -107,7 +102,8 @@ static int ingest_vjson_devlist(void *ud, const struct fmt_vjson_origin *o,
   ingest_vjson_origin(v, o);
   v->devs = xrealloc(v->devs, sizeof *v->devs * (v->ndevs + 1));
   v->devs[v->ndevs++] = (struct ingest_vjson_dev){
-      xstrdup(name), xstrdup(v->instance), v->pid, nc};
+      xstrdup(name), xstrdup(ingest_context_instance(v->g)),
+      ingest_context_pid(v->g), nc};
   return 0;
 }
 
@@ -117,12 +113,9 @@ static void ingest_vjson_device_open(struct ingest_vjson *v) {
   for (size_t i = 0; i < v->ndevs; i++)
     if (strcmp(v->devs[i].name, v->stem) == 0)
       d = &v->devs[i];
-  free(v->instance);
-  v->instance = xstrdup(d ? d->instance : v->stem);
-  v->pid = d ? d->pid : 0;
-  v->g->instance = v->instance;
-  v->g->pid = v->pid;
-  ingest_process(v->g, v->instance, v->pid, NULL, NULL);
+  ingest_context_set(v->g, d ? d->instance : v->stem, d ? d->pid : 0);
+  ingest_process(v->g, ingest_context_instance(v->g), ingest_context_pid(v->g),
+                 NULL, NULL);
   if (!d)
     ingest_warn(v->g, "Missing Data", v->rel, 0,
                 "no device_profile_list entry names this device JSON; its "
@@ -139,7 +132,7 @@ static void ingest_vjson_device_open(struct ingest_vjson *v) {
 static int ingest_vjson_ntff(void *ud, const struct fmt_vjson_origin *o,
                              const Nex__NtffRecord *r) {
   struct ingest_vjson *v = ud;
-  v->g->file_pos = o->offset;
+  ingest_file_pos(v->g, o->offset);
   if (!v->device_open)
     ingest_vjson_device_open(v);
   ingest_device_record(v->g, r);
@@ -148,7 +141,7 @@ static int ingest_vjson_ntff(void *ud, const struct fmt_vjson_origin *o,
 
 static void ingest_vjson_warning(void *ud, uint64_t offset, const char *msg) {
   struct ingest_vjson *v = ud;
-  v->g->st->skipped++;
+  ingest_skipped(v->g, 1);
   ingest_warn(v->g, "Corrupt Data", v->rel, offset, "%s", msg);
 }
 
@@ -159,7 +152,7 @@ static void ingest_vjson_file(struct ingest_vjson *v, const char *rel) {
   v->stem = ingest_vjson_stem(rel);
   v->device_open = 0;
   ingest_file_begin(g, rel);
-  char *path = xasprintf("%s/%s", g->o->dir, rel);
+  char *path = ingest_path(g, rel);
   struct fmt_vjson_cb cb = {.ud = v,
                             .ntrace = ingest_vjson_ntrace,
                             .cpu = ingest_vjson_cpu,
@@ -170,7 +163,7 @@ static void ingest_vjson_file(struct ingest_vjson *v, const char *rel) {
                             .warning = ingest_vjson_warning};
   char *cause = NULL;
   if (fmt_vjson_read(path, &cb, NULL, &cause) < 0) {
-    g->st->skipped++;
+    ingest_skipped(g, 1);
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
   }
   if (v->device_open)
@@ -188,7 +181,7 @@ int ingest_vjson_read_all(struct ing *g, char **rels, int n, bool *handled) {
   int *kind = xcalloc((size_t)(n ? n : 1), sizeof *kind);
   int count = 0;
   for (int i = 0; i < n; i++) {
-    char *path = xasprintf("%s/%s", g->o->dir, rels[i]);
+    char *path = ingest_path(g, rels[i]);
     kind[i] = fmt_vjson_probe(path);
     free(path);
     handled[i] = kind[i] == FMT_VJSON_SYSTEM || kind[i] == FMT_VJSON_DEVICE;
@@ -199,14 +192,12 @@ int ingest_vjson_read_all(struct ing *g, char **rels, int n, bool *handled) {
       if (kind[i] == pass) {
         ingest_vjson_file(&v, rels[i]);
       }
-  g->instance = NULL;
-  g->pid = -1;
+  ingest_context_set(g, NULL, -1);
   for (size_t i = 0; i < v.ndevs; i++) {
     free(v.devs[i].name);
     free(v.devs[i].instance);
   }
   free(v.devs);
-  free(v.instance);
   free(kind);
   return count;
 }

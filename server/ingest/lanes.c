@@ -47,7 +47,7 @@ struct lanes_run {
  * when args_len is 0: NULL args), then n_flows flow ids. */
 struct lanes_rec {
   int64_t ts, dur, id, name, grp;
-  uint64_t seq;
+  uint64_t order;
   uint32_t args_len, n_flows;
 };
 
@@ -68,7 +68,8 @@ struct lanes {
   /* the buffer: slices in push order, mem bytes of the pool's budget */
   struct lanes_item *v;
   size_t n, cap, mem;
-  uint64_t seq;
+  enum lanes_order mode;
+  uint64_t pushed; /* LANES_PUSH_ORDER: the order of the next push */
   int64_t pending, min_ts, max_ts;
   struct lanes_run *runs;
   size_t nruns;
@@ -113,9 +114,10 @@ void lanes_pool_free(struct lanes_pool *p) {
   free(p);
 }
 
-struct lanes *lanes_new(struct lanes_pool *p) {
+struct lanes *lanes_new(struct lanes_pool *p, enum lanes_order order) {
   struct lanes *l = xcalloc(1, sizeof *l);
   l->pool = p;
+  l->mode = order;
   l->next = p->first;
   if (p->first)
     p->first->prev = l;
@@ -207,7 +209,7 @@ static int lanes_before(const struct lanes_item *a,
     return a->ts < b->ts;
   if (a->dur != b->dur)
     return a->dur > b->dur;
-  return a->seq < b->seq;
+  return a->order < b->order;
 }
 
 /* The order of v[0, n) (malloc'd, the caller frees it): a bottom-up merge
@@ -292,7 +294,7 @@ static int lanes_job_write(struct lanes_pool *p, struct lanes_job *j) {
                           it->id,
                           it->name,
                           it->grp,
-                          it->seq,
+                          it->order,
                           it->args ? (uint32_t)it->args_len + 1 : 0,
                           it->flows ? (uint32_t)it->n_flows : 0};
     rc = lanes_wbuf_add(&w, &r, sizeof r);
@@ -361,7 +363,7 @@ static void lanes_buffer_add(struct lanes *l, const struct lanes_item *in) {
 
 /* Takes in the jobs done (ingest thread, p->mu held): a written one
  * becomes its sorter's run; the slices of a failed one go back to its
- * sorter's buffer (the drain sorts them all the same: seq orders equal
+ * sorter's buffer (the drain sorts them all the same: order orders equal
  * slices). */
 static void lanes_pool_collect(struct lanes_pool *p) {
   while (p->done) {
@@ -449,8 +451,8 @@ static void lanes_pool_spill(struct lanes_pool *p) {
 }
 
 void lanes_push(struct lanes *l, struct lanes_item *in) {
-  if (!in->seq)
-    in->seq = l->seq++;
+  if (l->mode == LANES_PUSH_ORDER)
+    in->order = l->pushed++;
   lanes_buffer_add(l, in);
   if (l->pending == 0 || in->ts < l->min_ts)
     l->min_ts = in->ts;
@@ -514,7 +516,7 @@ static int lanes_src_next(struct lanes *l, struct lanes_src *s) {
                                 .id = r.id,
                                 .name = r.name,
                                 .grp = r.grp,
-                                .seq = r.seq};
+                                .order = r.order};
   if (r.args_len) {
     s->head.args = xstrndup((const char *)p, alen);
     s->head.args_len = alen;

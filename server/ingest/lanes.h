@@ -46,11 +46,15 @@ struct lanes_item {
   uint64_t *flows; /* flow ids or NULL */
   int n_flows;
   /* The order of slices with equal start and duration (the first one
-   * encloses the next): 0 for the push order, set by lanes_push, or the
-   * caller's own non-zero order (the file position of a Chrome event's
-   * begin); one track's slices use one kind or the other. */
-  uint64_t seq;
+   * encloses the next): set by lanes_push in a LANES_PUSH_ORDER sorter,
+   * the caller's key in a LANES_KEY_ORDER one. */
+  uint64_t order;
 };
+
+/* How a sorter orders slices of equal start and duration: in the order
+ * they were pushed, or by the caller's lanes_item.order (the file position
+ * of a Chrome event's begin). */
+enum lanes_order { LANES_PUSH_ORDER, LANES_KEY_ORDER };
 
 struct lanes_pool;
 struct lanes;
@@ -61,12 +65,13 @@ struct lanes_pool *lanes_pool_new(const char *store_path, size_t budget);
 /* Frees the pool and closes its spill file (NULL allowed). */
 void lanes_pool_free(struct lanes_pool *p);
 
-/* A sorter for one track, drawing on pool p. */
-struct lanes *lanes_new(struct lanes_pool *p);
+/* A sorter for one track, drawing on pool p, ordering equal slices by
+ * `order`. */
+struct lanes *lanes_new(struct lanes_pool *p, enum lanes_order order);
 /* Frees the sorter and the slices it still holds (NULL allowed). */
 void lanes_free(struct lanes *l);
 
-/* Adds `in` (its seq is set when 0).  Must not be called while a drain is under
+/* Adds `in` (its order is set in a LANES_PUSH_ORDER sorter).  Must not be called while a drain is under
  * way (lanes_pop() has handed back some slices but not returned 0). */
 void lanes_push(struct lanes *l, struct lanes_item *in);
 /* Hands back the next slice in order with its lane: returns 1, or 0 when

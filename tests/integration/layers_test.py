@@ -6,8 +6,9 @@ the layers upstream of it, and the generated protobuf headers where stated.
 The build already refuses most back-arrows (each layer has its own include
 path); this test also catches what an include path cannot: a relative
 "../" include, a header that exists in two layers, and include circles
-between modules (from the symbols the built objects define and use), and
-files over 800 lines.
+between modules (from the symbols the built objects define and use),
+files over 800 lines, and an ingest reader that reaches into the sink's
+structs instead of calling its API (ingest_sink.h).
 """
 import glob
 import os
@@ -163,6 +164,25 @@ for root, _, names in os.walk(webdir):
         if lines > 800:
             bigweb.append("%s: %d lines" % (os.path.relpath(path, SRC), lines))
 ok(not bigweb, "no file in web/ over 800 lines", bigweb)
+
+# The ingest sink stays opaque: struct ing and struct itrack are defined in
+# ingest_core.h, which only the core includes; a reader writes through the
+# functions of ingest_sink.h and never reaches into the sink.
+INGEST_CORE = {"ingest.c", "ingest_sink.c", "ingest_run.c"}
+readers = [rel for rel in sorted(files)
+           if layer_of(rel) == "ingest" and rel.endswith(".c")
+           and os.path.basename(rel).startswith("ingest_")
+           and os.path.basename(rel) not in INGEST_CORE]
+ok(len(readers) >= 8, "the ingest readers are found (%d files)" % len(readers))
+core_inc = ["%s includes ingest_core.h" % rel for rel, text in sorted(files.items())
+            if os.path.basename(rel) not in INGEST_CORE
+            and "ingest_core.h" in INCLUDE.findall(text)
+            and rel != os.path.join("ingest", "ingest_core.h")]
+ok(not core_inc, "only the ingest core includes ingest_core.h", core_inc)
+POKE = re.compile(r"\bg->\w+|\bg\.\w+|struct ing\s*\{|struct itrack\s*\{")
+pokes = ["%s:%d: %s" % (rel, files[rel][:m.start()].count("\n") + 1, m.group(0))
+         for rel in readers for m in POKE.finditer(files[rel])]
+ok(not pokes, "no ingest reader reaches into the sink (g->)", pokes)
 
 print("1..%d" % n)
 sys.exit(1 if failed else 0)

@@ -35,7 +35,7 @@ struct placed {
  * of `budget` bytes and returns them as lanes_pop hands them back. */
 static struct placed *run(const int64_t (*in)[2], int n, size_t budget) {
   struct lanes_pool *pool = lanes_pool_new(store, budget);
-  struct lanes *l = lanes_new(pool);
+  struct lanes *l = lanes_new(pool, LANES_PUSH_ORDER);
   for (int i = 0; i < n; i++) {
     struct lanes_item it = {.ts = in[i][0], .dur = in[i][1], .id = i};
     lanes_push(l, &it);
@@ -255,7 +255,7 @@ static int drain(struct lanes *l, struct placed *out, int k) {
 
 static struct placed *trees(const char *store_path, size_t budget, int *n) {
   struct lanes_pool *pool = lanes_pool_new(store_path, budget);
-  struct lanes *l[2] = {lanes_new(pool), lanes_new(pool)};
+  struct lanes *l[2] = {lanes_new(pool, LANES_PUSH_ORDER), lanes_new(pool, LANES_PUSH_ORDER)};
   struct tree_gen g[2] = {{0, 0}, {5, 100000}};
   struct placed *out = calloc(TREES_MAX, sizeof *out);
   int k = 0;
@@ -353,7 +353,7 @@ static void test_free_while_draining(void **state) {
   /* a sorter freed in the middle of a drain, runs spilled: no leak (the
    * sanitizer builds check) and nothing handed back twice */
   struct lanes_pool *pool = lanes_pool_new(store, 512);
-  struct lanes *l = lanes_new(pool);
+  struct lanes *l = lanes_new(pool, LANES_PUSH_ORDER);
   struct tree_gen g = {0, 0};
   for (int t = 0; t < 20; t++)
     tree_push(l, &g, 0);

@@ -1,0 +1,225 @@
+/* ingest_sink.c -- the sink's small services to the readers (see
+ * ingest_sink.h): the run's options and discovery, the current context,
+ * the readers' per-run states, the args JSON of the next slice, the
+ * slices of trace formats, ids, interning, the process and thread tables.
+ * Tracks, slices, counters, warnings and progress are in ingest.c. */
+#include "filter.h"
+#include "ingest_core.h"
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ run */
+
+const struct ingest_opts *ingest_opts(const struct ing *g) { return g->o; }
+
+const struct discover_result *ingest_discovery(const struct ing *g) {
+  return g->d;
+}
+
+char *ingest_path(const struct ing *g, const char *rel) {
+  return xasprintf("%s/%s", g->o->dir, rel);
+}
+
+void ingest_skipped(struct ing *g, uint64_t n) { g->st->skipped += n; }
+
+void ingest_file_pos(struct ing *g, uint64_t pos) { g->file_pos = pos; }
+
+bool ingest_keep_event(struct ing *g, uint64_t pos, const char *name) {
+  g->file_pos = pos;
+  return filter_keep_event(g->o->filter, name);
+}
+
+/* ------------------------------------------------------------ context */
+
+void ingest_context_set(struct ing *g, const char *instance, int64_t pid) {
+  if (instance != g->instance) {
+    free(g->instance);
+    g->instance = instance ? xstrdup(instance) : NULL;
+  }
+  g->pid = pid;
+}
+
+const char *ingest_context_instance(const struct ing *g) { return g->instance; }
+
+int64_t ingest_context_pid(const struct ing *g) { return g->pid; }
+
+bool ingest_context_kept(const struct ing *g) {
+  return filter_keep_instance(g->o->filter, g->instance);
+}
+
+/* ------------------------------------------------------------ states */
+
+/* The slot of key, or NULL. */
+static struct ingest_state *ingest_state_slot(const struct ing *g,
+                                              const void *key) {
+  for (size_t i = 0; i < INGEST_STATES; i++)
+    if (g->states[i].key == key)
+      return (struct ingest_state *)(uintptr_t)&g->states[i];
+  return NULL;
+}
+
+void *ingest_state(const struct ing *g, const void *key) {
+  struct ingest_state *s = ingest_state_slot(g, key);
+  return s ? s->state : NULL;
+}
+
+void ingest_state_set(struct ing *g, const void *key, void *state,
+                      void (*free_fn)(void *state)) {
+  struct ingest_state *s = ingest_state_slot(g, key);
+  if (!s && !(s = ingest_state_slot(g, NULL)))
+    fatal("more than %d reader states", INGEST_STATES);
+  if (s->state && s->free)
+    s->free(s->state);
+  *s = state ? (struct ingest_state){key, state, free_fn}
+             : (struct ingest_state){0};
+}
+
+void *ingest_state_make(struct ing *g, const void *key, size_t size,
+                        void (*free_fn)(void *state)) {
+  void *s = ingest_state(g, key);
+  if (!s) {
+    s = xcalloc(1, size);
+    ingest_state_set(g, key, s, free_fn ? free_fn : free);
+  }
+  return s;
+}
+
+/* Frees every reader's state (the end of the run). */
+void ingest_states_free(struct ing *g) {
+  for (size_t i = 0; i < INGEST_STATES; i++)
+    if (g->states[i].key)
+      ingest_state_set(g, g->states[i].key, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ args JSON */
+
+void ingest_args_begin(struct ing *g) {
+  sbuf_reset(&g->args);
+  sbuf_addc(&g->args, '{');
+}
+
+void ingest_args_key(struct ing *g, const char *key) {
+  if (g->args.len > 1)
+    sbuf_addc(&g->args, ',');
+  sbuf_add_json_str(&g->args, key, strlen(key));
+  sbuf_addc(&g->args, ':');
+}
+
+void ingest_args_str(struct ing *g, const char *key, const char *v) {
+  if (!v || !*v)
+    return;
+  ingest_args_key(g, key);
+  sbuf_add_json_str(&g->args, v, strlen(v));
+}
+
+void ingest_args_i64(struct ing *g, const char *key, int64_t v) {
+  ingest_args_key(g, key);
+  sbuf_add_i64(&g->args, v);
+}
+
+/* Large unsigned ids travel as strings (they exceed 2^53). */
+void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!a[i]->key || !*a[i]->key)
+      continue;
+    ingest_args_key(g, a[i]->key);
+    const char *v = a[i]->value ? a[i]->value : "";
+    char *end;
+    if (a[i]->is_number && *v && (strtod(v, &end), *end == '\0'))
+      sbuf_adds(&g->args, v);
+    else
+      sbuf_add_json_str(&g->args, v, strlen(v));
+  }
+}
+
+/* Quoted: JSON numbers lose precision above 2^53. */
+static void ingest_args_add_u64(struct ing *g, uint64_t v) {
+  sbuf_addc(&g->args, '"');
+  sbuf_add_u64(&g->args, v);
+  sbuf_addc(&g->args, '"');
+}
+
+void ingest_args_u64(struct ing *g, const char *key, uint64_t v) {
+  ingest_args_key(g, key);
+  ingest_args_add_u64(g, v);
+}
+
+/* A JSON array of v[0, n) as signed numbers or quoted unsigned ones;
+ * nothing when n is 0. */
+static void ingest_args_list(struct ing *g, const char *key, const uint64_t *v,
+                             size_t n, bool quoted) {
+  if (n == 0)
+    return;
+  ingest_args_key(g, key);
+  sbuf_addc(&g->args, '[');
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      sbuf_addc(&g->args, ',');
+    if (quoted)
+      ingest_args_add_u64(g, v[i]);
+    else
+      sbuf_add_i64(&g->args, (int64_t)v[i]);
+  }
+  sbuf_addc(&g->args, ']');
+}
+
+void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
+                     size_t n) {
+  ingest_args_list(g, key, ids, n, false);
+}
+
+void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
+                      size_t n) {
+  ingest_args_list(g, key, v, n, true);
+}
+
+void ingest_args_raw(struct ing *g, const char *key, const char *json) {
+  ingest_args_key(g, key);
+  sbuf_adds(&g->args, json);
+}
+
+void ingest_args_splice(struct ing *g, const char *obj, size_t len) {
+  if (g->args.len > 1)
+    sbuf_addc(&g->args, ',');
+  sbuf_add(&g->args, obj + 1, len - 2);
+}
+
+/* Moves the args text into an item (NULL when empty). */
+void ingest_args_take(struct ing *g, struct lanes_item *it) {
+  if (g->args.len <= 1) {
+    it->args = NULL;
+    it->args_len = 0;
+    return;
+  }
+  sbuf_addc(&g->args, '}');
+  it->args = xstrndup(g->args.s, g->args.len);
+  it->args_len = g->args.len;
+}
+
+int64_t ingest_intern(struct ing *g, const char *s) {
+  return store_writer_intern(g->w, s);
+}
+
+struct store_writer *ingest_writer(struct ing *g) {
+  return g->w;
+}
+
+int64_t ingest_id(struct ing *g, uint64_t id) {
+  if (id == 0 || id > INT64_MAX)
+    return INGEST_SYNTHETIC_ID + g->next_id++;
+  return (int64_t)id;
+}
+
+/* ------------------------------------------------------------ processes */
+
+void ingest_process(struct ing *g, const char *instance, int64_t pid,
+                    const char *name, const char *dir) {
+  store_writer_exec(g->w,
+                    "INSERT INTO process (instance_id, pid, name, dir) "
+                    "VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET "
+                    "name = coalesce(excluded.name, name), "
+                    "dir = coalesce(dir, excluded.dir)",
+                    "titt", instance, pid, name, dir);
+}

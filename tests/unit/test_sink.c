@@ -1,0 +1,399 @@
+/* test_sink.c -- the ingest sink (ingest_sink.h) as a reader sees it: a
+ * fake reader pushes slices, counter samples, warnings, trace-format
+ * slices and process/thread rows through the API into a temporary store,
+ * and the rows stored are checked exactly (lanes by nesting, the order of
+ * equal slices per track, args JSON, ids, track statistics, name
+ * statistics, counter seq, the Warning cap and its summary row, flows).
+ * The run's side (ingest_core.h) opens and closes the sink as ingest_run()
+ * does. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* cmocka.h needs the headers above */
+#include <cmocka.h>
+
+#include <sqlite3.h>
+
+#include "filter.h"
+#include "ingest_core.h"
+#include "teststore.h"
+#include "util.h"
+
+/* A sink on a new store, as ingest_run() opens one. */
+struct fake_run {
+  char *path;
+  struct store_writer *w;
+  struct discover_result d;
+  struct ingest_opts o;
+  struct ingest_stats st;
+  struct filter *filter; /* leaves out events named "skipped" */
+  struct ing *g;
+  int warnings_told; /* on_warning calls */
+};
+
+static void fake_on_warning(void *ud, const char *file, uint64_t offset,
+                            const char *msg) {
+  (void)file, (void)offset, (void)msg;
+  ((struct fake_run *)ud)->warnings_told++;
+}
+
+static void fake_open(struct fake_run *r, const char *name) {
+  memset(r, 0, sizeof *r);
+  r->path = xasprintf("/tmp/nex-test-sink-%d-%s.db", (int)getpid(), name);
+  r->w = teststore_open(r->path);
+  r->filter = filter_new();
+  char *cause = NULL;
+  assert_int_equal(filter_set_event_types(r->filter, "^skipped", &cause), 0);
+  r->o = (struct ingest_opts){.dir = "/tmp",
+                              .db_path = r->path,
+                              .filter = r->filter,
+                              .style = INGEST_QUIET,
+                              .on_warning = fake_on_warning,
+                              .ud = r};
+  r->g = ingest_sink_open(&r->o, r->w, &r->d, &r->st, util_now_ns());
+}
+
+/* Ends the run as ingest_run() does and opens the store for reading. */
+static sqlite3 *fake_close(struct fake_run *r) {
+  ingest_finish_tracks(r->g, 0);
+  ingest_stats_flush(r->g);
+  ingest_sink_close(r->g);
+  teststore_finish(r->w);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open_v2(r->path, &db, SQLITE_OPEN_READONLY, NULL),
+                   SQLITE_OK);
+  return db;
+}
+
+static void fake_done(struct fake_run *r, sqlite3 *db) {
+  sqlite3_close(db);
+  filter_free(r->filter);
+  unlink(r->path);
+  free(r->path);
+}
+
+/* The rows of a query as text: columns joined by '|', rows by ';' (NULL
+ * as "-").  The caller frees it. */
+static char *rows(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  struct sbuf b = {0};
+  sbuf_adds(&b, "");
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    if (b.len)
+      sbuf_addc(&b, ';');
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+      const unsigned char *t = sqlite3_column_text(st, i);
+      sbuf_printf(&b, "%s%s", i ? "|" : "", t ? (const char *)t : "-");
+    }
+  }
+  sqlite3_finalize(st);
+  return b.s;
+}
+
+static void assert_rows(sqlite3 *db, const char *sql, const char *want) {
+  char *got = rows(db, sql);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+/* A description of a fake slice or counter track of process 7. */
+static struct store_track fake_desc(const char *kind, const char *label) {
+  struct store_track d = ingest_desc(kind, "system", "fake", "i-1");
+  d.pid = 7;
+  d.has_pid = 1;
+  d.label = label;
+  return d;
+}
+
+static void fake_slice(struct ing *g, struct itrack *t, int64_t ts, int64_t dur,
+                       int64_t id, const char *name, uint64_t order) {
+  struct lanes_item it = {.ts = ts,
+                          .dur = dur,
+                          .id = id,
+                          .name = ingest_intern(g, name),
+                          .order = order};
+  ingest_slice(g, t, &it);
+}
+
+#define SLICES                                                                 \
+  "SELECT lane, ts, dur, id, (SELECT s FROM str WHERE str.id = name), args "   \
+  "FROM slice ORDER BY ts, lane"
+
+/* Nesting gives lanes; a negative duration becomes 0; args JSON and ids. */
+static void test_slices(void **state) {
+  (void)state;
+  struct fake_run r;
+  fake_open(&r, "slices");
+  struct store_track d = fake_desc("slices", NULL);
+  struct itrack *t = ingest_track(r.g, &d);
+  assert_ptr_equal(ingest_track(r.g, &d), t); /* one track per description */
+  fake_slice(r.g, t, 160, 5, ingest_id(r.g, 42), "next", 0);
+  fake_slice(r.g, t, 100, 50, ingest_id(r.g, 0), "outer", 0);
+  struct lanes_item it = {.ts = 110,
+                          .dur = 10,
+                          .id = ingest_id(r.g, UINT64_MAX),
+                          .name = ingest_intern(r.g, "inner")};
+  ingest_args_begin(r.g);
+  ingest_args_str(r.g, "cat", "x");
+  ingest_args_str(r.g, "empty", ""); /* left out */
+  ingest_args_i64(r.g, "n", -3);
+  ingest_args_u64(r.g, "big", (1ull << 63) + 1);
+  uint64_t ids[] = {1, UINT64_MAX};
+  ingest_args_ids(r.g, "ids", ids, 2);
+  ingest_args_u64s(r.g, "flow_id", ids, 2);
+  ingest_args_u64s(r.g, "none", ids, 0); /* left out */
+  ingest_args_ids(r.g, "none", ids, 0);  /* left out */
+  ingest_args_raw(r.g, "raw", "[true]");
+  ingest_args_take(r.g, &it);
+  ingest_slice(r.g, t, &it);
+  fake_slice(r.g, t, 200, -5, 9, "next", 0);
+  ingest_args_begin(r.g);
+  ingest_args_take(r.g, &it); /* nothing added: NULL */
+  assert_null(it.args);
+  assert_int_equal(ingest_track_count(t), 4);
+  assert_int_equal(ingest_track_n(r.g), 1);
+  assert_ptr_equal(ingest_track_at(r.g, 0), t);
+  assert_string_equal(ingest_track_desc(t)->source, "fake");
+  int64_t id = ingest_track_id(t);
+  sqlite3 *db = fake_close(&r);
+  assert_rows(db, SLICES,
+              "0|100|50|4611686018427387904|outer|-;"
+              "1|110|10|4611686018427387905|inner|{\"cat\":\"x\",\"n\":-3,"
+              "\"big\":\"9223372036854775809\",\"ids\":[1,-1],"
+              "\"flow_id\":[\"1\",\"18446744073709551615\"],\"raw\":[true]};"
+              "0|160|5|42|next|-;0|200|0|9|next|-");
+  char *sql = xasprintf("SELECT lanes, max_dur, event_count, first_ts, "
+                        "last_ts, lod_min_level FROM track WHERE id = %lld",
+                        (long long)id);
+  assert_rows(db, sql, "2|50|4|100|200|-");
+  free(sql);
+  assert_rows(db,
+              "SELECT (SELECT s FROM str WHERE str.id = name), count, "
+              "total_dur FROM name_stat ORDER BY 1",
+              "inner|1|10;next|2|5;outer|1|50");
+  assert_int_equal(r.st.events, 4);
+  fake_done(&r, db);
+}
+
+/* Equal slices (same start and duration: the first encloses the next) in
+ * push order on a track made so, by the caller's key on a key-order track,
+ * whichever way they were pushed. */
+static void test_order(void **state) {
+  (void)state;
+  struct fake_run r;
+  fake_open(&r, "order");
+  struct store_track dp = fake_desc("slices", "push");
+  struct store_track dk = fake_desc("slices", "key");
+  struct itrack *tp = ingest_track(r.g, &dp);
+  struct itrack *tk = ingest_track_ordered(r.g, &dk, LANES_KEY_ORDER);
+  /* an existing track keeps its order */
+  assert_ptr_equal(ingest_track_ordered(r.g, &dp, LANES_KEY_ORDER), tp);
+  for (int k = 0; k < 2; k++) {
+    struct itrack *t = k ? tk : tp;
+    fake_slice(r.g, t, 0, 10, 1, "a", 2);
+    fake_slice(r.g, t, 0, 10, 2, "b", 1);
+    fake_slice(r.g, t, 0, 10, 3, "c", 3);
+  }
+  sqlite3 *db = fake_close(&r);
+  assert_rows(db,
+              "SELECT t.label, s.lane, (SELECT s FROM str WHERE str.id = "
+              "s.name) FROM slice s JOIN track t ON t.id = s.track ORDER BY "
+              "t.label, s.lane",
+              "key|0|b;key|1|a;key|2|c;push|0|a;push|1|b;push|2|c");
+  fake_done(&r, db);
+}
+
+/* The series of one sample share its seq; a sample counts once. */
+static void test_counters(void **state) {
+  (void)state;
+  struct fake_run r;
+  fake_open(&r, "counters");
+  struct store_track d = fake_desc("counter", "mem");
+  struct itrack *t = ingest_track(r.g, &d);
+  ingest_counter(r.g, t, 0, 10, 1.5);
+  ingest_counter(r.g, t, 1, 10, 2);
+  ingest_counter(r.g, t, 0, 20, 3);
+  ingest_counter(r.g, t, 0, 20, 4); /* same ts: the next seq */
+  sqlite3 *db = fake_close(&r);
+  assert_rows(db,
+              "SELECT series, ts, seq, value FROM counter ORDER BY seq, series",
+              "0|10|1|1.5;1|10|1|2.0;0|20|2|3.0;0|20|3|4.0");
+  assert_rows(db, "SELECT event_count, first_ts, last_ts FROM track",
+              "3|10|20");
+  assert_int_equal(r.st.events, 3);
+  fake_done(&r, db);
+}
+
+/* Warning rows, the listener, and the cap of 1000 rows per file with one
+ * summary row at the end of the run. */
+static void test_warnings(void **state) {
+  (void)state;
+  struct fake_run r;
+  fake_open(&r, "warnings");
+  ingest_warn(r.g, "Corrupt Data", "f.json", 12, "bad %d", 7);
+  ingest_warn(r.g, "Clock", NULL, 0, "no sync");
+  for (int i = 0; i < INGEST_FILE_WARNINGS + 2; i++)
+    ingest_warn(r.g, i < INGEST_FILE_WARNINGS ? "Missing Data" : "Clock",
+                "big.pb", (uint64_t)i, "record %d", i);
+  assert_int_equal(r.warnings_told, 2 + INGEST_FILE_WARNINGS);
+  sqlite3 *db = fake_close(&r);
+  assert_int_equal(r.warnings_told, 3 + INGEST_FILE_WARNINGS);
+  assert_int_equal(r.st.warnings, 3 + INGEST_FILE_WARNINGS);
+  assert_rows(db,
+              "SELECT category, file, offset, message FROM Warning WHERE "
+              "file IS NOT 'big.pb' ORDER BY id",
+              "Corrupt Data|f.json|12|bad 7;Clock|-|0|no sync");
+  assert_rows(db,
+              "SELECT count(*), min(offset), max(offset) FROM Warning WHERE "
+              "file = 'big.pb' AND message LIKE 'record %'",
+              "1000|0|999");
+  assert_rows(db,
+              "SELECT category, offset, message FROM Warning WHERE file = "
+              "'big.pb' AND message NOT LIKE 'record %'",
+              "Clock|1000|2 more warnings of this file from this offset on, "
+              "not recorded (the first 1000 of a file are)");
+  fake_done(&r, db);
+}
+
+static int freed;
+
+static void count_free(void *p) {
+  freed++;
+  free(p);
+}
+
+static int placed_n;
+static int64_t placed[8][2]; /* (ts, lane) in the order the hook saw */
+
+static void hook_placed(struct ing *g, struct itrack *t, int64_t lane,
+                        const struct lanes_item *it) {
+  (void)g, (void)t;
+  placed[placed_n][0] = it->ts;
+  placed[placed_n++][1] = lane;
+}
+
+static const struct ingest_hook test_hook = {hook_placed, count_free};
+
+/* The current context is the sink's own copy; a reader's states are found
+ * by key (or made on first use) and freed with its function, once; the
+ * event filter applies; a track hook sees every slice
+ * placed in (ts, lane) order and is freed with the track. */
+static void test_context_state_hook(void **state) {
+  (void)state;
+  static const char key_a, key_b;
+  struct fake_run r;
+  fake_open(&r, "state");
+  assert_null(ingest_context_instance(r.g));
+  assert_int_equal(ingest_context_pid(r.g), -1);
+  char inst[] = "i-2";
+  ingest_context_set(r.g, inst, 5);
+  inst[0] = 'x';
+  assert_string_equal(ingest_context_instance(r.g), "i-2");
+  assert_int_equal(ingest_context_pid(r.g), 5);
+  ingest_context_set(r.g, ingest_context_instance(r.g), 6); /* its own */
+  assert_string_equal(ingest_context_instance(r.g), "i-2");
+  freed = 0;
+  assert_null(ingest_state(r.g, &key_a));
+  int *a1 = xcalloc(1, sizeof *a1), *a2 = xcalloc(1, sizeof *a2);
+  ingest_state_set(r.g, &key_a, a1, count_free);
+  ingest_state_set(r.g, &key_b, xcalloc(1, 1), count_free);
+  assert_ptr_equal(ingest_state(r.g, &key_a), a1);
+  ingest_state_set(r.g, &key_a, a2, count_free); /* a1 freed */
+  assert_int_equal(freed, 1);
+  assert_ptr_equal(ingest_state(r.g, &key_a), a2);
+  ingest_state_set(r.g, &key_b, NULL, NULL); /* dropped */
+  assert_int_equal(freed, 2);
+  assert_null(ingest_state(r.g, &key_b));
+  int *made = ingest_state_make(r.g, &key_b, sizeof *made, NULL);
+  assert_int_equal(*made, 0);
+  assert_ptr_equal(ingest_state_make(r.g, &key_b, sizeof *made, NULL), made);
+  assert_true(ingest_keep_event(r.g, 17, "kept"));
+  assert_false(ingest_keep_event(r.g, 18, "skipped"));
+  assert_int_equal(r.g->file_pos, 18);
+  struct store_track d = fake_desc("slices", NULL);
+  struct itrack *t = ingest_track(r.g, &d);
+  ingest_track_hook(t, &test_hook, xcalloc(1, 1));
+  assert_non_null(ingest_track_hook_state(t, &test_hook));
+  assert_null(ingest_track_hook_state(t, &(struct ingest_hook){0}));
+  placed_n = 0;
+  fake_slice(r.g, t, 50, 1, 1, "z", 0);
+  fake_slice(r.g, t, 10, 100, 2, "y", 0);
+  fake_slice(r.g, t, 10, 5, 3, "x", 0);
+  sqlite3 *db = fake_close(&r);
+  assert_int_equal(freed, 4); /* a2 and the hook's state (made: free()) */
+  assert_int_equal(placed_n, 3);
+  int64_t want[3][2] = {{10, 0}, {10, 1}, {50, 1}};
+  assert_memory_equal(placed, want, sizeof want);
+  fake_done(&r, db);
+}
+
+/* Slices of trace formats (args spliced or kept as "args", flows made
+ * int64) and the process/thread rows: a name fills a missing one, or
+ * replaces it when asked. */
+static void test_trace_rows(void **state) {
+  (void)state;
+  struct fake_run r;
+  fake_open(&r, "trace");
+  struct store_track d = fake_desc("slices", NULL);
+  struct itrack *t = ingest_track(r.g, &d);
+  uint64_t flows[] = {UINT64_MAX, 5};
+  const char *args[] = {"{\"a\":1}", "[1,2]", "{ }", NULL};
+  for (int i = 0; i < 4; i++)
+    ingest_trace_slice(
+        r.g, t,
+        &(struct ingest_trace_slice){.ts = 100 * i,
+                                     .dur = 10,
+                                     .name = "ev",
+                                     .cat = i == 3 ? NULL : "c",
+                                     .args_json = args[i],
+                                     .instant = i == 0,
+                                     .incomplete = i == 1,
+                                     .flow_ids = i == 0 ? flows : NULL,
+                                     .n_flow_ids = i == 0 ? 2 : 0});
+  ingest_trace_process(r.g, "i", 1, "first", false);
+  ingest_trace_process(r.g, "i", 1, "second", false); /* kept: first */
+  ingest_trace_process(r.g, "i", 2, NULL, false);
+  ingest_trace_process(r.g, "i", 2, "filled", false);
+  ingest_trace_process(r.g, "i", 3, "old", false);
+  ingest_trace_process(r.g, "i", 3, "new", true);
+  ingest_trace_process(r.g, "i", 3, NULL, true); /* no name: kept */
+  ingest_trace_thread(r.g, "i", 1, 10, "t", false);
+  ingest_trace_thread(r.g, "i", 1, 10, "u", false);
+  ingest_trace_thread(r.g, "i", 1, 11, "t", false);
+  ingest_trace_thread(r.g, "i", 1, 11, "u", true);
+  ingest_process(r.g, "i", 4, NULL, "dir4"); /* not a trace's: chrome 0 */
+  sqlite3 *db = fake_close(&r);
+  assert_rows(db, "SELECT ts, id, args FROM slice ORDER BY ts",
+              "0|4611686018427387904|{\"cat\":\"c\",\"instant\":1,\"a\":1};"
+              "100|4611686018427387905|{\"cat\":\"c\",\"incomplete\":1,"
+              "\"args\":[1,2]};"
+              "200|4611686018427387906|{\"cat\":\"c\"};"
+              "300|4611686018427387907|-");
+  assert_rows(db, "SELECT flow_id, ts, lane FROM flow ORDER BY flow_id",
+              "5|0|0;9223372036854775807|0|0");
+  assert_rows(db,
+              "SELECT pid, name, named, chrome, dir FROM process ORDER BY pid",
+              "1|first|1|1|-;2|filled|0|1|-;3|new|1|1|-;4|-|0|0|dir4");
+  assert_rows(db, "SELECT tid, name, named FROM thread ORDER BY tid",
+              "10|t|1;11|u|1");
+  fake_done(&r, db);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_slices),
+      cmocka_unit_test(test_order),
+      cmocka_unit_test(test_counters),
+      cmocka_unit_test(test_warnings),
+      cmocka_unit_test(test_context_state_hook),
+      cmocka_unit_test(test_trace_rows),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
