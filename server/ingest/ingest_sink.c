@@ -5,6 +5,7 @@
  * Tracks, slices, counters, warnings and progress are in ingest.c. */
 #include "filter.h"
 #include "ingest_core.h"
+#include "jtok.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -119,18 +120,20 @@ void ingest_args_i64(struct ing *g, const char *key, int64_t v) {
   sbuf_add_i64(&g->args, v);
 }
 
-/* Large unsigned ids travel as strings (they exceed 2^53). */
+/* Large unsigned ids travel as strings (they exceed 2^53); a value flagged
+ * as a number that is not one in JSON syntax ("nan", "0x10") is kept as a
+ * string, so the args text stays JSON. */
 void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (!a[i]->key || !*a[i]->key)
       continue;
     ingest_args_key(g, a[i]->key);
     const char *v = a[i]->value ? a[i]->value : "";
-    char *end;
-    if (a[i]->is_number && *v && (strtod(v, &end), *end == '\0'))
+    size_t len = strlen(v);
+    if (a[i]->is_number && jtok_number_text(v, len))
       sbuf_adds(&g->args, v);
     else
-      sbuf_add_json_str(&g->args, v, strlen(v));
+      sbuf_add_json_str(&g->args, v, len);
   }
 }
 

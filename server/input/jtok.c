@@ -527,8 +527,12 @@ int jtok_true(const struct jtok_span *sp) {
 }
 
 int jtok_number(const struct jtok_span *v) {
-  return v->kind == JTOK_NUM && jtok_json_number(v->p, v->n) &&
-         jtok_finite(v->p, v->n);
+  return v->kind == JTOK_NUM && jtok_number_text((const char *)v->p, v->n);
+}
+
+int jtok_number_text(const char *s, size_t n) {
+  const uchar *u = (const uchar *)s;
+  return n > 0 && jtok_json_number(u, n) && jtok_finite(u, n);
 }
 
 /* Skips blanks, refilling.  Returns 0 at a non-blank byte, -1 at the end. */

@@ -113,6 +113,9 @@ int jtok_find(const struct jtok_span *obj, const char *name,
 int jtok_is(const struct jtok_span *v, const char *s);
 int jtok_true(const struct jtok_span *v);
 int jtok_number(const struct jtok_span *v);
+/* 1 if s[0..n) is a number in JSON syntax that fits a double ("nan",
+ * "0x10", "+1", ".5" and "1e999" are not). */
+int jtok_number_text(const char *s, size_t n);
 
 /* The scanner primitives the value decoders (jval.c) share. */
 

@@ -182,6 +182,41 @@ static void test_slices(void **state) {
   fake_done(&r, db);
 }
 
+/* Attributes flagged as numbers are written as JSON numbers only when they
+ * are ones; anything else becomes a string, so the args text stays JSON. */
+static void test_attrs(void **state) {
+  (void)state;
+  struct fake_run r;
+  fake_open(&r, "attrs");
+  struct store_track d = fake_desc("attrs", NULL);
+  struct itrack *t = ingest_track(r.g, &d);
+  static char kv[][2][8] = {
+      {"a", "1.5"}, {"b", "-2e3"}, {"c", "nan"}, {"d", "0x10"}, {"e", "+1"},
+      {"f", ".5"},  {"g", "1."},   {"h", " 1"},  {"i", "1e999"}, {"j", ""}};
+  enum { N = sizeof kv / sizeof kv[0] };
+  Nex__Attribute at[N], *ap[N];
+  for (size_t i = 0; i < N; i++) {
+    nex__attribute__init(&at[i]);
+    at[i].key = kv[i][0];
+    at[i].value = kv[i][1];
+    at[i].is_number = 1;
+    ap[i] = &at[i];
+  }
+  struct lanes_item it = {.ts = 1, .dur = 1, .id = 1,
+                          .name = ingest_intern(r.g, "x")};
+  ingest_args_begin(r.g);
+  ingest_args_attrs(r.g, ap, N);
+  ingest_args_take(r.g, &it);
+  ingest_slice(r.g, t, &it);
+  sqlite3 *db = fake_close(&r);
+  assert_rows(db, "SELECT args FROM slice",
+              "{\"a\":1.5,\"b\":-2e3,\"c\":\"nan\",\"d\":\"0x10\","
+              "\"e\":\"+1\",\"f\":\".5\",\"g\":\"1.\",\"h\":\" 1\","
+              "\"i\":\"1e999\",\"j\":\"\"}");
+  assert_rows(db, "SELECT json_valid(args) FROM slice", "1");
+  fake_done(&r, db);
+}
+
 /* Equal slices (same start and duration: the first encloses the next) in
  * push order on a track made so, by the caller's key on a key-order track,
  * whichever way they were pushed. */
@@ -389,6 +424,7 @@ static void test_trace_rows(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_slices),
+      cmocka_unit_test(test_attrs),
       cmocka_unit_test(test_order),
       cmocka_unit_test(test_counters),
       cmocka_unit_test(test_warnings),
