@@ -191,7 +191,7 @@ static void test_attrs(void **state) {
   struct store_track d = fake_desc("attrs", NULL);
   struct itrack *t = ingest_track(r.g, &d);
   static char kv[][2][8] = {
-      {"a", "1.5"}, {"b", "-2e3"}, {"c", "nan"}, {"d", "0x10"}, {"e", "+1"},
+      {"a", "1.5"}, {"b", "-2e3"}, {"c", "nan"}, {"d", "0x10"},  {"e", "+1"},
       {"f", ".5"},  {"g", "1."},   {"h", " 1"},  {"i", "1e999"}, {"j", ""}};
   enum { N = sizeof kv / sizeof kv[0] };
   Nex__Attribute at[N], *ap[N];
@@ -202,8 +202,8 @@ static void test_attrs(void **state) {
     at[i].is_number = 1;
     ap[i] = &at[i];
   }
-  struct lanes_item it = {.ts = 1, .dur = 1, .id = 1,
-                          .name = ingest_intern(r.g, "x")};
+  struct lanes_item it = {
+      .ts = 1, .dur = 1, .id = 1, .name = ingest_intern(r.g, "x")};
   ingest_args_begin(r.g);
   ingest_args_attrs(r.g, ap, N);
   ingest_args_take(r.g, &it);
