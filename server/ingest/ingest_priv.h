@@ -68,6 +68,7 @@ struct itrack {
   void *hook_state;
   int level; /* -2 undecided, -1 no LOD, else the finest LOD level */
   int64_t count, max_dur, first_ts, last_ts, seq;
+  int last_series; /* counters: the series written last (in sample seq) */
   /* counters: samples held until the LOD level is decided */
   struct csample {
     int64_t ts;

@@ -41,7 +41,7 @@
 struct fuzz_npf_counts fuzz_npf_last;
 
 /* The folder holding the input's directory and store (made once). */
-static char fuzz_npf_base[64];
+static char fuzz_npf_base[4096];
 
 static void fuzz_npf_write(const char *path, const uint8_t *p, size_t n) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -120,7 +120,7 @@ static void fuzz_npf_init(void) {
     return;
   const char *tmp = getenv("TMPDIR");
   snprintf(fuzz_npf_base, sizeof fuzz_npf_base, "%s/fuzz_npf.XXXXXX",
-           tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+           tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(fuzz_npf_base))
     abort();
   log_set_level(LOG_ERROR); /* the inputs' warnings are expected */
