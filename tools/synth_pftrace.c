@@ -429,7 +429,8 @@ static void synth_pftrace_fw_args(struct synth_pftrace_out_args *a,
       synth_pftrace_out_str(a, keys[*nkeys - 1], vb.s ? vb.s : xstrdup(""), 1);
     } else {
       jval_json(&vb, &v, &scratch);
-      synth_pftrace_out_json(a, keys[*nkeys - 1], vb.s ? vb.s : xstrdup("null"));
+      synth_pftrace_out_json(a, keys[*nkeys - 1],
+                             vb.s ? vb.s : xstrdup("null"));
     }
   }
   sbuf_free(&scratch);

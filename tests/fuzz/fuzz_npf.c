@@ -67,9 +67,9 @@ static char *fuzz_npf_dev_name(const uint8_t *name, size_t n) {
   size_t len = strlen(s), sl = strlen(FUZZ_NPF_SUFFIX);
   bool prefixed = strncmp(s, FUZZ_NPF_PREFIX, strlen(FUZZ_NPF_PREFIX)) == 0;
   bool suffixed = len >= sl && strcmp(s + len - sl, FUZZ_NPF_SUFFIX) == 0;
-  char *full = xasprintf("%s/in/%s%s%s", fuzz_npf_base,
-                         prefixed ? "" : FUZZ_NPF_PREFIX, s,
-                         suffixed ? "" : FUZZ_NPF_SUFFIX);
+  char *full =
+      xasprintf("%s/in/%s%s%s", fuzz_npf_base, prefixed ? "" : FUZZ_NPF_PREFIX,
+                s, suffixed ? "" : FUZZ_NPF_SUFFIX);
   free(s);
   return full;
 }

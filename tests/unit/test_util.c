@@ -59,11 +59,11 @@ static void test_i64s_relative(void **state) {
 static void test_json_str_each_place(void **state) {
   static const struct {
     const char *in, *out;
-  } odd[] = {{"\"", "\\\""},         {"\\", "\\\\"},
-             {"\n", "\\u000a"},       {"\x01", "\\u0001"},
-             {"\x1f", "\\u001f"},     {"\xc3\xa9", "\xc3\xa9"},
+  } odd[] = {{"\"", "\\\""},           {"\\", "\\\\"},
+             {"\n", "\\u000a"},        {"\x01", "\\u0001"},
+             {"\x1f", "\\u001f"},      {"\xc3\xa9", "\xc3\xa9"},
              {"\xff", "\xef\xbf\xbd"}, {"\xc3", "\xef\xbf\xbd"},
-             {"\x7f", "\x7f"},          {" ", " "}};
+             {"\x7f", "\x7f"},         {" ", " "}};
   for (size_t k = 0; k < sizeof odd / sizeof *odd; k++)
     for (size_t pre = 0; pre <= 8; pre++)
       for (size_t at = 0; at < 20; at++) {
