@@ -79,8 +79,7 @@ static bool fmt_perfetto_args_plain_json(const char *s) {
   for (;;) {
     if (*p == '"') {
       for (p++; *p != '"'; p++)
-        if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e ||
-            *p == '\\')
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
           return false;
       p++;
     } else {

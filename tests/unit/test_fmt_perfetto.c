@@ -527,11 +527,22 @@ static void test_interning(void **state) {
  * leading zeros, broken texts) on both sides of that line. */
 static void test_legacy_json(void **state) {
   (void)state;
-  static const char *const texts[] = {
-      "[1,-2,0]", "[\"18014398509481987\"]", "[]", "[01]",
-      "[18446744073709551615]", "[123456789012345678]", "[1, 2]",
-      "[\"a\\\"b\"]", "[1,]", "-", "\"x", "-0", "[\"\"]",
-      "[1234567890123456789]", "[\"\x7f\"]", ""};
+  static const char *const texts[] = {"[1,-2,0]",
+                                      "[\"18014398509481987\"]",
+                                      "[]",
+                                      "[01]",
+                                      "[18446744073709551615]",
+                                      "[123456789012345678]",
+                                      "[1, 2]",
+                                      "[\"a\\\"b\"]",
+                                      "[1,]",
+                                      "-",
+                                      "\"x",
+                                      "-0",
+                                      "[\"\"]",
+                                      "[1234567890123456789]",
+                                      "[\"\x7f\"]",
+                                      ""};
   enum { N = sizeof texts / sizeof *texts };
   Perfetto__Protos__DebugAnnotation d[N], *dp[N];
   char names[N][8];
