@@ -94,7 +94,7 @@ static void synth_usage(FILE *f) {
              "  --device-profile MODE     none, model (default) or session\n"
              "  --device-instructions N   instructions per execution "
              "(default 2000)\n"
-             "  --no-framework            no trace.json\n"
+             "  --no-framework            no framework events (trace.json)\n"
              "  --format FORMAT           native (default), systrace-json: "
              "the\n"
              "                            runtime events as the runtime's JSON"

@@ -3,7 +3,7 @@
  * (`view --output-format perfetto`): its system events, HBM, CPU and host
  * memory samples are appended to the profile's system_profile.pftrace, each
  * of its device traces becomes a device_profile_model_<id>_...pftrace, and
- * the capture files are removed (a framework trace.json stays).
+ * the capture files are removed.
  *
  * Naming as the vendor's export (fmt_npf.h): a Perfetto process per
  * profiled process, "<instance>-pid<pid>"; a row per (worker, NeuronCore,
@@ -14,6 +14,9 @@
  * device_profile.  Hardware events are on the CPU clock, aligned through
  * the timestamp_sync_point of their exec_id as the vendor tool does; their
  * device clock stays in nc_start_timestamp_ns / nc_stop_timestamp_ns.
+ * The framework's trace.json goes into the system export too, a row
+ * "Thread <tid>" per thread, each slice with the instance, process,
+ * thread, name, time and source arguments and its own category and args.
  * Samples are counter tracks named as the timeline names them.  A device
  * export has a process "Instructions <pcore>" whose rows are "<Engine>
  * Engine - Row <k>", "<queue> - Row <k>" and "CC-core - Row <k>"
@@ -34,9 +37,12 @@
 #include <unistd.h>
 
 #include "cpu_util.pb-c.h"
+#include "fmt_chrome.h"
 #include "fmt_npf.h"
 #include "fmt_pb.h"
 #include "host_mem.pb-c.h"
+#include "jtok.h"
+#include "jval.h"
 #include "ntff.pb-c.h"
 #include "ntrace.pb-c.h"
 #include "perfetto_trace.pb-c.h"
@@ -397,6 +403,92 @@ static void synth_pftrace_skip_rec(void *ud, const ProtobufCMessage *m) {
   (void)ud, (void)m;
 }
 
+/* ----------------------------------------------------------- framework */
+
+/* The members of a Chrome event's args object (json, or NULL), each a
+ * debug argument under its own key: strings as such, other values as
+ * their JSON text.  The keys go to keys[] (*nkeys of them, at most `room`)
+ * for the caller to free. */
+static void synth_pftrace_fw_args(struct synth_pftrace_out_args *a,
+                                  const char *json, char **keys, size_t room,
+                                  size_t *nkeys) {
+  const unsigned char *p = (const unsigned char *)(json ? json : "");
+  const unsigned char *end = p + strlen((const char *)p);
+  while (p < end && jtok_blank(*p))
+    p++;
+  if (p == end || *p++ != '{')
+    return;
+  struct jtok_span k, v;
+  struct sbuf scratch = {0};
+  while (*nkeys < room && jtok_member(&p, end, &k, &v) == JTOK_OK) {
+    struct sbuf kb = {0}, vb = {0};
+    jval_decode(&kb, &k);
+    keys[(*nkeys)++] = kb.s ? kb.s : xstrdup("");
+    if (v.kind == JTOK_STR) {
+      jval_decode(&vb, &v);
+      synth_pftrace_out_str(a, keys[*nkeys - 1], vb.s ? vb.s : xstrdup(""), 1);
+    } else {
+      jval_json(&vb, &v, &scratch);
+      synth_pftrace_out_json(a, keys[*nkeys - 1],
+                             vb.s ? vb.s : xstrdup("null"));
+    }
+  }
+  sbuf_free(&scratch);
+}
+
+/* A framework event of the process being converted, on its row "Thread
+ * <tid>" with the arguments the vendor's export gives framework events
+ * (instance, process, thread, name, time, source) and the event's own
+ * category and args. */
+static int synth_pftrace_fw_slice(void *ud, const struct fmt_chrome_slice *s) {
+  struct synth_pftrace_ctx *c = ud;
+  int64_t tid = 0;
+  util_parse_i64(s->tid, &tid); /* our trace.json: numbers */
+  char *row = xasprintf(FMT_NPF_ROW_THREAD "%" PRId64, tid);
+  struct synth_pftrace_out_track *t = synth_pftrace_out_track(
+      &c->w->sys, row, c->proc, (int32_t)(c->p->global + 1));
+  struct synth_pftrace_out_args a = {.n = 0};
+  char *keys[SYNTH_PFTRACE_MAX_ARGS];
+  size_t nkeys = 0;
+  synth_pftrace_out_str(&a, "instance_id", c->p->instance_id, 0);
+  synth_pftrace_out_str(&a, "process_id", xasprintf("%" PRId64, c->p->pid), 1);
+  synth_pftrace_out_i64(&a, "thread_id", tid);
+  synth_pftrace_out_str(&a, "name", s->name, 0);
+  synth_pftrace_out_i64(&a, "timestamp", s->ts_ns);
+  synth_pftrace_out_i64(&a, "duration", s->dur_ns);
+  synth_pftrace_out_str(&a, "trace_event_source", "framework", 0);
+  if (s->cat)
+    synth_pftrace_out_str(&a, "cat", s->cat, 0);
+  synth_pftrace_fw_args(&a, s->args_json, keys,
+                        SYNTH_PFTRACE_MAX_ARGS - a.n - 1, &nkeys);
+  synth_pftrace_out_str(&a, "timestamp_unit", "ns", 0);
+  synth_pftrace_out_slice(&c->w->sys, t->uuid, s->name, s->ts_ns, s->dur_ns,
+                          s->instant, &a, s->flow_ids, s->n_flow_ids);
+  synth_pftrace_out_args_free(&a);
+  for (size_t i = 0; i < nkeys; i++)
+    free(keys[i]);
+  free(row);
+  return 0;
+}
+
+/* Moves the framework trace of p (trace.json, when there is one) into the
+ * system export, as the vendor's export carries framework events. */
+static int synth_pftrace_framework(struct synth_pftrace_ctx *c, char **cause) {
+  char *path = xasprintf("%s/trace.json", c->p->path);
+  struct fmt_chrome_cb cb = {.ud = c, .slice = synth_pftrace_fw_slice};
+  struct fmt_chrome_stats st;
+  int rc = 0;
+  if (access(path, F_OK) == 0) {
+    rc = fmt_chrome_read(path, &cb, &st, cause);
+    if (rc == 0 && unlink(path) != 0) {
+      rc = -errno;
+      *cause = xasprintf("%s: %s", path, strerror(-rc));
+    }
+  }
+  free(path);
+  return rc;
+}
+
 /* Converts the device traces of p (removing them and their NEFFs). */
 static int synth_pftrace_devices(struct synth *s, const struct synth_proc *p,
                                  struct synth_pftrace_dev *devs, char **cause) {
@@ -460,7 +552,9 @@ int synth_pftrace_process(struct synth *s, const struct synth_proc *p,
     rc = synth_pftrace_each(p, "trace_info.pb", FMT_PB_MAGIC_TRACE_INFO,
                             &nex__trace_info__descriptor,
                             synth_pftrace_skip_rec, &c, cause);
-  /* the folder goes when nothing (a framework trace) is left in it */
+  if (rc == 0)
+    rc = synth_pftrace_framework(&c, cause);
+  /* the folder goes: nothing is left in it */
   if (rc == 0 && rmdir(p->path) == 0 && strchr(p->dir, '/')) {
     char *up = xasprintf("%s/%.*s", s->o.out,
                          (int)(strchr(p->dir, '/') - p->dir), p->dir);

@@ -64,13 +64,16 @@ void synth_pftrace_out_slice(struct synth_pftrace_out *o, uint64_t uuid,
                              int instant, struct synth_pftrace_out_args *a,
                              const uint64_t *flows, size_t nflows);
 /* Debug annotations: an integer; a string (own: s is malloc'd and freed
- * with the args); the fields of m (the scalars that are not proto3
+ * with the args); a JSON text (malloc'd, freed with the args); the fields
+ * of m (the scalars that are not proto3
  * defaults, repeated integers as a JSON array of int64, attributes under
  * their own keys); freeing what they own. */
 void synth_pftrace_out_i64(struct synth_pftrace_out_args *a, const char *name,
                            int64_t v);
 void synth_pftrace_out_str(struct synth_pftrace_out_args *a, const char *name,
                            const char *s, int own);
+void synth_pftrace_out_json(struct synth_pftrace_out_args *a, const char *name,
+                            char *json);
 void synth_pftrace_out_fields(struct synth_pftrace_out_args *a,
                               const ProtobufCMessage *m);
 void synth_pftrace_out_args_free(struct synth_pftrace_out_args *a);

@@ -206,6 +206,14 @@ void synth_pftrace_out_str(struct synth_pftrace_out_args *a, const char *name,
     a->owned[a->n - 1] = (char *)(uintptr_t)s;
 }
 
+void synth_pftrace_out_json(struct synth_pftrace_out_args *a, const char *name,
+                            char *json) {
+  Perfetto__Protos__DebugAnnotation *d = synth_pftrace_out_arg(a, name);
+  d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE;
+  d->legacy_json_value = json;
+  a->owned[a->n - 1] = json;
+}
+
 void synth_pftrace_out_args_free(struct synth_pftrace_out_args *a) {
   for (size_t i = 0; i < a->n; i++)
     free(a->owned[i]);
@@ -313,11 +321,7 @@ void synth_pftrace_out_fields(struct synth_pftrace_out_args *a,
       for (size_t i = 0; i < n; i++)
         sbuf_printf(&b, "%c%" PRId64, i ? ',' : '[', (int64_t)v[i]);
       sbuf_addc(&b, ']');
-      Perfetto__Protos__DebugAnnotation *ad = synth_pftrace_out_arg(a, name);
-      ad->value_case =
-          PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE;
-      ad->legacy_json_value = b.s;
-      a->owned[a->n - 1] = b.s;
+      synth_pftrace_out_json(a, name, b.s);
     }
   }
 }

@@ -67,7 +67,11 @@ void sbuf_add(struct sbuf *b, const char *s, size_t n) {
 
 void sbuf_adds(struct sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
 
-void sbuf_addc(struct sbuf *b, char c) { sbuf_add(b, &c, 1); }
+void sbuf_addc(struct sbuf *b, char c) {
+  sbuf_grow(b, 1);
+  b->s[b->len++] = c;
+  b->s[b->len] = '\0';
+}
 
 void sbuf_printf(struct sbuf *b, const char *fmt, ...) {
   va_list ap;
@@ -127,20 +131,41 @@ void sbuf_add_utf8(struct sbuf *b, const char *s, size_t n) {
   }
 }
 
+/* The length of the run at p[0, n) that a JSON string holds as it is:
+ * printable ASCII but '"' and '\\'.  Eight bytes at a time while a word
+ * has none of a control byte, a byte >= 0x80, a quote or a backslash
+ * (the usual "has a zero byte" and "has a byte below" tests); the rest
+ * byte by byte. */
+static size_t util_json_plain(const unsigned char *p, size_t n) {
+  const uint64_t ones = 0x0101010101010101ULL, high = ones * 0x80;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    memcpy(&x, p + i, 8);
+    uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\');
+    if ((x | ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) |
+         ((bs - ones) & ~bs)) &
+        high)
+      break;
+  }
+  while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
+    i++;
+  return i;
+}
+
 void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
+  /* room for the quotes and every byte as it is: the plain runs are copied
+   * without a check; an escape or a replacement grows the buffer again */
   sbuf_grow(b, n + 2);
   b->s[b->len++] = '"';
-  for (size_t i = 0; i < n;) {
-    /* copy the longest run of plain ASCII at once */
-    size_t j = i;
-    while (j < n && p[j] >= 0x20 && p[j] < 0x80 && p[j] != '"' && p[j] != '\\')
-      j++;
-    if (j > i) {
-      sbuf_add(b, s + i, j - i);
-      i = j;
-      continue;
-    }
+  for (size_t i = 0;;) {
+    size_t j = i + util_json_plain(p + i, n - i);
+    memcpy(b->s + b->len, s + i, j - i);
+    b->len += j - i;
+    i = j;
+    if (i == n)
+      break;
     unsigned char c = p[i];
     if (c == '"' || c == '\\') {
       char esc[2] = {'\\', (char)c};
@@ -162,8 +187,10 @@ void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
         i += len;
       }
     }
+    sbuf_grow(b, n - i + 1);
   }
-  sbuf_addc(b, '"');
+  b->s[b->len++] = '"';
+  b->s[b->len] = '\0';
 }
 
 /* Writes the decimal digits of u to end on the left, two at a time;

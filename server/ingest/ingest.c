@@ -421,9 +421,12 @@ void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it) {
 
 static void ingest_counter_write(struct ing *g, struct itrack *t, int series,
                                  int64_t ts, double v) {
-  /* the series of one sample share its seq (series 0 comes first) */
-  if (series == 0)
+  /* the series of one sample share its seq (series 0 comes first, the
+   * others in order); a series repeated or out of order, as a trace may
+   * give them, starts another sample: a row never has the key of another */
+  if (series == 0 || series <= t->last_series)
     t->samples++;
+  t->last_series = series;
   store_writer_counter(g->w, t->id, series, ts, t->samples, v);
   if (t->clod)
     lod_counter_sample(t->clod, g->w, series, ts, v);

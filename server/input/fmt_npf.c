@@ -65,9 +65,10 @@ static int64_t fmt_npf_part(const char **s, const char *prefix) {
 
 bool fmt_npf_row_parse(const char *name, struct fmt_npf_row *r) {
   char *end;
-  if (strncmp(name, "Thread ", 7) == 0) {
-    long long v = strtoll(name + 7, &end, 10);
-    if (end == name + 7 || *end)
+  size_t tl = strlen(FMT_NPF_ROW_THREAD);
+  if (strncmp(name, FMT_NPF_ROW_THREAD, tl) == 0) {
+    long long v = strtoll(name + tl, &end, 10);
+    if (end == name + tl || *end)
       return false;
     *r = (struct fmt_npf_row){-1, -1, v, "framework"};
     return true;

@@ -23,6 +23,7 @@
 #define FMT_NPF_DEVICE_PREFIX "device_profile_model_"
 /* Rows of a device export that are not engines or DMA queues. */
 #define FMT_NPF_ROW_EXECUTIONS "Executions"
+#define FMT_NPF_ROW_THREAD "Thread " /* framework rows: "Thread <tid>" */
 #define FMT_NPF_ROW_CC "CC-core"
 #define FMT_NPF_ROW_SUFFIX " - Row "
 #define FMT_NPF_ENGINE_SUFFIX " Engine"

@@ -67,9 +67,42 @@ static void fmt_perfetto_args_nested(
   }
 }
 
+/* Whether text is a flat array (or a lone value) of integers of at most
+ * 18 digits and strings of printable ASCII without escapes, with no
+ * spaces: JSON jansson takes, told without it (repeated fields, flow_id
+ * among them, come as such arrays in the Neuron tools' exports). */
+static bool fmt_perfetto_args_plain_json(const char *s) {
+  bool arr = *s == '[';
+  const char *p = s + arr;
+  if (arr && *p == ']')
+    return p[1] == '\0';
+  for (;;) {
+    if (*p == '"') {
+      for (p++; *p != '"'; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
+          return false;
+      p++;
+    } else {
+      p += *p == '-';
+      size_t n = strspn(p, "0123456789");
+      if (n == 0 || n > 18 || (*p == '0' && n > 1))
+        return false;
+      p += n;
+    }
+    if (!arr)
+      return *p == '\0';
+    if (*p == ']')
+      return p[1] == '\0';
+    if (*p++ != ',')
+      return false;
+  }
+}
+
 /* Whether text is one JSON value (legacy_json_value is spliced in only
  * then). */
 static bool fmt_perfetto_args_is_json(const char *text) {
+  if (fmt_perfetto_args_plain_json(text))
+    return true;
   json_error_t err;
   json_t *j = json_loads(text, JSON_DECODE_ANY, &err);
   json_decref(j);

@@ -38,4 +38,11 @@ int fuzz_fmt_replay(const char *dir, const char *prefix);
  * when they differ.  Returns how many packets the walker took. */
 size_t fuzz_fmt_perfetto_wire(const uint8_t *data, size_t size);
 
+/* fuzz_npf.c: what the store of the last input held (for the tests that
+ * replay its seeds). */
+struct fuzz_npf_counts {
+  int64_t slices, samples, warnings, devices, instructions;
+};
+extern struct fuzz_npf_counts fuzz_npf_last;
+
 #endif

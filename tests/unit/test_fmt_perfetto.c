@@ -521,6 +521,75 @@ static void test_interning(void **state) {
   free(p);
 }
 
+/* legacy_json_value: spliced in when it is JSON, else a string; the texts
+ * told without jansson (flat arrays of short integers and plain strings)
+ * and the others (spaces, escapes, 19 digits, a number beyond int64,
+ * leading zeros, broken texts) on both sides of that line. */
+static void test_legacy_json(void **state) {
+  (void)state;
+  static const char *const texts[] = {"[1,-2,0]",
+                                      "[\"18014398509481987\"]",
+                                      "[]",
+                                      "[01]",
+                                      "[18446744073709551615]",
+                                      "[123456789012345678]",
+                                      "[1, 2]",
+                                      "[\"a\\\"b\"]",
+                                      "[1,]",
+                                      "-",
+                                      "\"x",
+                                      "-0",
+                                      "[\"\"]",
+                                      "[1234567890123456789]",
+                                      "[\"\x7f\"]",
+                                      ""};
+  enum { N = sizeof texts / sizeof *texts };
+  Perfetto__Protos__DebugAnnotation d[N], *dp[N];
+  char names[N][8];
+  for (size_t i = 0; i < N; i++) {
+    perfetto__protos__debug_annotation__init(&d[i]);
+    snprintf(names[i], sizeof names[i], "a%zu", i);
+    d[i].name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
+    d[i].name = names[i];
+    d[i].value_case =
+        PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE;
+    d[i].legacy_json_value = testutil_pbstr(texts[i]);
+    dp[i] = &d[i];
+  }
+  Perfetto__Protos__TrackEvent e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+  e.has_type = 1;
+  e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+  e.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
+  e.name = testutil_pbstr("legacy");
+  e.n_debug_annotations = N;
+  e.debug_annotations = dp;
+  Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+  seq(&p, 1);
+  p.has_timestamp = 1;
+  p.timestamp = 100;
+  p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+  p.track_event = &e;
+  struct sbuf b = {0};
+  put(&b, &p);
+  char *path = testutil_path("legacy.pftrace");
+  testutil_write(path, b.s, b.len);
+  struct rec r = {0};
+  struct fmt_perfetto_stats st;
+  assert_int_equal(decode(path, &r, &st), 0);
+  assert_int_equal(r.nslices, 1);
+  assert_string_equal(
+      r.slices[0].args,
+      "{\"a0\":[1,-2,0],\"a1\":[\"18014398509481987\"],\"a2\":[],"
+      "\"a3\":\"[01]\",\"a4\":\"[18446744073709551615]\","
+      "\"a5\":[123456789012345678],\"a6\":[1, 2],\"a7\":[\"a\\\"b\"],"
+      "\"a8\":\"[1,]\",\"a9\":\"-\",\"a10\":\"\\\"x\",\"a11\":-0,"
+      "\"a12\":[\"\"],\"a13\":[1234567890123456789],"
+      "\"a14\":[\"\x7f\"],\"a15\":\"\"}");
+  rec_free(&r);
+  sbuf_free(&b);
+  free(path);
+}
+
 /* gzip: the same records; a cut file and corrupt framing end with a
  * cause naming the offset, after the records before it. */
 static void test_stream_errors(void **state) {
@@ -784,6 +853,7 @@ int main(void) {
       cmocka_unit_test(test_interning),
       cmocka_unit_test(test_stream_errors),
       cmocka_unit_test(test_wire),
+      cmocka_unit_test(test_legacy_json),
       cmocka_unit_test(test_regress_inputs),
   };
   return cmocka_run_group_tests(tests, testutil_setup, testutil_teardown);

@@ -1,5 +1,7 @@
 /* test_util.c -- the decimal writers of sbuf: every digit count, the
- * extremes of int64, and comma-separated columns relative to a base. */
+ * extremes of int64, and comma-separated columns relative to a base; the
+ * JSON string writer: each byte needing care at every place of the
+ * eight-byte words it scans. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,10 +53,59 @@ static void test_i64s_relative(void **state) {
   sbuf_free(&b);
 }
 
+/* Each byte that needs care (and what the JSON holds for it) at every
+ * offset 0..19 of a text of plain bytes, after a prefix of 0..8 bytes
+ * already in the buffer. */
+static void test_json_str_each_place(void **state) {
+  static const struct {
+    const char *in, *out;
+  } odd[] = {{"\"", "\\\""},           {"\\", "\\\\"},
+             {"\n", "\\u000a"},        {"\x01", "\\u0001"},
+             {"\x1f", "\\u001f"},      {"\xc3\xa9", "\xc3\xa9"},
+             {"\xff", "\xef\xbf\xbd"}, {"\xc3", "\xef\xbf\xbd"},
+             {"\x7f", "\x7f"},         {" ", " "}};
+  for (size_t k = 0; k < sizeof odd / sizeof *odd; k++)
+    for (size_t pre = 0; pre <= 8; pre++)
+      for (size_t at = 0; at < 20; at++) {
+        char in[64], want[128];
+        memset(in, 'a', at);
+        strcpy(in + at, odd[k].in);
+        strcat(in, "bcdefghijklmnopq");
+        snprintf(want, sizeof want, "%.*s\"%.*s%s%s\"", (int)pre, "PPPPPPPP",
+                 (int)at, in, odd[k].out, "bcdefghijklmnopq");
+        struct sbuf b = {0};
+        sbuf_add(&b, "PPPPPPPP", pre);
+        sbuf_add_json_str(&b, in, strlen(in));
+        assert_string_equal(b.s, want);
+        assert_int_equal(b.len, strlen(want));
+        sbuf_free(&b);
+      }
+}
+
+/* A text of escapes only grows the buffer far past the room first made;
+ * a NUL inside the text is escaped, not an end. */
+static void test_json_str_grows(void **state) {
+  char in[1000];
+  memset(in, '\n', sizeof in);
+  in[500] = '\0';
+  struct sbuf b = {0};
+  sbuf_add_json_str(&b, in, sizeof in);
+  assert_int_equal(b.len, 2 + 6 * sizeof in);
+  assert_memory_equal(b.s + 1 + 6 * 500, "\\u0000", 6);
+  assert_memory_equal(b.s + 1 + 6 * 999, "\\u000a\"", 8);
+  assert_int_equal(b.s[b.len], '\0');
+  sbuf_reset(&b);
+  sbuf_add_json_str(&b, "", 0);
+  assert_string_equal(b.s, "\"\"");
+  sbuf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_i64_matches_printf),
       cmocka_unit_test(test_i64s_relative),
+      cmocka_unit_test(test_json_str_each_place),
+      cmocka_unit_test(test_json_str_grows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
