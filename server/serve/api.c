@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,17 @@
 #define API_JSON "application/json"
 /* How long a request waits for a pooled connection before a 503 busy. */
 #define API_POOL_WAIT_MS 3000
+/* Requests that open a store connection of their own run at most this many
+ * at once (each is CPU or a connection's cache); more get a 503 busy. */
+#define API_MAX_SQL 1
+#define API_MAX_EXPORTS 4
+/* The cache of such a connection; no memory map, whose pages would count
+ * again in the process's RSS for every connection that touched them. */
+#define API_OWN_CONN_PRAGMAS "PRAGMA mmap_size=0; PRAGMA cache_size=-2048"
+
+/* The requests running on connections of their own, over every server of
+ * the process (there is one). */
+static atomic_int api_sql_running, api_exports_running;
 
 struct api_ctx {
   struct app *app;
@@ -184,6 +196,25 @@ static bool api_take(struct api_ctx *c) {
              store_pool_size(c->pool), API_POOL_WAIT_MS);
   c->rs->retry_after = 1;
   return false;
+}
+
+/* One of `max` slots of `running` for a heavy request (`what`); false
+ * with a 503 busy answer when all are taken.  api_slot_put() gives it
+ * back. */
+static bool api_slot_take(struct api_ctx *c, atomic_int *running, int max,
+                          const char *what) {
+  if (atomic_fetch_add(running, 1) < max)
+    return true;
+  atomic_fetch_sub(running, 1);
+  api_errorf(c->rs, 503, "busy",
+             "%d %s already running%s; retry in a moment", max, what,
+             max == 1 ? " is" : " are");
+  c->rs->retry_after = 1;
+  return false;
+}
+
+static void api_slot_put(atomic_int *running) {
+  atomic_fetch_sub(running, 1);
 }
 
 /* A store connection for this request; false (with a 503 answer) while no
@@ -457,9 +488,12 @@ static void api_range_summary(struct api_ctx *c) {
 static void api_sql(struct api_ctx *c, const char *sql) {
   struct sbuf b = {0};
   struct query_err e;
+  if (!api_slot_take(c, &api_sql_running, API_MAX_SQL, "SQL query"))
+    return;
   api_text(
       c, query_sql(store_pool_path(c->pool), sql, QUERY_SQL_TIMEOUT_MS, &b, &e),
       &b, &e);
+  api_slot_put(&api_sql_running);
 }
 
 /* POST /db/{name}/_search */
@@ -563,6 +597,7 @@ static void api_export_close(void *ctx) {
   store_pool_put(s->own, s->db);
   store_pool_close(s->own);
   free(s);
+  api_slot_put(&api_exports_running);
 }
 
 static void api_export(struct api_ctx *c) {
@@ -580,19 +615,23 @@ static void api_export(struct api_ctx *c) {
                "summary-text, summary-json or csv");
     return;
   }
-  if (!api_param_window(&c->params, false, false, &w) || !api_pool(c))
+  if (!api_param_window(&c->params, false, false, &w) || !api_pool(c) ||
+      !api_slot_take(c, &api_exports_running, API_MAX_EXPORTS, "exports"))
     return;
   if (store_pool_open(store_pool_path(c->pool), 1, &own, &cause) < 0) {
     log_warn("export: %s", cause);
     api_errorf(c->rs, 500, "store_error", "cannot open the store: %.300s",
                cause);
     free(cause);
+    api_slot_put(&api_exports_running);
     return;
   }
   sqlite3 *db = store_pool_get(own);
+  sqlite3_exec(db, API_OWN_CONN_PRAGMAS, NULL, NULL, NULL);
   if (export_open(db, format, w.start, w.end, &x, &e) < 0) {
     store_pool_put(own, db);
     store_pool_close(own);
+    api_slot_put(&api_exports_running);
     api_query_error(c->rs, &e);
     return;
   }

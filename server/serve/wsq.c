@@ -12,8 +12,14 @@
  * coarse rows are exact (raw events, nothing cut) they are sent as the
  * final answer and the final phase is skipped; a coarse answer that comes
  * after the final one is dropped.  A connection whose answers pile up
- * unread (WSQ_MAX_QUEUED) is skipped until it drains.  The waiting answers
- * and the memory caps over them are wsq_out.c's.
+ * unread (WSQ_MAX_QUEUED) is skipped until it drains.  A connection with
+ * WSQ_BEHIND bytes unread or more than WSQ_LIGHT_PHASES phases queued is
+ * heavy: the phases of light connections (a page that reads its answers
+ * and asks for a few windows at a time) go first, and those of heavy ones
+ * take at most WSQ_WORKERS - 1 workers, so that clients that never read or
+ * that ask for many windows at once cannot make a page wait for the whole
+ * pool.  The waiting answers and the
+ * memory caps over them are wsq_out.c's.
  *
  * Every phase ends with a post; the last one of a job is "terminal" (the
  * count and the post are made under one lock, so it is the last one to
@@ -45,6 +51,10 @@
 
 /* SQLite virtual-machine steps between two looks at the cancel flag. */
 #define WSQ_PROGRESS_OPS 1000
+/* Unread bytes from which a connection is behind, and the most phases a
+ * light connection has queued (see above). */
+#define WSQ_BEHIND (256u << 10)
+#define WSQ_LIGHT_PHASES 8
 
 struct wsq_job {
   struct wsq_conn *conn;         /* constant */
@@ -73,6 +83,8 @@ struct wsq_conn {
   struct wsq_conn *rnext; /* in q's rotation of connections with jobs */
   bool in_rotation;
   bool stalled; /* its answers wait unread: run none of its jobs */
+  bool behind;  /* WSQ_BEHIND unread */
+  size_t n_queued; /* phases queued */
 };
 
 struct wsq_worker {
@@ -90,6 +102,7 @@ struct wsq {
   pthread_cond_t cv;
   struct wsq_conn *rot, *rot_tail; /* connections with queued jobs */
   size_t queued, running;
+  int running_heavy; /* phases in work of heavy connections */
   struct wsq_msg *done; /* posts, newest first */
   bool stop;
   struct wsq_mem mem; /* service thread: the answers waiting */
@@ -282,6 +295,7 @@ static void wsq_run(struct wsq_worker *wk, struct wsq_job *j, bool high) {
 /* The two queues of a connection link jobs through hnext and lnext. */
 static void wsq_push(struct wsq_conn *c, struct wsq_job *j, bool high) {
   struct wsq_job **head = high ? &c->hi : &c->lo;
+  c->n_queued++;
   struct wsq_job **tail = high ? &c->hi_tail : &c->lo_tail;
   *(high ? &j->hnext : &j->lnext) = NULL;
   if (*tail)
@@ -296,6 +310,7 @@ static struct wsq_job *wsq_pop(struct wsq_conn *c, bool high) {
   struct wsq_job *j = *head;
   if (j && !(*head = high ? j->hnext : j->lnext))
     *(high ? &c->hi_tail : &c->lo_tail) = NULL;
+  c->n_queued -= j != NULL;
   return j;
 }
 
@@ -329,17 +344,28 @@ static void wsq_enqueue(struct wsq *q, struct wsq_job *j) {
   pthread_mutex_unlock(&q->mu);
 }
 
+static bool wsq_heavy(const struct wsq_conn *c) {
+  return c->behind || c->n_queued > WSQ_LIGHT_PHASES;
+}
+
 /* The next phase to run (under q->mu), or NULL: the first high phase of
- * the rotation, else its first low one (*high says which); its connection
- * moves to the end of the rotation, or leaves it with nothing queued. */
-static struct wsq_job *wsq_next(struct wsq *q, bool *high) {
-  for (int h = 1; h >= 0; h--) {
+ * the rotation, else its first low one (*high says which), of a light
+ * connection, else of a heavy one while fewer than WSQ_WORKERS - 1 such
+ * phases run (*heavy says which); its connection moves to the end of the
+ * rotation, or leaves it with nothing queued. */
+static struct wsq_job *wsq_next(struct wsq *q, bool *high, bool *heavy) {
+  for (int pass = 0; pass < 4; pass++) {
+    bool hv = pass >= 2, h = pass % 2 == 0;
     struct wsq_conn *prev = NULL;
+    if (hv && q->running_heavy >= WSQ_WORKERS - 1)
+      break;
     for (struct wsq_conn *c = q->rot; c; prev = c, c = c->rnext) {
-      struct wsq_job *j = c->stalled ? NULL : wsq_pop(c, h);
+      struct wsq_job *j =
+          c->stalled || wsq_heavy(c) != hv ? NULL : wsq_pop(c, h);
       if (!j)
         continue;
       *high = h;
+      *heavy = hv;
       if (prev) /* unlink c */
         prev->rnext = c->rnext;
       else
@@ -363,16 +389,18 @@ static void *wsq_worker_main(void *arg) {
   pthread_mutex_lock(&q->mu);
   for (;;) {
     struct wsq_job *j = NULL;
-    bool high = false;
-    while (!q->stop && !(j = wsq_next(q, &high)))
+    bool high = false, heavy = false;
+    while (!q->stop && !(j = wsq_next(q, &high, &heavy)))
       pthread_cond_wait(&q->cv, &q->mu);
     if (!j)
       break;
     q->running++;
+    q->running_heavy += heavy;
     pthread_mutex_unlock(&q->mu);
     wsq_run(wk, j, high);
     pthread_mutex_lock(&q->mu);
     q->running--;
+    q->running_heavy -= heavy;
   }
   pthread_mutex_unlock(&q->mu);
   wsq_worker_close(wk);
@@ -392,11 +420,12 @@ static void wsq_conn_flow_one(struct wsq_conn *c) {
   size_t cap = wsq_mem_stall_at(&q->mem), b = wsq_out_bytes(&c->out);
   bool stall =
       c->wsi && (c->out.overflow || (c->stalled ? b > cap / 2 : b >= cap));
-  if (stall != c->stalled) { /* only this thread writes c->stalled */
-    pthread_mutex_lock(&q->mu);
+  bool behind = c->wsi && b >= WSQ_BEHIND;
+  if (stall != c->stalled || behind != c->behind) {
+    pthread_mutex_lock(&q->mu); /* only this thread writes both */
     c->stalled = stall;
-    if (!stall)
-      pthread_cond_broadcast(&q->cv);
+    c->behind = behind;
+    pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
   }
   if (!c->wsi)
