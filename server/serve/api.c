@@ -139,9 +139,25 @@ static json_t *api_progress(const struct ingest_progress *p) {
 /* The request's `gen` (when given) names the store being answered from;
  * false (with a 409 stale answer carrying the current generation) when it
  * names another: the ids the client holds may mean other things now. */
+char *api_stale(const char *want, const char *cur) {
+  char detail[320];
+  if (strcmp(want, cur) == 0)
+    return NULL;
+  snprintf(detail, sizeof detail,
+           "the profile was re-ingested: generation '%.64s' is gone and its "
+           "track and event ids may mean other things now; reload "
+           "/api/v1/tracks (generation '%s')",
+           want, cur);
+  json_t *j = json_pack("{s:s, s:o, s:s}", "error", "stale", "detail",
+                        query_json_text(detail), "generation", cur);
+  char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  return text ? text : xstrdup("{\"error\":\"stale\"}");
+}
+
 static bool api_gen_ok(struct api_ctx *c) {
   const char *want = c->rq->arg(c->rq->arg_ctx, "gen");
-  char buf[STORE_GEN_LEN + 1], detail[320];
+  char buf[STORE_GEN_LEN + 1];
   const char *cur = buf;
   if (!want)
     return true;
@@ -149,16 +165,13 @@ static bool api_gen_ok(struct api_ctx *c) {
     cur = store_pool_generation(c->pool);
   else
     store_generation(c->db, buf);
-  if (strcmp(want, cur) == 0)
+  char *stale = api_stale(want, cur);
+  if (!stale)
     return true;
-  snprintf(detail, sizeof detail,
-           "the profile was re-ingested: generation '%.64s' is gone and its "
-           "track and event ids may mean other things now; reload "
-           "/api/v1/tracks (generation '%s')",
-           want, cur);
-  api_json(c->rs, 409,
-           json_pack("{s:s, s:o, s:s}", "error", "stale", "detail",
-                     query_json_text(detail), "generation", cur));
+  c->rs->status = 409;
+  c->rs->content_type = API_JSON;
+  c->rs->body = stale;
+  c->rs->len = strlen(stale);
   return false;
 }
 

@@ -284,6 +284,18 @@ static void wsq_run(struct wsq_worker *wk, struct wsq_job *j, bool high) {
     wsq_post(wk->q, j, coarse ? NULL : wsq_msg_error(true, j->req.id, &e));
     return;
   }
+  const char *gen = wsq_msg_arg(&j->req, "gen");
+  char *stale = gen && j->req.kind != WSQ_API /* api.c checks its own */
+                    ? api_stale(gen, store_pool_generation(wk->app_pool))
+                    : NULL;
+  if (stale) {
+    wsq_post(wk->q, j,
+             coarse ? NULL
+                    : wsq_msg_result(true, j->req.id, 409, stale,
+                                     strlen(stale)));
+    free(stale);
+    return;
+  }
   sqlite3_progress_handler(db, WSQ_PROGRESS_OPS, wsq_progress, j);
   if (j->req.kind == WSQ_API)
     wsq_run_api(wk, j, db);
