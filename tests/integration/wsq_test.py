@@ -643,10 +643,68 @@ def run(tmp):
     check(st["queued"] == 0 and server.poll() is None,
           "after it closes: its work is dropped, the server runs", st)
     watch.close()
+    check_request_flood(port, server.pid, slices, t0, t1)
     check_memory_caps(prof, os.path.join(tmp, "store.db"), tmp, slices, t0,
                       t1, frame_len)
     check_stale_generation(tmp)
     return server
+
+
+def check_request_flood(port, pid, slices, t0, t1):
+    """A client sends 10,000 requests at once and reads nothing until it
+    has sent them all: the server never holds more than WSQ_MAX_JOBS (64)
+    of them in work -- it stops reading the connection instead (the
+    "pauses" count), so the rest wait in the socket buffers -- and answers
+    each exactly once.  Stats requests among them report the connection's
+    jobs at the moment the server read them."""
+    n, every = 10000, 250
+    hog = Conn(port)
+    hog.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    msgs = []
+    for i in range(n):
+        msgs.append({"type": "event", "id": i, "key": "%s:0:%d" %
+                     (slices[i % len(slices)], t0 + i)})
+        if i % every == every - 1:
+            msgs.append({"type": "stats", "id": 100000 + i})
+    frames = []
+    for m in msgs:  # masked with zeros: the payload as is
+        p = json.dumps(m).encode()
+        head = bytes([0x81, 0x80 | len(p)]) if len(p) < 126 else \
+            bytes([0x81, 0x80 | 126]) + struct.pack("!H", len(p))
+        frames.append(head + b"\0\0\0\0" + p)
+    wire = b"".join(frames)
+    rss0 = rss_kib(pid)
+    hog.settimeout(30)
+    hog.sock.sendall(wire)
+    rss1 = rss_kib(pid)
+    other = Conn(port)
+    other.send({"type": "slices", "id": 1, "tracks": slices[:2],
+                "start": str(t0), "end": str(t1), "px": 500})
+    k, m = other.until_final(1)[-1]
+    check(k == "binary" and m["final"],
+          "flood: another client is answered meanwhile", (k, m))
+    other.close()
+    results, stats = {}, []
+    while len(results) < n or len(stats) < n // every:
+        kind, m = hog.recv()
+        if kind == "text" and m.get("type") == "stats":
+            stats.append(m)
+        elif kind == "text":
+            results[m["id"]] = results.get(m["id"], 0) + 1
+    hog.close()
+    jobs = max(m["connection"]["jobs"] for m in stats)
+    pauses = stats[-1]["pauses"] - stats[0]["pauses"]
+    note("flood: %d requests sent at once; the connection's jobs at the "
+         "stats requests: max %d; not read %d times; RSS %d -> %d KiB" %
+         (n, jobs, pauses, rss0, rss1))
+    check(len(results) == n and set(results.values()) == {1},
+          "flood: each of the 10,000 requests answered exactly once",
+          (len(results), set(results.values())))
+    check(jobs <= 64 and pauses > 0,
+          "flood: at most 64 requests in work on the connection, which was "
+          "not read meanwhile", (jobs, pauses))
+    check(rss1 - rss0 < 64 * 1024,
+          "flood: the server's RSS grew less than 64 MiB", (rss0, rss1))
 
 
 def check_stale_generation(tmp):
