@@ -363,6 +363,16 @@ void load_setup(struct load_profile *p) {
   free(c.buf);
 }
 
+void load_profile_free(struct load_profile *p) {
+  for (size_t i = 0; i < p->n_keys; i++)
+    free(p->keys[i]);
+  for (size_t i = 0; i < p->n_names; i++)
+    free(p->names[i]);
+  free(p->keys);
+  free(p->names);
+  free(p->tracks);
+}
+
 /* ---------------------------------------------------------------- clients */
 
 /* A URL-safe substring (3..8 bytes) of a random event name, into out. */
@@ -577,8 +587,12 @@ int main(int argc, char **argv) {
   load_setup(&p);
   printf("profile: %zu slice tracks, %.3f s, %zu event keys, %zu names\n",
          p.n_tracks, (double)(p.end - p.start) / 1e9, p.n_keys, p.n_names);
-  if (crowd)
-    return load_crowd_run(&p, crowd, kinds, seconds, pid, p99_target, rss_target);
+  if (crowd) {
+    int rc = load_crowd_run(&p, crowd, kinds, seconds, pid, p99_target,
+                            rss_target);
+    load_profile_free(&p);
+    return rc;
+  }
 
   struct load_hostile hs[2] = {{.port = p.port, .slow = false},
                                {.port = p.port, .slow = true}};
@@ -641,5 +655,6 @@ int main(int argc, char **argv) {
     free(all[k].v);
   free(total.v);
   free(cl);
+  load_profile_free(&p);
   return total.failed ? 1 : 0;
 }

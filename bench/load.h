@@ -67,6 +67,8 @@ void load_track_list(const struct load_profile *p, size_t first, size_t n,
                      char *out, size_t cap);
 /* Waits for the server at p->port to be ready and learns its profile. */
 void load_setup(struct load_profile *p);
+/* Frees what load_setup() put in p. */
+void load_profile_free(struct load_profile *p);
 
 /* The crowd run (load_crowd.c): `crowd` hostile and heavy connections of
  * six kinds (or those of the comma list `kinds`: slow, silent, keepalive,
