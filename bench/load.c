@@ -118,7 +118,7 @@ int load_connect(int port) {
 }
 
 
-static int load_fill(struct load_conn *c) {
+int load_fill(struct load_conn *c) {
   if (c->cap - c->len < 65536) {
     c->cap = c->cap ? c->cap * 2 : 1 << 20;
     c->buf = realloc(c->buf, c->cap);

@@ -54,6 +54,9 @@ int load_cmp(const void *a, const void *b);
 double load_pct(const struct load_lat *l, double q);
 /* A blocking TCP connection to 127.0.0.1:port, or -1 (errno set). */
 int load_connect(int port);
+/* Reads what c's socket has into c->buf (growing it).  Returns 0, or -1
+ * when the connection broke or closed. */
+int load_fill(struct load_conn *c);
 /* Sends one GET on c (reconnecting if needed) and reads the whole answer.
  * Returns the status, or -1 on a connection failure (why in err).  *body
  * points into c->buf until the next call. */

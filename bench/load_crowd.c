@@ -394,18 +394,9 @@ struct load_probe {
 
 /* Makes sure n bytes wait in the WebSocket's buffer; -1 if it broke. */
 static int load_probe_need(struct load_conn *c, size_t n) {
-  while (c->len < n) {
-    if (c->cap - c->len < 65536) {
-      c->cap = c->cap ? c->cap * 2 : 1 << 20;
-      c->buf = realloc(c->buf, c->cap);
-      if (!c->buf)
-        exit(2);
-    }
-    ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-    if (r <= 0)
+  while (c->len < n)
+    if (load_fill(c) < 0)
       return -1;
-    c->len += (size_t)r;
-  }
   return 0;
 }
 
