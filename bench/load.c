@@ -19,6 +19,14 @@
  * failed requests (anything but a complete 200 answer), then what the
  * hostile clients saw.  Exit status 1 if any request failed.
  *
+ *   load --crowd N [--kinds slow,silent,keepalive,ws,export,sql]
+ *        [--port 3001] [--seconds 60] [--pid PID]
+ *        [--p99-target MS] [--rss-target MIB]
+ *
+ * instead measures the page's window queries with N hostile and heavy
+ * clients connected (load_crowd.c), after the same measure on the idle
+ * server; exit status 1 if an answer was missed or a given target was.
+ *
  * Ownership: everything is owned by main(); each client thread owns its
  * connection and latency arrays until joined.
  */
@@ -40,31 +48,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load.h"
+
 enum { LOAD_SLICES, LOAD_SEARCH, LOAD_EVENTS, LOAD_N_KINDS };
 static const char *const load_kind_names[] = {"slices", "search",
                                               "events/{key}"};
-
-#define LOAD_TRACKS_PER_REQ 30
-#define LOAD_MAX_KEYS 4096
-#define LOAD_RECV_TIMEOUT_S 30
-
-struct load_profile {
-  int port;
-  int64_t start, end;
-  int64_t *tracks; /* base ids of system slice tracks */
-  size_t n_tracks;
-  char **keys; /* event keys */
-  size_t n_keys;
-  char **names; /* event names */
-  size_t n_names;
-};
-
-/* Latencies (ns) of one kind of request. */
-struct load_lat {
-  int64_t *v;
-  size_t n, cap;
-  uint64_t failed;
-};
 
 struct load_client {
   pthread_t th;
@@ -84,20 +72,20 @@ struct load_hostile {
   int64_t longest_ns; /* longest time a connection stayed open */
 };
 
-static int64_t load_now(void) {
+int64_t load_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static uint64_t load_rand(uint64_t *s) {
+uint64_t load_rand(uint64_t *s) {
   *s ^= *s << 13;
   *s ^= *s >> 7;
   *s ^= *s << 17;
   return *s;
 }
 
-static void load_lat_add(struct load_lat *l, int64_t ns) {
+void load_lat_add(struct load_lat *l, int64_t ns) {
   if (l->n == l->cap) {
     l->cap = l->cap ? l->cap * 2 : 4096;
     l->v = realloc(l->v, l->cap * sizeof *l->v);
@@ -111,7 +99,7 @@ static void load_lat_add(struct load_lat *l, int64_t ns) {
 
 /* ---------------------------------------------------------------- HTTP */
 
-static int load_connect(int port) {
+int load_connect(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_in sa = {.sin_family = AF_INET,
                            .sin_port = htons((uint16_t)port)};
@@ -129,14 +117,8 @@ static int load_connect(int port) {
   return fd;
 }
 
-/* A keep-alive connection with its receive buffer. */
-struct load_conn {
-  int fd, port;
-  char *buf;
-  size_t len, cap;
-};
 
-static int load_fill(struct load_conn *c) {
+int load_fill(struct load_conn *c) {
   if (c->cap - c->len < 65536) {
     c->cap = c->cap ? c->cap * 2 : 1 << 20;
     c->buf = realloc(c->buf, c->cap);
@@ -155,7 +137,7 @@ static int load_fill(struct load_conn *c) {
 /* Sends one GET on c (reconnecting if needed) and reads the whole answer.
  * Returns the status, or -1 on a connection failure (why in err).  *body
  * points into c->buf until the next call. */
-static int load_get(struct load_conn *c, const char *target, char **body,
+int load_get(struct load_conn *c, const char *target, char **body,
                     size_t *body_len, char *err, size_t errlen) {
   char req[8192];
   int n =
@@ -245,7 +227,7 @@ broken:
 }
 
 /* GET that must answer 200 with JSON (setup only). */
-static json_t *load_json(struct load_conn *c, const char *target) {
+json_t *load_json(struct load_conn *c, const char *target) {
   char *body, err[160];
   size_t len;
   int st = load_get(c, target, &body, &len, err, sizeof err);
@@ -282,7 +264,7 @@ static void load_push(char ***v, size_t *n, const char *s) {
 }
 
 /* Base track ids of a window of tracks as a comma list, into out. */
-static void load_track_list(const struct load_profile *p, size_t first,
+void load_track_list(const struct load_profile *p, size_t first,
                             size_t n, char *out, size_t cap) {
   size_t len = 0;
   out[0] = '\0';
@@ -336,7 +318,7 @@ static void load_learn_keys(struct load_profile *p, struct load_conn *c) {
   }
 }
 
-static void load_setup(struct load_profile *p) {
+void load_setup(struct load_profile *p) {
   struct load_conn c = {.fd = -1, .port = p->port};
   for (int i = 0;; i++) {
     json_t *h = load_json(&c, "/api/v1/health");
@@ -379,6 +361,16 @@ static void load_setup(struct load_profile *p) {
   }
   close(c.fd);
   free(c.buf);
+}
+
+void load_profile_free(struct load_profile *p) {
+  for (size_t i = 0; i < p->n_keys; i++)
+    free(p->keys[i]);
+  for (size_t i = 0; i < p->n_names; i++)
+    free(p->names[i]);
+  free(p->keys);
+  free(p->names);
+  free(p->tracks);
 }
 
 /* ---------------------------------------------------------------- clients */
@@ -500,12 +492,12 @@ static void *load_hostile_run(void *arg) {
 
 /* ---------------------------------------------------------------- report */
 
-static int load_cmp(const void *a, const void *b) {
+int load_cmp(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return x < y ? -1 : x > y;
 }
 
-static double load_pct(const struct load_lat *l, double q) {
+double load_pct(const struct load_lat *l, double q) {
   if (!l->n)
     return 0;
   size_t i = (size_t)(q * (double)(l->n - 1) + 0.5);
@@ -521,7 +513,10 @@ static void load_report_row(const char *name, struct load_lat *l, double secs) {
 
 static void load_usage(FILE *f) {
   fputs("usage: load [--port 3001] [--clients 100] [--seconds 60] "
-        "[--no-hostile] [--seed N]\n",
+        "[--no-hostile] [--seed N]\n"
+        "       load --crowd N [--kinds slow,silent,keepalive,ws,export,sql]\n"
+        "            [--port 3001] [--seconds 60] [--pid PID]\n"
+        "            [--p99-target MS] [--rss-target MIB]\n",
         f);
 }
 
@@ -532,10 +527,17 @@ int main(int argc, char **argv) {
       {"seconds", required_argument, NULL, 's'},
       {"no-hostile", no_argument, NULL, 'n'},
       {"seed", required_argument, NULL, 'r'},
+      {"crowd", required_argument, NULL, 'C'},
+      {"kinds", required_argument, NULL, 'K'},
+      {"pid", required_argument, NULL, 'P'},
+      {"p99-target", required_argument, NULL, 'T'},
+      {"rss-target", required_argument, NULL, 'R'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   struct load_profile p = {.port = 3001};
-  int clients = 100, seconds = 60, hostile = 1, opt;
+  int clients = 100, seconds = 60, hostile = 1, crowd = 0, pid = 0, opt;
+  double p99_target = 0, rss_target = 0;
+  const char *kinds = NULL;
   uint64_t seed = 1;
   while ((opt = getopt_long(argc, argv, "", longs, NULL)) != -1) {
     switch (opt) {
@@ -554,6 +556,21 @@ int main(int argc, char **argv) {
     case 'r':
       seed = strtoull(optarg, NULL, 10);
       break;
+    case 'C':
+      crowd = atoi(optarg);
+      break;
+    case 'K':
+      kinds = optarg;
+      break;
+    case 'P':
+      pid = atoi(optarg);
+      break;
+    case 'T':
+      p99_target = atof(optarg);
+      break;
+    case 'R':
+      rss_target = atof(optarg);
+      break;
     case 'h':
       load_usage(stdout);
       return 0;
@@ -562,13 +579,20 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (clients < 1 || seconds < 1 || p.port < 1 || p.port > 65535) {
+  if (clients < 1 || seconds < 1 || crowd < 0 || p.port < 1 ||
+      p.port > 65535) {
     load_usage(stderr);
     return 2;
   }
   load_setup(&p);
   printf("profile: %zu slice tracks, %.3f s, %zu event keys, %zu names\n",
          p.n_tracks, (double)(p.end - p.start) / 1e9, p.n_keys, p.n_names);
+  if (crowd) {
+    int rc = load_crowd_run(&p, crowd, kinds, seconds, pid, p99_target,
+                            rss_target);
+    load_profile_free(&p);
+    return rc;
+  }
 
   struct load_hostile hs[2] = {{.port = p.port, .slow = false},
                                {.port = p.port, .slow = true}};
@@ -631,5 +655,6 @@ int main(int argc, char **argv) {
     free(all[k].v);
   free(total.v);
   free(cl);
+  load_profile_free(&p);
   return total.failed ? 1 : 0;
 }

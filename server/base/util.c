@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void *xmalloc(size_t n) {
   void *p = malloc(n ? n : 1);
@@ -271,6 +272,17 @@ int util_parse_i64(const char *s, int64_t *out) {
     return -ERANGE;
   *out = v;
   return 0;
+}
+
+uint64_t util_data_end(int fd, uint64_t size) {
+  off_t at = 0, data, end = 0;
+  while ((data = lseek(fd, at, SEEK_DATA)) >= 0) {
+    end = lseek(fd, data, SEEK_HOLE);
+    if (end < 0)
+      return size;
+    at = end;
+  }
+  return errno == ENXIO ? (uint64_t)end : size;
 }
 
 int64_t util_now_ns(void) {

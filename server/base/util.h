@@ -47,6 +47,11 @@ void sbuf_free(struct sbuf *b);
  * s is not entirely a number, -ERANGE on overflow. */
 int util_parse_i64(const char *s, int64_t *out);
 
+/* The end of the last data extent of the open file fd of `size` bytes:
+ * the bytes after it are one hole, zeros never written (a sparse tail).
+ * `size` when the file system cannot tell (no SEEK_DATA/SEEK_HOLE). */
+uint64_t util_data_end(int fd, uint64_t size);
+
 /* Monotonic time in ns. */
 int64_t util_now_ns(void);
 

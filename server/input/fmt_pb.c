@@ -99,22 +99,8 @@ static void fmt_pb_arena_reset(struct fmt_pb_arena *a) {
   a->exhausted = 0;
 }
 
-/* The end of fd's last data extent: the bytes after it are a hole, zeros
- * that were never written (a sparse tail).  `size` when the file system
- * cannot tell. */
-static uint64_t fmt_pb_data_end(int fd, uint64_t size) {
-  off_t at = 0, data, end = 0;
-  while ((data = lseek(fd, at, SEEK_DATA)) >= 0) {
-    end = lseek(fd, data, SEEK_HOLE);
-    if (end < 0)
-      return size;
-    at = end;
-  }
-  return errno == ENXIO ? (uint64_t)end : size;
-}
-
 /* Maps the whole regular file at `path` read-only.  Returns 0 and sets *map,
- * *size and *data_end (fmt_pb_data_end()), or a negative errno-style code
+ * *size and *data_end (util_data_end()), or a negative errno-style code
  * and sets *cause: -ENODATA for an empty file, -EPIPE for one shorter than
  * the header, -EINVAL if it is not a regular file, else the OS error. */
 static int fmt_pb_map(const char *path, void **map, uint64_t *size,
@@ -139,7 +125,7 @@ static int fmt_pb_map(const char *path, void **map, uint64_t *size,
                         0)) == MAP_FAILED)
     rc = -errno;
   *size = rc == 0 || rc == -EPIPE ? (uint64_t)st.st_size : 0;
-  *data_end = rc == 0 ? fmt_pb_data_end(fd, *size) : *size;
+  *data_end = rc == 0 ? util_data_end(fd, *size) : *size;
   close(fd);
   if (rc == -EINVAL)
     *cause = xasprintf("%s: not a regular file", path);

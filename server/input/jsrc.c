@@ -73,8 +73,13 @@ int jsrc_fill(struct jsrc *s) {
   uint64_t lim = s->limit ? s->limit : UINT64_MAX;
   if (!s->gz) {
     size_t at = (size_t)(s->end - s->map);
-    size_t stop = s->size < lim ? s->size : (size_t)lim;
+    uint64_t stop64 = s->data_end < lim ? s->data_end : lim;
+    size_t stop = (size_t)stop64;
     if (at >= stop) {
+      if (stop == s->data_end && s->data_end < s->size && !s->err)
+        s->err = xasprintf("the last %zu bytes of the file, a hole (zeros "
+                           "never written), are not read",
+                           s->size - stop);
       s->eof = 1;
       return 0;
     }
@@ -169,6 +174,7 @@ int jsrc_open(struct jsrc *s, const char *path, uint64_t limit, char **cause) {
     }
     madvise(m, s->size, MADV_SEQUENTIAL);
     s->map = m;
+    s->data_end = util_data_end(s->fd, s->size);
     s->base = s->p = s->end = s->map;
   }
   jsrc_fill(s);

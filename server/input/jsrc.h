@@ -3,7 +3,8 @@
  * window moves through the mapping, pages behind the cursor given back as
  * it goes; a gzip file (detected by its magic bytes) is inflated into a
  * buffer that keeps only the unconsumed tail.  Memory stays bounded
- * whatever the file size.  The JSON tokenizer (jtok.h) scans the window.
+ * whatever the file size.  A plain file's sparse tail (a hole: zeros never
+ * written) is not read: the stream ends before it, with s->err saying so.  The JSON tokenizer (jtok.h) scans the window.
  *
  * Ownership: the struct is the caller's; jsrc_open() fills it and
  * jsrc_close() releases what it holds.  A pointer into the window is valid
@@ -28,6 +29,7 @@ struct jsrc {
   int fd, gz, zdone;
   unsigned char *map; /* read-only pages, ours to advise and unmap */
   size_t size, released, cap;
+  uint64_t data_end; /* past it a plain file is a hole: not read */
   uint64_t limit;
   z_stream z;
   unsigned char *zin, *buf;

@@ -653,22 +653,43 @@ void jtok_skip(struct jsrc *s) {
   }
 }
 
+/* Ends the stream at the run of NUL bytes that starts at `run` in the
+ * window, saying why in s->err. */
+static void jtok_nul_stop(struct jsrc *s, const uchar *run) {
+  uint64_t off = jsrc_off(s, run);
+  if (!s->err)
+    s->err = xasprintf("NUL bytes from offset %llu on: not JSON, the rest of "
+                       "the file is not read",
+                       (unsigned long long)off);
+  s->p = s->end = run;
+  s->eof = 1;
+}
+
 /* After a malformed event: moves to the next '{' that can start an event
- * (one not preceded by ':', i.e. not a member value). */
+ * (one not preceded by ':', i.e. not a member value).  A run of
+ * JTOK_NUL_RUN NUL bytes (a zero-filled tail) ends the stream there. */
 void jtok_resync(struct jsrc *s) {
   uchar prev = ',';
   for (;;) {
+    size_t nuls = 0;
     for (const uchar *p = s->p; p < s->end; p++) {
       if (*p == '{' && prev != ':') {
         s->p = p;
         return;
       }
+      nuls = *p ? 0 : nuls + 1;
+      if (nuls == JTOK_NUL_RUN) {
+        jtok_nul_stop(s, p + 1 - nuls);
+        return;
+      }
       if (!jtok_blank(*p))
         prev = *p;
     }
-    s->p = s->end;
-    if (!jsrc_fill(s))
+    s->p = s->end - nuls; /* a run cut by the window's end: scanned again */
+    if (!jsrc_fill(s)) {
+      s->p = s->end;
       return;
+    }
   }
 }
 

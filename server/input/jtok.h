@@ -23,6 +23,8 @@
 /* Values longer than this are not held in the window (jtok_value refuses
  * them; decoders skip them with jtok_skip). */
 #define JTOK_MAX_VALUE (64u << 20)
+/* NUL bytes in a row that end a stream being resynchronised. */
+#define JTOK_NUL_RUN 64
 /* Deepest nesting accepted inside a value. */
 #define JTOK_MAX_DEPTH 512
 
@@ -150,7 +152,8 @@ void jtok_skip(struct jsrc *s);
 
 /* After malformed input: moves the cursor to the next '{' that can start
  * an array element or a top-level object (one not preceded by ':'), or to
- * the end of the stream. */
+ * the end of the stream.  A run of JTOK_NUL_RUN NUL bytes (never JSON: a
+ * zero-filled tail) ends the stream at its start, with s->err saying so. */
 void jtok_resync(struct jsrc *s);
 
 /* Moves the cursor to the next member of the top-level object being read,

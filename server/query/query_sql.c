@@ -329,7 +329,9 @@ int query_sql(const char *path, const char *sql, int timeout_ms,
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, QUERY_SQL_MAX_VALUE);
   sqlite3_busy_timeout(db, 2000);
-  sqlite3_exec(db, "PRAGMA mmap_size=2147418112", NULL, NULL, NULL);
+  /* No memory map: its pages would count again in the server's RSS. */
+  sqlite3_exec(db, "PRAGMA mmap_size=0; PRAGMA cache_size=-8192", NULL, NULL,
+               NULL);
   sqlite3_set_authorizer(db, query_sql_authorize, &g);
   sqlite3_progress_handler(db, 1000, query_sql_progress, &g);
   rc = sqlite3_prepare_v2(db, sql, -1, &s, &tail);

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,17 @@
 #define API_JSON "application/json"
 /* How long a request waits for a pooled connection before a 503 busy. */
 #define API_POOL_WAIT_MS 3000
+/* Requests that open a store connection of their own run at most this many
+ * at once (each is CPU or a connection's cache); more get a 503 busy. */
+#define API_MAX_SQL 1
+#define API_MAX_EXPORTS 4
+/* The cache of such a connection; no memory map, whose pages would count
+ * again in the process's RSS for every connection that touched them. */
+#define API_OWN_CONN_PRAGMAS "PRAGMA mmap_size=0; PRAGMA cache_size=-2048"
+
+/* The requests running on connections of their own, over every server of
+ * the process (there is one). */
+static atomic_int api_sql_running, api_exports_running;
 
 struct api_ctx {
   struct app *app;
@@ -127,9 +139,25 @@ static json_t *api_progress(const struct ingest_progress *p) {
 /* The request's `gen` (when given) names the store being answered from;
  * false (with a 409 stale answer carrying the current generation) when it
  * names another: the ids the client holds may mean other things now. */
+char *api_stale(const char *want, const char *cur) {
+  char detail[320];
+  if (strcmp(want, cur) == 0)
+    return NULL;
+  snprintf(detail, sizeof detail,
+           "the profile was re-ingested: generation '%.64s' is gone and its "
+           "track and event ids may mean other things now; reload "
+           "/api/v1/tracks (generation '%s')",
+           want, cur);
+  json_t *j = json_pack("{s:s, s:o, s:s}", "error", "stale", "detail",
+                        query_json_text(detail), "generation", cur);
+  char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  return text ? text : xstrdup("{\"error\":\"stale\"}");
+}
+
 static bool api_gen_ok(struct api_ctx *c) {
   const char *want = c->rq->arg(c->rq->arg_ctx, "gen");
-  char buf[STORE_GEN_LEN + 1], detail[320];
+  char buf[STORE_GEN_LEN + 1];
   const char *cur = buf;
   if (!want)
     return true;
@@ -137,16 +165,13 @@ static bool api_gen_ok(struct api_ctx *c) {
     cur = store_pool_generation(c->pool);
   else
     store_generation(c->db, buf);
-  if (strcmp(want, cur) == 0)
+  char *stale = api_stale(want, cur);
+  if (!stale)
     return true;
-  snprintf(detail, sizeof detail,
-           "the profile was re-ingested: generation '%.64s' is gone and its "
-           "track and event ids may mean other things now; reload "
-           "/api/v1/tracks (generation '%s')",
-           want, cur);
-  api_json(c->rs, 409,
-           json_pack("{s:s, s:o, s:s}", "error", "stale", "detail",
-                     query_json_text(detail), "generation", cur));
+  c->rs->status = 409;
+  c->rs->content_type = API_JSON;
+  c->rs->body = stale;
+  c->rs->len = strlen(stale);
   return false;
 }
 
@@ -184,6 +209,25 @@ static bool api_take(struct api_ctx *c) {
              store_pool_size(c->pool), API_POOL_WAIT_MS);
   c->rs->retry_after = 1;
   return false;
+}
+
+/* One of `max` slots of `running` for a heavy request (`what`); false
+ * with a 503 busy answer when all are taken.  api_slot_put() gives it
+ * back. */
+static bool api_slot_take(struct api_ctx *c, atomic_int *running, int max,
+                          const char *what) {
+  if (atomic_fetch_add(running, 1) < max)
+    return true;
+  atomic_fetch_sub(running, 1);
+  api_errorf(c->rs, 503, "busy",
+             "%d %s already running%s; retry in a moment", max, what,
+             max == 1 ? " is" : " are");
+  c->rs->retry_after = 1;
+  return false;
+}
+
+static void api_slot_put(atomic_int *running) {
+  atomic_fetch_sub(running, 1);
 }
 
 /* A store connection for this request; false (with a 503 answer) while no
@@ -457,9 +501,12 @@ static void api_range_summary(struct api_ctx *c) {
 static void api_sql(struct api_ctx *c, const char *sql) {
   struct sbuf b = {0};
   struct query_err e;
+  if (!api_slot_take(c, &api_sql_running, API_MAX_SQL, "SQL query"))
+    return;
   api_text(
       c, query_sql(store_pool_path(c->pool), sql, QUERY_SQL_TIMEOUT_MS, &b, &e),
       &b, &e);
+  api_slot_put(&api_sql_running);
 }
 
 /* POST /db/{name}/_search */
@@ -563,6 +610,7 @@ static void api_export_close(void *ctx) {
   store_pool_put(s->own, s->db);
   store_pool_close(s->own);
   free(s);
+  api_slot_put(&api_exports_running);
 }
 
 static void api_export(struct api_ctx *c) {
@@ -580,19 +628,23 @@ static void api_export(struct api_ctx *c) {
                "summary-text, summary-json or csv");
     return;
   }
-  if (!api_param_window(&c->params, false, false, &w) || !api_pool(c))
+  if (!api_param_window(&c->params, false, false, &w) || !api_pool(c) ||
+      !api_slot_take(c, &api_exports_running, API_MAX_EXPORTS, "exports"))
     return;
   if (store_pool_open(store_pool_path(c->pool), 1, &own, &cause) < 0) {
     log_warn("export: %s", cause);
     api_errorf(c->rs, 500, "store_error", "cannot open the store: %.300s",
                cause);
     free(cause);
+    api_slot_put(&api_exports_running);
     return;
   }
   sqlite3 *db = store_pool_get(own);
+  sqlite3_exec(db, API_OWN_CONN_PRAGMAS, NULL, NULL, NULL);
   if (export_open(db, format, w.start, w.end, &x, &e) < 0) {
     store_pool_put(own, db);
     store_pool_close(own);
+    api_slot_put(&api_exports_running);
     api_query_error(c->rs, &e);
     return;
   }

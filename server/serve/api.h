@@ -63,6 +63,11 @@ void api_handle_db(struct app *a, sqlite3 *db, const struct api_request *rq,
                    struct api_response *rs);
 /* Frees the body and filename and closes the stream, if any. */
 void api_response_free(struct api_response *rs);
+/* The 409 body {"error":"stale","detail",...,"generation":cur} for a
+ * request made with store generation `want` (text of JSON) while the store
+ * is generation `cur`, or NULL when they are the same: the ids the client
+ * holds may mean other things now.  The caller frees the text. */
+char *api_stale(const char *want, const char *cur);
 
 /* Fills rs with an error answer {"error": code, "detail": detail}. */
 void api_error(struct api_response *rs, int status, const char *code,

@@ -146,6 +146,13 @@ int budget_set(struct budget *b, uint64_t id, enum budget_state s) {
   return rc;
 }
 
+bool budget_ws_full(struct budget *b) {
+  pthread_mutex_lock(&b->mu);
+  bool full = b->ws >= b->max_ws;
+  pthread_mutex_unlock(&b->mu);
+  return full;
+}
+
 void budget_leave(struct budget *b, uint64_t id) {
   pthread_mutex_lock(&b->mu);
   struct budget_entry *x = budget_entry(b, id);

@@ -23,6 +23,7 @@
 #ifndef NEX_BUDGET_H
 #define NEX_BUDGET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -49,6 +50,9 @@ uint64_t budget_find(struct budget *b, int fd);
 /* Connection id is now in state s.  Returns 0, or -EBUSY when s is
  * BUDGET_WS and max_ws WebSockets are established (close it). */
 int budget_set(struct budget *b, uint64_t id, enum budget_state s);
+/* Whether max_ws WebSockets are established (a new one would be
+ * refused). */
+bool budget_ws_full(struct budget *b);
 /* Connection id is closing (0 or an unknown id: nothing happens). */
 void budget_leave(struct budget *b, uint64_t id);
 

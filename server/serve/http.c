@@ -462,6 +462,14 @@ int http_start(struct app *a, const char *bind, struct budget *budget,
 
 int http_add_connection(struct http *h, int fd, const struct sockaddr *sa,
                         socklen_t len) {
+  /* MHD counts a connection until its polling thread has cleaned it up,
+   * after the budget let it go: never let MHD itself refuse one (0.9.75
+   * then leaves a mutex locked and HTTP stops for good).  Only this
+   * thread adds connections, so the count can only fall meanwhile. */
+  const union MHD_DaemonInfo *di =
+      MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+  if (di && di->num_connections >= HTTP_MAX_CONNECTIONS - 1)
+    return -EBUSY;
   if (MHD_add_connection(h->d, fd, sa, len) != MHD_YES) {
     /* libmicrohttpd says ENFILE when its own connection limit is reached */
     if (errno == ENFILE)

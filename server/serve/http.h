@@ -9,7 +9,7 @@
  * when the connection closes.
  *
  * Ownership: the app is borrowed; a socket given to http_add_connection()
- * belongs to MHD from then on, even when the call fails.
+ * belongs to MHD from then on, even when the call fails, but for -EBUSY.
  */
 #ifndef NEX_HTTP_H
 #define NEX_HTTP_H
@@ -32,8 +32,9 @@ struct http;
  * *cause set (malloc'd). */
 int http_start(struct app *a, const char *bind, struct budget *budget,
                struct http **out, char **cause);
-/* Hands an accepted socket to MHD (which closes it in every case).
- * Returns 0 or -EIO. */
+/* Hands an accepted socket to MHD.  Returns 0, or -EIO (MHD closed it),
+ * or -EBUSY when MHD holds nearly its limit of connections, counting
+ * those still being cleaned up (the socket is still the caller's). */
 int http_add_connection(struct http *h, int fd, const struct sockaddr *sa,
                         socklen_t len);
 /* Stops the daemon, closing its connections, and frees h (NULL allowed). */

@@ -34,13 +34,15 @@
 #define NET_MAX_LISTENERS 8
 #define NET_MAX_PENDING 1024
 #define NET_PEEK_TIMEOUT_NS (10 * 1000000000LL) /* silent clients: closed */
-#define NET_PARTIAL_RETRY_NS (5 * 1000000LL)    /* request line cut short */
+#define NET_PARTIAL_RETRY_NS (5 * 1000000LL)    /* cut short, or MHD full */
 #define NET_ACCEPT_PAUSE_NS (100 * 1000000LL)   /* out of descriptors */
 /* The connection budget: well below HTTP_MAX_CONNECTIONS, so that the
  * connections being closed after an eviction fit in between. */
 #define NET_MAX_CONNS 384
 #define NET_LOOPBACK_RESERVE 64 /* of them only for loopback peers */
 #define NET_MAX_WS 128
+/* Bytes looked at for the end of a new connection's request headers. */
+#define NET_PEEK_HEADERS 4096
 
 struct net_pending {
   int fd;
@@ -178,15 +180,42 @@ static void net_refuse(int fd) {
   close(fd);
 }
 
-static void net_hand_over(struct net *n, int i, enum net_kind kind) {
+/* Whether the request's headers have all arrived on fd. */
+static bool net_headers_in(int fd) {
+  char b[NET_PEEK_HEADERS];
+  ssize_t got = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+  return got > 0 && memmem(b, (size_t)got, "\r\n\r\n", 4);
+}
+
+/* Gives pending connection i to lws or MHD.  One whose request headers
+ * are all in is busy from now on, not waiting: only connections still
+ * waiting for headers are evicted, so a flood of new connections does not
+ * push out one whose request is about to be read.  While MHD has no room
+ * (it still cleans up evicted connections) the connection stays pending
+ * and is tried again shortly, until its deadline; then, or for a
+ * WebSocket over the budget's cap, it gets a 503. */
+static void net_hand_over(struct net *n, int i, enum net_kind kind,
+                          int64_t now) {
   struct net_pending *p = &n->pend[i];
-  int one = 1;
+  int one = 1, rc = 0;
   setsockopt(p->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (kind == NET_WS)
+  if (net_headers_in(p->fd))
+    budget_set(n->budget, p->id, BUDGET_BUSY);
+  if (kind == NET_WS && budget_ws_full(n->budget)) {
+    rc = -EBUSY;
+  } else if (kind == NET_WS) {
     ws_adopt(n->ws, p->fd);
-  else if (http_add_connection(n->http, p->fd, (struct sockaddr *)&p->sa,
-                               p->sl) < 0)
-    budget_leave(n->budget, p->id); /* MHD closed it */
+  } else {
+    rc = http_add_connection(n->http, p->fd, (struct sockaddr *)&p->sa, p->sl);
+    if (rc == -EBUSY && p->deadline > now) {
+      p->retry_at = now + NET_PARTIAL_RETRY_NS;
+      return;
+    }
+  }
+  if (rc == -EBUSY) /* no room */
+    net_refuse(p->fd);
+  if (rc < 0)
+    budget_leave(n->budget, p->id); /* closed */
   net_drop(n, i);
 }
 
@@ -266,7 +295,7 @@ static void *net_thread(void *arg) {
       } else if (k == NET_GONE) {
         net_close(n, i);
       } else {
-        net_hand_over(n, i, k);
+        net_hand_over(n, i, k, now);
       }
     }
     for (int i = 0; i < n->n_lfd; i++)

@@ -1,19 +1,11 @@
 /* wsq.c -- queries over the WebSocket (see wsq.h).
  *
- * A request becomes a job of one or two phases.  Each connection has two
- * queues: the high one holds the coarse phase of progressive windows
- * (px / WSQ_COARSE_DIV, from a coarser LOD level) and the small lookups
- * (event, device-profile), the low one final phases of windows and
- * searches.  Workers take the next high phase of the connections in turn,
- * and a low one only when no high phase waits, so that every window's first
- * picture comes before anyone's refinement and a busy connection delays
- * another by at most one phase per worker.  A progressive window queues
- * both phases at once: an idle server computes them side by side.  If the
- * coarse rows are exact (raw events, nothing cut) they are sent as the
- * final answer and the final phase is skipped; a coarse answer that comes
- * after the final one is dropped.  A connection whose answers pile up
- * unread (WSQ_MAX_QUEUED) is skipped until it drains.  The waiting answers
- * and the memory caps over them are wsq_out.c's.
+ * A request becomes a job of one or two phases, queued on its connection
+ * and taken by the workers in the order wsq_sched.c decides.  If the
+ * coarse rows of a progressive window are exact (raw events, nothing cut)
+ * they are sent as the final answer and the final phase is skipped; a
+ * coarse answer that comes after the final one is dropped.  The waiting
+ * answers and the memory caps over them are wsq_out.c's.
  *
  * Every phase ends with a post; the last one of a job is "terminal" (the
  * count and the post are made under one lock, so it is the last one to
@@ -32,6 +24,7 @@
 #include "wsbin.h"
 #include "wsq_msg.h"
 #include "wsq_out.h"
+#include "wsq_priv.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -45,61 +38,6 @@
 
 /* SQLite virtual-machine steps between two looks at the cancel flag. */
 #define WSQ_PROGRESS_OPS 1000
-
-struct wsq_job {
-  struct wsq_conn *conn;         /* constant */
-  struct wsq_job *hnext, *lnext; /* in its connection's queues (q->mu) */
-  struct wsq_job *cnext;         /* in conn->jobs (service thread) */
-  struct wsq_req req;            /* constant */
-  int phases;                    /* phases not ended (q->mu) */
-  atomic_bool exact;             /* the coarse answer was the final one */
-  bool answered; /* service thread: its final answer was queued */
-  atomic_bool cancel;
-  _Atomic int64_t cancel_ns; /* when cancel was set */
-};
-
-struct wsq_conn {
-  struct wsq *q;
-  struct lws *wsi; /* NULL once closed */
-  struct wsq_job *jobs;
-  size_t n_jobs;
-  struct wsq_out out; /* answers waiting */
-  struct wsbin_names *names;
-  struct sbuf rx;
-  bool rx_skip; /* the message is too long: dropped */
-  bool paused;  /* not read: too much in work or waiting */
-  /* under q->mu */
-  struct wsq_job *hi, *hi_tail, *lo, *lo_tail; /* queued jobs */
-  struct wsq_conn *rnext; /* in q's rotation of connections with jobs */
-  bool in_rotation;
-  bool stalled; /* its answers wait unread: run none of its jobs */
-};
-
-struct wsq_worker {
-  struct wsq *q;
-  pthread_t thread;
-  struct store_pool *app_pool; /* held while `own` reads its store */
-  struct store_pool *own;      /* one connection */
-  sqlite3 *db;
-};
-
-struct wsq {
-  struct app *app;
-  struct lws_context *ctx;
-  pthread_mutex_t mu; /* queues, rotation, done, stop, counts */
-  pthread_cond_t cv;
-  struct wsq_conn *rot, *rot_tail; /* connections with queued jobs */
-  size_t queued, running;
-  struct wsq_msg *done; /* posts, newest first */
-  bool stop;
-  struct wsq_mem mem; /* service thread: the answers waiting */
-  struct wsq_worker workers[WSQ_WORKERS];
-  int n_workers;
-  /* counters for the "stats" message */
-  _Atomic uint64_t requests, answers, coarse, errors, cancelled, interrupted,
-      skipped, discarded, superseded, frames, bytes, pauses;
-  _Atomic int64_t cancel_max_ns, cancel_sum_ns, cancel_n;
-};
 
 /* ------------------------------------------------------------------ */
 /* workers */
@@ -271,6 +209,18 @@ static void wsq_run(struct wsq_worker *wk, struct wsq_job *j, bool high) {
     wsq_post(wk->q, j, coarse ? NULL : wsq_msg_error(true, j->req.id, &e));
     return;
   }
+  const char *gen = wsq_msg_arg(&j->req, "gen");
+  char *stale = gen && j->req.kind != WSQ_API /* api.c checks its own */
+                    ? api_stale(gen, store_pool_generation(wk->app_pool))
+                    : NULL;
+  if (stale) {
+    wsq_post(wk->q, j,
+             coarse ? NULL
+                    : wsq_msg_result(true, j->req.id, 409, stale,
+                                     strlen(stale)));
+    free(stale);
+    return;
+  }
   sqlite3_progress_handler(db, WSQ_PROGRESS_OPS, wsq_progress, j);
   if (j->req.kind == WSQ_API)
     wsq_run_api(wk, j, db);
@@ -279,100 +229,24 @@ static void wsq_run(struct wsq_worker *wk, struct wsq_job *j, bool high) {
   sqlite3_progress_handler(db, 0, NULL, NULL);
 }
 
-/* The two queues of a connection link jobs through hnext and lnext. */
-static void wsq_push(struct wsq_conn *c, struct wsq_job *j, bool high) {
-  struct wsq_job **head = high ? &c->hi : &c->lo;
-  struct wsq_job **tail = high ? &c->hi_tail : &c->lo_tail;
-  *(high ? &j->hnext : &j->lnext) = NULL;
-  if (*tail)
-    *(high ? &(*tail)->hnext : &(*tail)->lnext) = j;
-  else
-    *head = j;
-  *tail = j;
-}
-
-static struct wsq_job *wsq_pop(struct wsq_conn *c, bool high) {
-  struct wsq_job **head = high ? &c->hi : &c->lo;
-  struct wsq_job *j = *head;
-  if (j && !(*head = high ? j->hnext : j->lnext))
-    *(high ? &c->hi_tail : &c->lo_tail) = NULL;
-  return j;
-}
-
-/* Puts c at the end of the rotation (under q->mu). */
-static void wsq_rot_append(struct wsq *q, struct wsq_conn *c) {
-  c->rnext = NULL;
-  if (q->rot_tail)
-    q->rot_tail->rnext = c;
-  else
-    q->rot = c;
-  q->rot_tail = c;
-}
-
-/* Queues the phases of a new job: a progressive window's coarse phase
- * (high) and final phase (low); else one phase, high for small lookups. */
-static void wsq_enqueue(struct wsq *q, struct wsq_job *j) {
-  struct wsq_conn *c = j->conn;
-  bool prog = j->req.progressive, high = j->req.high;
-  pthread_mutex_lock(&q->mu);
-  j->phases = prog ? 2 : 1;
-  if (prog || high)
-    wsq_push(c, j, true);
-  if (prog || !high)
-    wsq_push(c, j, false);
-  q->queued += (size_t)j->phases;
-  if (!c->in_rotation) {
-    c->in_rotation = true;
-    wsq_rot_append(q, c);
-  }
-  pthread_cond_broadcast(&q->cv);
-  pthread_mutex_unlock(&q->mu);
-}
-
-/* The next phase to run (under q->mu), or NULL: the first high phase of
- * the rotation, else its first low one (*high says which); its connection
- * moves to the end of the rotation, or leaves it with nothing queued. */
-static struct wsq_job *wsq_next(struct wsq *q, bool *high) {
-  for (int h = 1; h >= 0; h--) {
-    struct wsq_conn *prev = NULL;
-    for (struct wsq_conn *c = q->rot; c; prev = c, c = c->rnext) {
-      struct wsq_job *j = c->stalled ? NULL : wsq_pop(c, h);
-      if (!j)
-        continue;
-      *high = h;
-      if (prev) /* unlink c */
-        prev->rnext = c->rnext;
-      else
-        q->rot = c->rnext;
-      if (q->rot_tail == c)
-        q->rot_tail = prev;
-      if (c->hi || c->lo) /* to the end */
-        wsq_rot_append(q, c);
-      else
-        c->in_rotation = false;
-      q->queued--;
-      return j;
-    }
-  }
-  return NULL;
-}
-
 static void *wsq_worker_main(void *arg) {
   struct wsq_worker *wk = arg;
   struct wsq *q = wk->q;
   pthread_mutex_lock(&q->mu);
   for (;;) {
     struct wsq_job *j = NULL;
-    bool high = false;
-    while (!q->stop && !(j = wsq_next(q, &high)))
+    bool high = false, heavy = false;
+    while (!q->stop && !(j = wsq_sched_next(q, &high, &heavy)))
       pthread_cond_wait(&q->cv, &q->mu);
     if (!j)
       break;
     q->running++;
+    q->running_heavy += heavy;
     pthread_mutex_unlock(&q->mu);
     wsq_run(wk, j, high);
     pthread_mutex_lock(&q->mu);
     q->running--;
+    q->running_heavy -= heavy;
   }
   pthread_mutex_unlock(&q->mu);
   wsq_worker_close(wk);
@@ -392,11 +266,12 @@ static void wsq_conn_flow_one(struct wsq_conn *c) {
   size_t cap = wsq_mem_stall_at(&q->mem), b = wsq_out_bytes(&c->out);
   bool stall =
       c->wsi && (c->out.overflow || (c->stalled ? b > cap / 2 : b >= cap));
-  if (stall != c->stalled) { /* only this thread writes c->stalled */
-    pthread_mutex_lock(&q->mu);
+  bool behind = c->wsi && b >= WSQ_BEHIND;
+  if (stall != c->stalled || behind != c->behind) {
+    pthread_mutex_lock(&q->mu); /* only this thread writes both */
     c->stalled = stall;
-    if (!stall)
-      pthread_cond_broadcast(&q->cv);
+    c->behind = behind;
+    pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
   }
   if (!c->wsi)
@@ -678,7 +553,7 @@ static void wsq_on_request(struct wsq_conn *c, struct wsq_req *r) {
   c->jobs = j;
   c->n_jobs++;
   atomic_fetch_add(&c->q->requests, 1);
-  wsq_enqueue(c->q, j);
+  wsq_sched_enqueue(c->q, j);
   wsq_conn_flow(c);
 }
 
@@ -769,7 +644,7 @@ void wsq_stop(struct wsq *q) {
   /* phases never run end here */
   for (struct wsq_conn *c = q->rot; c; c = c->rnext) {
     struct wsq_job *j;
-    while ((j = wsq_pop(c, true)) || (j = wsq_pop(c, false))) {
+    while ((j = wsq_sched_pop(c, true)) || (j = wsq_sched_pop(c, false))) {
       struct wsq_msg *m = xcalloc(1, sizeof *m);
       m->job = j;
       m->terminal = --j->phases == 0;

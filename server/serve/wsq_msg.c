@@ -237,6 +237,12 @@ static int wsq_msg_query(json_t *m, const char *type, struct wsq_req *r,
                       "'group'");
   r->replace = replace && json_is_true(replace);
   r->group = group ? xstrdup(json_string_value(group)) : NULL;
+  json_t *gen = json_object_get(m, "gen");
+  if (gen && (!json_is_string(gen) || strlen(json_string_value(gen)) > 64))
+    return query_fail(e, -EINVAL, 400, "bad_parameter",
+                      "field 'gen' must be the store generation (a string)");
+  if (gen && wsq_msg_add_arg(r, "gen", gen, e) < 0)
+    return -EINVAL;
   if (strcmp(type, "slices") == 0 || strcmp(type, "counters") == 0) {
     r->kind = strcmp(type, "slices") == 0 ? WSQ_SLICES : WSQ_COUNTERS;
     return wsq_msg_window(m, r, e); /* a progressive one has a high phase */

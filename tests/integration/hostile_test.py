@@ -1124,14 +1124,7 @@ def run(tmp):
     check_hosts(srv)
     check_sizes(srv)
     check_junk(srv)
-    if SANITIZED:
-        # AddressSanitizer slows the server more than the flood: evicted
-        # connections are closed by libmicrohttpd after new ones arrive,
-        # and those are refused; the plain build runs these checks
-        nextest.skip("the connection budget under a flood",
-                     "timing-bound, run by the build without sanitizers")
-    else:
-        check_budget(srv)
+    check_budget(srv)
     check(digest(store) == before, "the store file is byte for byte unchanged")
     rc = srv.stop(20)
     check(rc == 0, "SIGTERM still stops the server cleanly", rc)

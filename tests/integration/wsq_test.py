@@ -643,9 +643,147 @@ def run(tmp):
     check(st["queued"] == 0 and server.poll() is None,
           "after it closes: its work is dropped, the server runs", st)
     watch.close()
+    check_request_flood(port, server.pid, slices, t0, t1)
     check_memory_caps(prof, os.path.join(tmp, "store.db"), tmp, slices, t0,
                       t1, frame_len)
+    check_stale_generation(tmp)
     return server
+
+
+def check_request_flood(port, pid, slices, t0, t1):
+    """A client sends 10,000 requests at once and reads nothing until it
+    has sent them all: the server never holds more than WSQ_MAX_JOBS (64)
+    of them in work -- it stops reading the connection instead (the
+    "pauses" count), so the rest wait in the socket buffers -- and answers
+    each exactly once.  Stats requests among them report the connection's
+    jobs at the moment the server read them."""
+    n, every = 10000, 250
+    hog = Conn(port)
+    hog.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    msgs = []
+    for i in range(n):
+        msgs.append({"type": "event", "id": i, "key": "%s:0:%d" %
+                     (slices[i % len(slices)], t0 + i)})
+        if i % every == every - 1:
+            msgs.append({"type": "stats", "id": 100000 + i})
+    frames = []
+    for m in msgs:  # masked with zeros: the payload as is
+        p = json.dumps(m).encode()
+        head = bytes([0x81, 0x80 | len(p)]) if len(p) < 126 else \
+            bytes([0x81, 0x80 | 126]) + struct.pack("!H", len(p))
+        frames.append(head + b"\0\0\0\0" + p)
+    wire = b"".join(frames)
+    rss0 = rss_kib(pid)
+    hog.settimeout(30)
+    hog.sock.sendall(wire)
+    rss1 = rss_kib(pid)
+    other = Conn(port)
+    other.send({"type": "slices", "id": 1, "tracks": slices[:2],
+                "start": str(t0), "end": str(t1), "px": 500})
+    k, m = other.until_final(1)[-1]
+    check(k == "binary" and m["final"],
+          "flood: another client is answered meanwhile", (k, m))
+    other.close()
+    results, stats = {}, []
+    while len(results) < n or len(stats) < n // every:
+        kind, m = hog.recv()
+        if kind == "text" and m.get("type") == "stats":
+            stats.append(m)
+        elif kind == "text":
+            results[m["id"]] = results.get(m["id"], 0) + 1
+    hog.close()
+    jobs = max(m["connection"]["jobs"] for m in stats)
+    pauses = stats[-1]["pauses"] - stats[0]["pauses"]
+    note("flood: %d requests sent at once; the connection's jobs at the "
+         "stats requests: max %d; not read %d times; RSS %d -> %d KiB" %
+         (n, jobs, pauses, rss0, rss1))
+    check(len(results) == n and set(results.values()) == {1},
+          "flood: each of the 10,000 requests answered exactly once",
+          (len(results), set(results.values())))
+    check(jobs <= 64 and pauses > 0,
+          "flood: at most 64 requests in work on the connection, which was "
+          "not read meanwhile", (jobs, pauses))
+    check(rss1 - rss0 < 64 * 1024,
+          "flood: the server's RSS grew less than 64 MiB", (rss0, rss1))
+
+
+def check_stale_generation(tmp):
+    """Window and lookup requests carry the store generation: after a real
+    re-ingest (the watcher sees a changed capture file), a request made
+    with the old generation gets a 409 stale answer naming the new one,
+    never the rows of what its track ids mean now."""
+    tmp = os.path.join(tmp, "gen")
+    prof = os.path.join(tmp, "profile")
+    os.makedirs(tmp)
+    r = subprocess.run([SYNTH, "--out", prof, "--seed", "5", "--instances",
+                        "1", "--processes", "1", "--cores", "2", "--steps",
+                        "400"], capture_output=True)
+    port = free_port()
+    err = open(os.path.join(tmp, "server.err"), "w")
+    server = subprocess.Popen([SERVER, "--dir", prof, "--db",
+                               os.path.join(tmp, "store.db"), "--port",
+                               str(port), "--web-root",
+                               os.path.join(SRC, "web")],
+                              stdout=err, stderr=err)
+    try:
+        if not check(r.returncode == 0 and
+                     wait_ready(port, server) == "ready",
+                     "gen: a server with the watcher is ready"):
+            return
+        _, tracks = Rest(port).get("/api/v1/tracks")
+        tid = [b["id"] for t in tracks["tracks"] if t["kind"] == "slices"
+               for b in t["base"]][0]
+        c = Conn(port)
+        gen0 = c.hello.get("generation")
+        win = {"type": "slices", "tracks": [tid], "start": "0",
+               "end": "9223372036854775807", "px": 1000}
+        c.send(dict(win, id=1, gen=gen0))
+        got = c.until_final(1)
+        check(got[-1][0] == "binary" and got[-1][1]["final"],
+              "gen: a window with the current generation is answered",
+              got[-1])
+        trace = next(os.path.join(d, "trace.json")
+                     for d, _, fs in os.walk(prof) if "trace.json" in fs)
+        with open(trace, "a") as f:  # a new size: the watcher re-ingests
+            f.write("\n")
+        gen1 = None
+        for _ in range(100000):
+            kind, msg = c.read()
+            if kind == "text" and msg.get("type") == "ready":
+                gen1 = msg.get("generation")
+                break
+        check(gen1 and gen1 != gen0,
+              "gen: the re-ingest's ready message has a new generation",
+              (gen0, gen1))
+        rid = 10
+        for kind, extra in [("slices", win),
+                            ("search", {"type": "search", "q": "nrt"})]:
+            rid += 1
+            c.send(dict(extra, type=kind, id=rid, gen=gen0))
+            k, m = c.until_final(rid)[-1]
+            d = m.get("data") or {}
+            check(k == "text" and m.get("status") == 409 and
+                  d.get("error") == "stale" and
+                  d.get("generation") == gen1 and gen0 in d.get("detail", ""),
+                  "gen: %s with the old generation: 409 stale naming the "
+                  "new one, no rows" % kind, (k, m))
+            rid += 1
+            c.send(dict(extra, type=kind, id=rid, gen=gen1))
+            k, m = c.until_final(rid)[-1]
+            check((k == "binary" and m["final"]) or
+                  (k == "text" and m.get("status") == 200),
+                  "gen: %s with the new generation is answered" % kind,
+                  (k, m.get("status")))
+        c.send(dict(win, id=99, gen=5))
+        k, m = c.until_final(99)[-1]
+        check(k == "text" and m.get("status") == 400 and
+              "gen" in m["data"]["detail"],
+              "gen: a generation that is not a string is a 400", m)
+        c.close()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
 
 
 def main():
