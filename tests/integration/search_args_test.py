@@ -60,7 +60,9 @@ def run(tmp):
     got, total, _ = keys(c, "k:v1")
     check(got == ["1:0:%d" % (i * 10 * US) for i in (1, 3, 5)] and total == 3,
           "k:v1 finds the three events whose args say so", got)
-    check(s.stop(20) == 0, "the server stops")
+    rc = s.stop(20)
+    check(rc == 0, "the server stops",
+          "status %s; stderr: %s" % (rc, open(s.err_path).read()[-2000:]))
 
     db = sqlite3.connect(store)
     bad = db.execute("SELECT count(*) FROM slice WHERE NOT json_valid(args)")
