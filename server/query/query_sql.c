@@ -10,6 +10,7 @@
  * held is the budget plus one value.
  */
 #include "query_priv.h"
+#include "store_vtab.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -326,6 +327,7 @@ int query_sql(const char *path, const char *sql, int timeout_ms,
   }
   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  store_vtab_register(db);
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, QUERY_SQL_MAX_VALUE);
   sqlite3_busy_timeout(db, 2000);

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -104,8 +105,11 @@ def ws_answers(port, base, window):
         ws.send({"type": "slices", "id": i + 1, "tracks": [b],
                  "start": str(window[0]), "end": str(window[1]), "px": 1500,
                  "progressive": False, "deflate": False})
-        op, data = ws.recv_raw()
-        out.append(("ws slices %s" % b, 200 if op == 2 else op, data))
+        while True:  # text messages (hello) are not answers
+            op, data = ws.recv_raw()
+            if op == 2 and struct.unpack_from("<I", data, 4)[0] == i + 1:
+                break
+        out.append(("ws slices %s" % b, 200, data))
     ws.close()
     return out
 

@@ -1,0 +1,437 @@
+/* store_vtab.c -- the virtual table `slice`; see store_vtab.h. */
+#ifdef NEX_SQLITE_EXTENSION
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+#endif
+#include "store_vtab.h"
+#include "store_block.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { VT_TRACK, VT_LANE, VT_TS, VT_ID, VT_DUR, VT_NAME, VT_GRP, VT_ARGS };
+#define STORE_VTAB_SEEK_COLS 4 /* track, lane, ts, id */
+
+/* The connection's table: the statements it reads blocks with. */
+struct store_vtab {
+  sqlite3_vtab base;
+  sqlite3 *db;
+};
+
+/* A bound [lo, hi] of one column; lo > hi: no row. */
+struct store_vtab_range {
+  int64_t lo, hi;
+};
+
+struct store_vtab_cursor {
+  sqlite3_vtab_cursor base;
+  sqlite3_stmt *pairs;  /* the next (track, lane) after a given one */
+  sqlite3_stmt *blocks; /* the blocks of one (track, lane) in a ts range */
+  struct store_vtab_range r[STORE_VTAB_SEEK_COLS];
+  int want_args;
+  int started;         /* a (track, lane) was read */
+  int64_t track, lane; /* the (track, lane) being read */
+  struct store_block block;
+  int i; /* row of block */
+  int eof;
+  sqlite3_int64 rowid;
+};
+
+static int store_vtab_connect(sqlite3 *db, void *aux, int argc,
+                              const char *const *argv, sqlite3_vtab **out,
+                              char **err) {
+  (void)aux, (void)argc, (void)argv, (void)err;
+  int rc = sqlite3_declare_vtab(
+      db, "CREATE TABLE x(track INTEGER, lane INTEGER, ts INTEGER, "
+          "id INTEGER, dur INTEGER, name INTEGER, grp INTEGER, args TEXT)");
+  if (rc != SQLITE_OK)
+    return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  struct store_vtab *v = sqlite3_malloc(sizeof *v);
+  if (!v)
+    return SQLITE_NOMEM;
+  memset(v, 0, sizeof *v);
+  v->db = db;
+  *out = &v->base;
+  return SQLITE_OK;
+}
+
+static int store_vtab_disconnect(sqlite3_vtab *vt) {
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}
+
+/* The operator letter of a usable constraint in idxStr, 0 for one that is
+ * not pushed down. */
+static char store_vtab_op(int col, unsigned char op) {
+  if (col < 0 || col >= STORE_VTAB_SEEK_COLS)
+    return 0;
+  switch (op) {
+  case SQLITE_INDEX_CONSTRAINT_EQ:
+    return '=';
+  case SQLITE_INDEX_CONSTRAINT_GT:
+    return col == VT_ID ? 0 : '>';
+  case SQLITE_INDEX_CONSTRAINT_GE:
+    return col == VT_ID ? 0 : 'g';
+  case SQLITE_INDEX_CONSTRAINT_LT:
+    return col == VT_ID ? 0 : '<';
+  case SQLITE_INDEX_CONSTRAINT_LE:
+    return col == VT_ID ? 0 : 'l';
+  default:
+    return 0;
+  }
+}
+
+/* 1 when the ORDER BY is (track, lane, ts, id) ascending, in that order,
+ * with any of them held equal by a constraint left out. */
+static int store_vtab_ordered(const sqlite3_index_info *info, const int *eq) {
+  int next = 0;
+  for (int k = 0; k < info->nOrderBy; k++) {
+    int col = info->aOrderBy[k].iColumn;
+    if (info->aOrderBy[k].desc || col < 0 || col >= STORE_VTAB_SEEK_COLS)
+      return 0;
+    while (next < col && eq[next])
+      next++;
+    if (col != next && !(col < next && eq[col]))
+      return 0;
+    if (col == next)
+      next++;
+  }
+  return 1;
+}
+
+static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  (void)vt;
+  char ops[2 * 64 + 1];
+  int n = 0, eq[STORE_VTAB_SEEK_COLS] = {0}, ranged[STORE_VTAB_SEEK_COLS] = {0};
+  for (int i = 0; i < info->nConstraint && n < 64; i++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+    char op = c->usable ? store_vtab_op(c->iColumn, c->op) : 0;
+    if (!op)
+      continue;
+    ops[2 * n] = (char)('0' + c->iColumn);
+    ops[2 * n + 1] = op;
+    info->aConstraintUsage[i].argvIndex = ++n;
+    /* an IN list may come in any order: no = for the ORDER BY rule */
+    if (op == '=' && !sqlite3_vtab_in(info, i, -1))
+      eq[c->iColumn] = 1;
+    ranged[c->iColumn] = 1;
+  }
+  ops[2 * n] = '\0';
+  info->idxStr = sqlite3_mprintf("%s", ops);
+  info->needToFreeIdxStr = 1;
+  info->idxNum = (info->colUsed >> VT_ARGS) & 1;
+  /* a guess of the rows read: 10^7 slices, a tenth per track, lane or
+   * time bound, almost none with the id too */
+  double rows = 1e7;
+  for (int c = 0; c < STORE_VTAB_SEEK_COLS; c++)
+    if (ranged[c])
+      rows /= eq[c] ? (c == VT_ID ? 1e4 : 100) : 10;
+  if (rows < 1)
+    rows = 1;
+  info->estimatedRows = (sqlite3_int64)rows;
+  info->estimatedCost = rows;
+  info->orderByConsumed = store_vtab_ordered(info, eq);
+  return SQLITE_OK;
+}
+
+static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
+  struct store_vtab *v = (struct store_vtab *)vt;
+  struct store_vtab_cursor *c = sqlite3_malloc(sizeof *c);
+  if (!c)
+    return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  int rc = sqlite3_prepare_v3(
+      v->db,
+      "SELECT track, lane FROM slice_block WHERE (track, lane) > (?1, ?2) "
+      "AND track <= ?3 ORDER BY track, lane LIMIT 1",
+      -1, SQLITE_PREPARE_PERSISTENT, &c->pairs, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v3(
+        v->db,
+        "SELECT ts0, data FROM slice_block WHERE track = ?1 AND lane = ?2 "
+        "AND ts0 >= coalesce((SELECT max(ts0) FROM slice_block WHERE "
+        "track = ?1 AND lane = ?2 AND ts0 < ?3), ?3) AND ts0 <= ?4 "
+        "ORDER BY ts0, id0",
+        -1, SQLITE_PREPARE_PERSISTENT, &c->blocks, NULL);
+  if (rc != SQLITE_OK) {
+    sqlite3_free(vt->zErrMsg);
+    vt->zErrMsg = sqlite3_mprintf("%s", sqlite3_errmsg(v->db));
+    sqlite3_finalize(c->pairs);
+    sqlite3_finalize(c->blocks);
+    sqlite3_free(c);
+    return rc;
+  }
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static int store_vtab_close(sqlite3_vtab_cursor *cur) {
+  struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
+  sqlite3_finalize(c->pairs);
+  sqlite3_finalize(c->blocks);
+  store_block_free(&c->block);
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+/* Narrows r by `value op` (op as in idxStr).  A bound that is no integer
+ * is widened to the integers around it, or dropped (text, blob): SQLite
+ * checks the constraint again on every row. */
+static void store_vtab_bound(struct store_vtab_range *r, char op,
+                             sqlite3_value *value) {
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  switch (sqlite3_value_numeric_type(value)) {
+  case SQLITE_INTEGER: {
+    int64_t v = sqlite3_value_int64(value);
+    if (op == '>' && v == INT64_MAX)
+      lo = 1, hi = 0;
+    else if (op == '<' && v == INT64_MIN)
+      lo = 1, hi = 0;
+    else if (op == '=')
+      lo = hi = v;
+    else if (op == '>' || op == 'g')
+      lo = op == '>' ? v + 1 : v;
+    else
+      hi = op == '<' ? v - 1 : v;
+    break;
+  }
+  case SQLITE_FLOAT: {
+    double d = sqlite3_value_double(value);
+    if (isnan(d)) {
+      lo = 1, hi = 0;
+      break;
+    }
+    /* +-2^63 as doubles: beyond them every int64 is on one side */
+    int64_t below = d <= -9223372036854775808.0 ? INT64_MIN
+                    : d >= 9223372036854775808.0 ? INT64_MAX
+                                                 : (int64_t)floor(d);
+    int64_t above = d >= 9223372036854775808.0    ? INT64_MAX
+                    : d <= -9223372036854775808.0 ? INT64_MIN
+                                                  : (int64_t)ceil(d);
+    if (op == '=' || op == '>' || op == 'g')
+      lo = below;
+    if (op == '=' || op == '<' || op == 'l')
+      hi = above;
+    break;
+  }
+  case SQLITE_NULL: /* a comparison with NULL holds for no row */
+    lo = 1, hi = 0;
+    break;
+  default:
+    break;
+  }
+  if (lo > r->lo)
+    r->lo = lo;
+  if (hi < r->hi)
+    r->hi = hi;
+}
+
+/* 1 when the range holds no value. */
+static int store_vtab_empty(const struct store_vtab_range *r) {
+  return r->lo > r->hi;
+}
+
+/* Moves to the next (track, lane) in range after the current one and
+ * starts its blocks.  Returns an SQLite code; sets eof at the end. */
+static int store_vtab_next_pair(struct store_vtab_cursor *c) {
+  const struct store_vtab_range *t = &c->r[VT_TRACK], *l = &c->r[VT_LANE];
+  for (;;) {
+    if (c->started && c->track == t->hi && c->lane == l->hi)
+      break;
+    if (t->lo == t->hi && l->lo == l->hi) { /* one run: no search */
+      c->track = t->lo, c->lane = l->lo;
+    } else {
+      sqlite3_bind_int64(c->pairs, 1, c->track);
+      sqlite3_bind_int64(c->pairs, 2, c->lane);
+      sqlite3_bind_int64(c->pairs, 3, t->hi);
+      int rc = sqlite3_step(c->pairs);
+      int64_t track = sqlite3_column_int64(c->pairs, 0);
+      int64_t lane = sqlite3_column_int64(c->pairs, 1);
+      sqlite3_reset(c->pairs);
+      if (rc == SQLITE_DONE)
+        break;
+      if (rc != SQLITE_ROW)
+        return rc;
+      if (lane < l->lo) { /* on to (track, l->lo) */
+        c->track = track, c->lane = l->lo - 1;
+        continue;
+      }
+      if (lane > l->hi) { /* on to the next track */
+        if (track == INT64_MAX)
+          break;
+        c->track = track + 1, c->lane = l->lo == INT64_MIN ? INT64_MIN : l->lo - 1;
+        continue;
+      }
+      c->track = track, c->lane = lane;
+    }
+    c->started = 1;
+    sqlite3_reset(c->blocks);
+    sqlite3_bind_int64(c->blocks, 1, c->track);
+    sqlite3_bind_int64(c->blocks, 2, c->lane);
+    sqlite3_bind_int64(c->blocks, 3, c->r[VT_TS].lo);
+    sqlite3_bind_int64(c->blocks, 4, c->r[VT_TS].hi);
+    return SQLITE_OK;
+  }
+  c->eof = 1;
+  return SQLITE_OK;
+}
+
+/* Reads the next block of the current (track, lane): returns SQLITE_ROW
+ * with it decoded, SQLITE_DONE after the last, or an error code. */
+static int store_vtab_next_block(struct store_vtab_cursor *c) {
+  int rc = sqlite3_step(c->blocks);
+  if (rc != SQLITE_ROW)
+    return rc;
+  const void *data = sqlite3_column_blob(c->blocks, 1);
+  int len = sqlite3_column_bytes(c->blocks, 1);
+  if (store_block_decode(&c->block, sqlite3_column_int64(c->blocks, 0), data,
+                         (size_t)len, c->want_args) < 0) {
+    sqlite3_free(c->base.pVtab->zErrMsg);
+    c->base.pVtab->zErrMsg = sqlite3_mprintf(
+        "slice_block of track %lld lane %lld: not a block",
+        (long long)c->track, (long long)c->lane);
+    return SQLITE_CORRUPT;
+  }
+  c->i = -1;
+  return SQLITE_ROW;
+}
+
+/* 1 when row i of the block is in the ts and id ranges. */
+static int store_vtab_match(const struct store_vtab_cursor *c, int i) {
+  const struct store_block_row *r = &c->block.row[i];
+  return r->ts >= c->r[VT_TS].lo && r->ts <= c->r[VT_TS].hi &&
+         r->id >= c->r[VT_ID].lo && r->id <= c->r[VT_ID].hi;
+}
+
+static int store_vtab_next(sqlite3_vtab_cursor *cur) {
+  struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
+  c->rowid++;
+  while (!c->eof) {
+    while (++c->i < c->block.n) {
+      if (c->block.row[c->i].ts > c->r[VT_TS].hi)
+        break; /* the rest of this (track, lane) is later */
+      if (store_vtab_match(c, c->i))
+        return SQLITE_OK;
+    }
+    int rc = c->i < c->block.n ? SQLITE_DONE : store_vtab_next_block(c);
+    if (rc == SQLITE_ROW)
+      continue;
+    store_block_clear(&c->block);
+    c->i = -1;
+    if (rc != SQLITE_DONE)
+      return rc;
+    if ((rc = store_vtab_next_pair(c)) != SQLITE_OK)
+      return rc;
+  }
+  return SQLITE_OK;
+}
+
+static int store_vtab_filter(sqlite3_vtab_cursor *cur, int idx_num,
+                             const char *idx_str, int argc,
+                             sqlite3_value **argv) {
+  struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
+  for (int k = 0; k < STORE_VTAB_SEEK_COLS; k++)
+    c->r[k] = (struct store_vtab_range){INT64_MIN, INT64_MAX};
+  for (int k = 0; k < argc && idx_str[2 * k]; k++)
+    store_vtab_bound(&c->r[idx_str[2 * k] - '0'], idx_str[2 * k + 1], argv[k]);
+  c->want_args = idx_num & 1;
+  c->eof = 0;
+  c->rowid = 0;
+  c->i = -1;
+  store_block_clear(&c->block);
+  sqlite3_reset(c->blocks);
+  for (int k = 0; k < STORE_VTAB_SEEK_COLS; k++)
+    if (store_vtab_empty(&c->r[k])) {
+      c->eof = 1;
+      return SQLITE_OK;
+    }
+  /* the first pair is searched after (track lo, lane lo) - 1 */
+  c->track = c->r[VT_TRACK].lo;
+  c->lane = c->r[VT_LANE].lo == INT64_MIN ? INT64_MIN : c->r[VT_LANE].lo - 1;
+  c->started = 0;
+  int rc = store_vtab_next_pair(c);
+  return rc == SQLITE_OK ? store_vtab_next(cur) : rc;
+}
+
+static int store_vtab_eof(sqlite3_vtab_cursor *cur) {
+  return ((struct store_vtab_cursor *)cur)->eof;
+}
+
+static int store_vtab_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx,
+                             int col) {
+  const struct store_vtab_cursor *c = (const struct store_vtab_cursor *)cur;
+  const struct store_block_row *r = &c->block.row[c->i];
+  switch (col) {
+  case VT_TRACK:
+    sqlite3_result_int64(cx, c->track);
+    break;
+  case VT_LANE:
+    sqlite3_result_int64(cx, c->lane);
+    break;
+  case VT_TS:
+    sqlite3_result_int64(cx, r->ts);
+    break;
+  case VT_ID:
+    sqlite3_result_int64(cx, r->id);
+    break;
+  case VT_DUR:
+    sqlite3_result_int64(cx, r->dur);
+    break;
+  case VT_NAME:
+    sqlite3_result_int64(cx, r->name);
+    break;
+  case VT_GRP:
+    if (r->grp > 0)
+      sqlite3_result_int64(cx, r->grp);
+    break; /* else NULL */
+  default:
+    if (r->args_len >= 0)
+      sqlite3_result_text(cx, c->block.args + r->args_off, (int)r->args_len,
+                          SQLITE_TRANSIENT);
+  }
+  return SQLITE_OK;
+}
+
+static int store_vtab_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
+  *out = ((struct store_vtab_cursor *)cur)->rowid;
+  return SQLITE_OK;
+}
+
+/* Read-only: no xUpdate, so INSERT, UPDATE and DELETE fail. */
+static const sqlite3_module store_vtab_module = {
+    .iVersion = 0,
+    .xCreate = store_vtab_connect,
+    .xConnect = store_vtab_connect,
+    .xBestIndex = store_vtab_best_index,
+    .xDisconnect = store_vtab_disconnect,
+    .xDestroy = store_vtab_disconnect,
+    .xOpen = store_vtab_open,
+    .xClose = store_vtab_close,
+    .xFilter = store_vtab_filter,
+    .xNext = store_vtab_next,
+    .xEof = store_vtab_eof,
+    .xColumn = store_vtab_column,
+    .xRowid = store_vtab_rowid,
+};
+
+int store_vtab_register(sqlite3 *db) {
+  return sqlite3_create_module(db, STORE_VTAB_MODULE, &store_vtab_module,
+                               NULL);
+}
+
+#ifdef NEX_SQLITE_EXTENSION
+/* The entry point of nexstore.so (SQLite derives its name from the
+ * file's): registers the module on db. */
+__attribute__((visibility("default"))) int
+sqlite3_nexstore_init(sqlite3 *db, char **err,
+                      const sqlite3_api_routines *api);
+int sqlite3_nexstore_init(sqlite3 *db, char **err,
+                          const sqlite3_api_routines *api) {
+  (void)err;
+  SQLITE_EXTENSION_INIT2(api);
+  return store_vtab_register(db);
+}
+#endif
