@@ -622,6 +622,7 @@ static void store_bind_va(sqlite3_stmt *st, const char *types, va_list ap) {
 static sqlite3_stmt *store_writer_stmt(struct store_writer *w,
                                        const char *sql) {
   sqlite3_stmt *st = NULL;
+  store_slices_flush(w->slices, -1); /* the statement may read any slice */
   store_drain(w);
   if (w->error)
     return NULL;
@@ -652,7 +653,6 @@ int64_t store_writer_exec(struct store_writer *w, const char *sql,
 int store_writer_query(struct store_writer *w,
                        int (*row)(void *ud, sqlite3_stmt *st), void *ud,
                        const char *sql, const char *types, ...) {
-  store_slices_flush(w->slices, -1); /* the query may read any slice */
   sqlite3_stmt *st = store_writer_stmt(w, sql);
   if (!st)
     return -EIO;

@@ -146,7 +146,7 @@ static int store_block_read_args(struct store_block *b, int flags,
   size_t total = 0;
   for (int i = 0; i < b->n; i++) {
     int64_t l = b->row[i].args_len;
-    if (l < -1 || (uint64_t)l > (uint64_t)(SIZE_MAX / 2) - total)
+    if (l < -1 || (l > 0 && (uint64_t)l > (uint64_t)(SIZE_MAX / 2) - total))
       return -EINVAL;
     b->row[i].args_off = total;
     total += l > 0 ? (size_t)l : 0;
