@@ -20,10 +20,10 @@
 
 extern const char store_schema_sql[]; /* schema.sql, generated at build */
 
-#define STORE_BATCH_ROWS 32   /* rows per multi-row INSERT */
-#define STORE_CHUNK_ROWS 2048 /* rows per hand-off to the writer thread */
+#define STORE_BATCH_ROWS 32         /* rows per multi-row INSERT */
+#define STORE_CHUNK_ROWS 2048       /* rows per hand-off to the writer thread */
 #define STORE_CHUNK_BYTES (4 << 20) /* text and blob bytes per hand-off */
-#define STORE_QUEUE_MAX 16    /* chunks waiting for the writer thread */
+#define STORE_QUEUE_MAX 16          /* chunks waiting for the writer thread */
 #define STORE_WRITEBACK_CHUNKS 64
 #define STORE_INTERN_MIN 1024
 
@@ -332,9 +332,11 @@ static void store_batch_send(struct store_writer *w, struct store_batch *b) {
   pthread_mutex_unlock(&w->mu);
 }
 
-/* Sends every partial buffer and waits until the writer thread is idle;
- * the ingest thread may then use the connection. */
+/* Closes the open slice blocks (a statement may read any slice), sends
+ * every partial buffer and waits until the writer thread is idle; the
+ * ingest thread may then use the connection. */
 static void store_drain(struct store_writer *w) {
+  store_slices_flush(w->slices);
   for (int i = 0; store_tables(w, i); i++)
     store_batch_send(w, store_tables(w, i));
   pthread_mutex_lock(&w->mu);
@@ -527,7 +529,6 @@ static void store_bind_opt_text(sqlite3_stmt *st, int p, const char *s) {
 
 void store_writer_track_stats(struct store_writer *w, int64_t track,
                               const struct store_track_stats *s) {
-  store_slices_flush(w->slices, track);
   store_drain(w);
   if (w->error)
     return;
@@ -547,7 +548,8 @@ void store_writer_track_stats(struct store_writer *w, int64_t track,
 void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
                         int64_t ts, int64_t id, int64_t dur, int64_t name,
                         int64_t grp, const char *args, size_t args_len) {
-  store_slices_add(w->slices, track, lane, ts, id, dur, name, grp, args, args_len);
+  store_slices_add(w->slices, track, lane, ts, id, dur, name, grp, args,
+                   args_len);
 }
 
 void store_writer_counter(struct store_writer *w, int64_t track, int series,
@@ -622,7 +624,6 @@ static void store_bind_va(sqlite3_stmt *st, const char *types, va_list ap) {
 static sqlite3_stmt *store_writer_stmt(struct store_writer *w,
                                        const char *sql) {
   sqlite3_stmt *st = NULL;
-  store_slices_flush(w->slices, -1); /* the statement may read any slice */
   store_drain(w);
   if (w->error)
     return NULL;
@@ -738,7 +739,6 @@ static uint64_t store_new_generation(void) {
 }
 
 int store_writer_finish(struct store_writer *w, char **cause) {
-  store_slices_flush(w->slices, -1);
   store_drain(w);
   char *err = NULL;
   char *sql = xasprintf(

@@ -34,13 +34,13 @@ static void store_block_row_room(struct store_block *b) {
   b->row = xrealloc(b->row, (size_t)b->cap * sizeof *b->row);
 }
 
-void store_block_add(struct store_block *b, int64_t ts, int64_t id,
-                     int64_t dur, int64_t name, int64_t grp, const char *args,
+void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
+                     int64_t name, int64_t grp, const char *args,
                      size_t args_len) {
   store_block_row_room(b);
   struct store_block_row *r = &b->row[b->n++];
-  *r = (struct store_block_row){ts, id, dur, name, grp > 0 ? grp : 0, -1,
-                                b->args_size};
+  *r = (struct store_block_row){ts, id,          dur, name, grp > 0 ? grp : 0,
+                                -1, b->args_size};
   if (args) {
     store_block_args_room(b, args_len);
     memcpy(b->args + b->args_size, args, args_len);
@@ -77,13 +77,14 @@ static void store_block_args_in_order(const struct store_block *b, char *out) {
 
 unsigned char *store_block_encode(const struct store_block *b, size_t *len) {
   uLong raw = (uLong)b->args_size;
-  size_t cap = 1 + 10 + (size_t)b->n * STORE_BLOCK_COLS * 10 + 10 +
-               compressBound(raw);
+  size_t cap =
+      1 + 10 + (size_t)b->n * STORE_BLOCK_COLS * 10 + 10 + compressBound(raw);
   unsigned char *out = xmalloc(cap), *p = out + 1;
   p = lod_block_varint(p, b->n);
   const struct store_block_row *r = b->row;
   for (int i = 0; i < b->n; i++)
-    p = lod_block_varint(p, store_block_sub(r[i].ts, i ? r[i - 1].ts : r[0].ts));
+    p = lod_block_varint(p,
+                         store_block_sub(r[i].ts, i ? r[i - 1].ts : r[0].ts));
   for (int i = 0; i < b->n; i++)
     p = lod_block_varint(p, r[i].dur);
   for (int i = 0; i < b->n; i++)

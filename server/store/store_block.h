@@ -13,8 +13,8 @@
  * The encoder is the writer's (store.c), the decoder the virtual table's
  * (store_vtab.c).
  *
- * Ownership: a struct store_block owns its rows and args bytes; store_block_free()
- * frees them.  Encoded bytes go to a caller's buffer.
+ * Ownership: a struct store_block owns its rows and args bytes;
+ * store_block_free() frees them.  Encoded bytes go to a caller's buffer.
  */
 #ifndef NEX_STORE_BLOCK_H
 #define NEX_STORE_BLOCK_H
@@ -44,8 +44,8 @@ struct store_block {
 
 /* Appends one slice (args: args_len bytes, copied, or NULL).  The caller
  * keeps n < STORE_BLOCK_ROWS. */
-void store_block_add(struct store_block *b, int64_t ts, int64_t id,
-                     int64_t dur, int64_t name, int64_t grp, const char *args,
+void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
+                     int64_t name, int64_t grp, const char *args,
                      size_t args_len);
 /* Puts the slices in (ts, id) order (a stable sort: usually they are). */
 void store_block_sort(struct store_block *b);

@@ -21,7 +21,7 @@ struct store_slices {
   void *ud;
   struct store_slices_lane *map; /* open addressing on (track, lane) */
   size_t cap, n;
-  size_t *open; /* map slots with an open block */
+  size_t *open;               /* map slots with an open block */
   struct store_block *blocks; /* blocks[i]: the block of open[i] */
   int n_open, cap_open;
   char *error; /* the first error not taken yet */
@@ -84,8 +84,8 @@ static size_t store_slices_find(struct store_slices *s, int64_t track,
   for (; s->map[j].open != -2; j = (j + 1) & (s->cap - 1))
     if (s->map[j].track == track && s->map[j].lane == lane)
       return j;
-  s->map[j] = (struct store_slices_lane){.track = track, .lane = lane,
-                                         .open = -1};
+  s->map[j] =
+      (struct store_slices_lane){.track = track, .lane = lane, .open = -1};
   s->n++;
   return j;
 }
@@ -111,11 +111,10 @@ static void store_slices_close(struct store_slices *s, int i) {
   store_block_sort(b);
   for (int k = 1; k < b->n && !rc; k++)
     if (b->row[k].ts == b->row[k - 1].ts && b->row[k].id == b->row[k - 1].id) {
-      store_slices_fail(s, xasprintf("slice (track %" PRId64 ", lane %" PRId64
-                                     ", ts %" PRId64 ", id %" PRId64
-                                     ") written twice",
-                                     e->track, e->lane, b->row[k].ts,
-                                     b->row[k].id));
+      store_slices_fail(
+          s, xasprintf("slice (track %" PRId64 ", lane %" PRId64 ", ts %" PRId64
+                       ", id %" PRId64 ") written twice",
+                       e->track, e->lane, b->row[k].ts, b->row[k].id));
       rc = -EINVAL;
     }
   if (!rc) {
@@ -142,7 +141,8 @@ void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
                       int64_t grp, const char *args, size_t args_len) {
   size_t j = store_slices_find(s, track, lane);
   struct store_slices_lane *e = &s->map[j];
-  if (e->closed && (ts < e->last_ts || (ts == e->last_ts && id <= e->last_id))) {
+  if (e->closed &&
+      (ts < e->last_ts || (ts == e->last_ts && id <= e->last_id))) {
     store_slices_fail(s, xasprintf("slice (track %" PRId64 ", lane %" PRId64
                                    ", ts %" PRId64 ", id %" PRId64
                                    ") comes after a later one",
@@ -158,10 +158,9 @@ void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
     store_slices_close(s, i);
 }
 
-void store_slices_flush(struct store_slices *s, int64_t track) {
-  for (int i = s->n_open - 1; i >= 0; i--)
-    if (track < 0 || s->map[s->open[i]].track == track)
-      store_slices_close(s, i);
+void store_slices_flush(struct store_slices *s) {
+  while (s->n_open > 0)
+    store_slices_close(s, s->n_open - 1);
 }
 
 void store_slices_free(struct store_slices *s) {

@@ -1,6 +1,7 @@
 /* store_slices.h -- the writer's open slice blocks: one per (track, lane)
- * being written, closed and encoded (store_block.h) when full, when its
- * track's statistics are written, before a query and at the end.
+ * being written, closed and encoded (store_block.h) when full and
+ * whenever the writer's connection is used (a track's statistics, a
+ * statement, the end).
  *
  * Slices of a (track, lane) come in (ts, id) order (the lane assignment
  * hands them out so); within the open block any order is sorted, but a
@@ -33,9 +34,9 @@ struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud);
 void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
                       int64_t ts, int64_t id, int64_t dur, int64_t name,
                       int64_t grp, const char *args, size_t args_len);
-/* Closes the open blocks of `track` (every track when track < 0).  A
- * block that holds one slice twice is not written: the error is kept. */
-void store_slices_flush(struct store_slices *s, int64_t track);
+/* Closes every open block.  A block that holds one slice twice is not
+ * written: the error is kept. */
+void store_slices_flush(struct store_slices *s);
 /* The first error kept since the last call (a malloc'd message the caller
  * frees), or NULL. */
 char *store_slices_error(struct store_slices *s);

@@ -3,8 +3,8 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 #endif
-#include "store_vtab.h"
 #include "store_block.h"
+#include "store_vtab.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -205,7 +205,7 @@ static void store_vtab_bound(struct store_vtab_range *r, char op,
       break;
     }
     /* +-2^63 as doubles: beyond them every int64 is on one side */
-    int64_t below = d <= -9223372036854775808.0 ? INT64_MIN
+    int64_t below = d <= -9223372036854775808.0  ? INT64_MIN
                     : d >= 9223372036854775808.0 ? INT64_MAX
                                                  : (int64_t)floor(d);
     int64_t above = d >= 9223372036854775808.0    ? INT64_MAX
@@ -262,7 +262,8 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
       if (lane > l->hi) { /* on to the next track */
         if (track == INT64_MAX)
           break;
-        c->track = track + 1, c->lane = l->lo == INT64_MIN ? INT64_MIN : l->lo - 1;
+        c->track = track + 1,
+        c->lane = l->lo == INT64_MIN ? INT64_MIN : l->lo - 1;
         continue;
       }
       c->track = track, c->lane = lane;
@@ -290,9 +291,9 @@ static int store_vtab_next_block(struct store_vtab_cursor *c) {
   if (store_block_decode(&c->block, sqlite3_column_int64(c->blocks, 0), data,
                          (size_t)len, c->want_args) < 0) {
     sqlite3_free(c->base.pVtab->zErrMsg);
-    c->base.pVtab->zErrMsg = sqlite3_mprintf(
-        "slice_block of track %lld lane %lld: not a block",
-        (long long)c->track, (long long)c->lane);
+    c->base.pVtab->zErrMsg =
+        sqlite3_mprintf("slice_block of track %lld lane %lld: not a block",
+                        (long long)c->track, (long long)c->lane);
     return SQLITE_CORRUPT;
   }
   c->i = -1;
@@ -418,16 +419,14 @@ static const sqlite3_module store_vtab_module = {
 };
 
 int store_vtab_register(sqlite3 *db) {
-  return sqlite3_create_module(db, STORE_VTAB_MODULE, &store_vtab_module,
-                               NULL);
+  return sqlite3_create_module(db, STORE_VTAB_MODULE, &store_vtab_module, NULL);
 }
 
 #ifdef NEX_SQLITE_EXTENSION
 /* The entry point of nexstore.so (SQLite derives its name from the
  * file's): registers the module on db. */
 __attribute__((visibility("default"))) int
-sqlite3_nexstore_init(sqlite3 *db, char **err,
-                      const sqlite3_api_routines *api);
+sqlite3_nexstore_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 int sqlite3_nexstore_init(sqlite3 *db, char **err,
                           const sqlite3_api_routines *api) {
   (void)err;
