@@ -14,7 +14,7 @@ SQLITE_EXTENSION_INIT1
 enum { VT_TRACK, VT_LANE, VT_TS, VT_ID, VT_DUR, VT_NAME, VT_GRP, VT_ARGS };
 #define STORE_VTAB_SEEK_COLS 4 /* track, lane, ts, id */
 
-/* The connection's table: the statements it reads blocks with. */
+/* The connection's table. */
 struct store_vtab {
   sqlite3_vtab base;
   sqlite3 *db;
@@ -27,10 +27,13 @@ struct store_vtab_range {
 
 struct store_vtab_cursor {
   sqlite3_vtab_cursor base;
-  sqlite3_stmt *pairs;  /* the next (track, lane) after a given one */
-  sqlite3_stmt *blocks; /* the blocks of one (track, lane) in a ts range */
+  sqlite3_stmt *pairs; /* the next (track, lane) after a given one */
+  /* the blocks of one (track, lane) in a ts range: [0] in (ts, id) order,
+   * [1] backwards */
+  sqlite3_stmt *blocks[2];
   struct store_vtab_range r[STORE_VTAB_SEEK_COLS];
   int want_args;
+  int desc;            /* rows backwards (one (track, lane) only) */
   int started;         /* a (track, lane) was read */
   int64_t track, lane; /* the (track, lane) being read */
   struct store_block block;
@@ -85,12 +88,17 @@ static char store_vtab_op(int col, unsigned char op) {
 }
 
 /* 1 when the ORDER BY is (track, lane, ts, id) ascending, in that order,
- * with any of them held equal by a constraint left out. */
+ * with any of them held equal by a constraint left out; 2 when it is that
+ * descending with track and lane held equal (one run read backwards); 0
+ * otherwise. */
 static int store_vtab_ordered(const sqlite3_index_info *info, const int *eq) {
-  int next = 0;
+  int next = 0, desc = info->nOrderBy > 0 && info->aOrderBy[0].desc;
+  if (desc && !(eq[VT_TRACK] && eq[VT_LANE]))
+    return 0;
   for (int k = 0; k < info->nOrderBy; k++) {
     int col = info->aOrderBy[k].iColumn;
-    if (info->aOrderBy[k].desc || col < 0 || col >= STORE_VTAB_SEEK_COLS)
+    if (info->aOrderBy[k].desc != desc || col < 0 ||
+        col >= STORE_VTAB_SEEK_COLS)
       return 0;
     while (next < col && eq[next])
       next++;
@@ -99,7 +107,7 @@ static int store_vtab_ordered(const sqlite3_index_info *info, const int *eq) {
     if (col == next)
       next++;
   }
-  return 1;
+  return desc ? 2 : 1;
 }
 
 static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
@@ -122,7 +130,9 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   ops[2 * n] = '\0';
   info->idxStr = sqlite3_mprintf("%s", ops);
   info->needToFreeIdxStr = 1;
-  info->idxNum = (info->colUsed >> VT_ARGS) & 1;
+  int order = store_vtab_ordered(info, eq);
+  info->orderByConsumed = order > 0;
+  info->idxNum = (int)((info->colUsed >> VT_ARGS) & 1) | (order == 2 ? 2 : 0);
   /* a guess of the rows read: 10^7 slices, a tenth per track, lane or
    * time bound, almost none with the id too */
   double rows = 1e7;
@@ -133,8 +143,16 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
     rows = 1;
   info->estimatedRows = (sqlite3_int64)rows;
   info->estimatedCost = rows;
-  info->orderByConsumed = store_vtab_ordered(info, eq);
   return SQLITE_OK;
+}
+
+/* Frees cursor c and its statements. */
+static void store_vtab_finalize(struct store_vtab_cursor *c) {
+  sqlite3_finalize(c->pairs);
+  sqlite3_finalize(c->blocks[0]);
+  sqlite3_finalize(c->blocks[1]);
+  store_block_free(&c->block);
+  sqlite3_free(c);
 }
 
 static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
@@ -148,20 +166,22 @@ static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
       "SELECT track, lane FROM slice_block WHERE (track, lane) > (?1, ?2) "
       "AND track <= ?3 ORDER BY track, lane LIMIT 1",
       -1, SQLITE_PREPARE_PERSISTENT, &c->pairs, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_prepare_v3(
-        v->db,
+  for (int d = 0; d < 2 && rc == SQLITE_OK; d++) {
+    char *sql = sqlite3_mprintf(
         "SELECT ts0, data FROM slice_block WHERE track = ?1 AND lane = ?2 "
         "AND ts0 >= coalesce((SELECT max(ts0) FROM slice_block WHERE "
         "track = ?1 AND lane = ?2 AND ts0 < ?3), ?3) AND ts0 <= ?4 "
-        "ORDER BY ts0, id0",
-        -1, SQLITE_PREPARE_PERSISTENT, &c->blocks, NULL);
+        "ORDER BY ts0 %s, id0 %s",
+        d ? "DESC" : "", d ? "DESC" : "");
+    rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                  &c->blocks[d], NULL)
+             : SQLITE_NOMEM;
+    sqlite3_free(sql);
+  }
   if (rc != SQLITE_OK) {
     sqlite3_free(vt->zErrMsg);
     vt->zErrMsg = sqlite3_mprintf("%s", sqlite3_errmsg(v->db));
-    sqlite3_finalize(c->pairs);
-    sqlite3_finalize(c->blocks);
-    sqlite3_free(c);
+    store_vtab_finalize(c);
     return rc;
   }
   *out = &c->base;
@@ -169,11 +189,7 @@ static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
 }
 
 static int store_vtab_close(sqlite3_vtab_cursor *cur) {
-  struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
-  sqlite3_finalize(c->pairs);
-  sqlite3_finalize(c->blocks);
-  store_block_free(&c->block);
-  sqlite3_free(c);
+  store_vtab_finalize((struct store_vtab_cursor *)cur);
   return SQLITE_OK;
 }
 
@@ -269,11 +285,12 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
       c->track = track, c->lane = lane;
     }
     c->started = 1;
-    sqlite3_reset(c->blocks);
-    sqlite3_bind_int64(c->blocks, 1, c->track);
-    sqlite3_bind_int64(c->blocks, 2, c->lane);
-    sqlite3_bind_int64(c->blocks, 3, c->r[VT_TS].lo);
-    sqlite3_bind_int64(c->blocks, 4, c->r[VT_TS].hi);
+    sqlite3_stmt *b = c->blocks[c->desc];
+    sqlite3_reset(b);
+    sqlite3_bind_int64(b, 1, c->track);
+    sqlite3_bind_int64(b, 2, c->lane);
+    sqlite3_bind_int64(b, 3, c->r[VT_TS].lo);
+    sqlite3_bind_int64(b, 4, c->r[VT_TS].hi);
     return SQLITE_OK;
   }
   c->eof = 1;
@@ -283,12 +300,13 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
 /* Reads the next block of the current (track, lane): returns SQLITE_ROW
  * with it decoded, SQLITE_DONE after the last, or an error code. */
 static int store_vtab_next_block(struct store_vtab_cursor *c) {
-  int rc = sqlite3_step(c->blocks);
+  sqlite3_stmt *b = c->blocks[c->desc];
+  int rc = sqlite3_step(b);
   if (rc != SQLITE_ROW)
     return rc;
-  const void *data = sqlite3_column_blob(c->blocks, 1);
-  int len = sqlite3_column_bytes(c->blocks, 1);
-  if (store_block_decode(&c->block, sqlite3_column_int64(c->blocks, 0), data,
+  const void *data = sqlite3_column_blob(b, 1);
+  int len = sqlite3_column_bytes(b, 1);
+  if (store_block_decode(&c->block, sqlite3_column_int64(b, 0), data,
                          (size_t)len, c->want_args) < 0) {
     sqlite3_free(c->base.pVtab->zErrMsg);
     c->base.pVtab->zErrMsg =
@@ -296,7 +314,7 @@ static int store_vtab_next_block(struct store_vtab_cursor *c) {
                         (long long)c->track, (long long)c->lane);
     return SQLITE_CORRUPT;
   }
-  c->i = -1;
+  c->i = c->desc ? c->block.n : -1;
   return SQLITE_ROW;
 }
 
@@ -307,17 +325,31 @@ static int store_vtab_match(const struct store_vtab_cursor *c, int i) {
          r->id >= c->r[VT_ID].lo && r->id <= c->r[VT_ID].hi;
 }
 
+/* Moves to the next row of the block in the cursor's direction.  Returns
+ * 1 on a row in range, 0 at the end of the block, -1 past the ts range
+ * (the rest of this (track, lane) is outside it). */
+static int store_vtab_step_row(struct store_vtab_cursor *c) {
+  const struct store_vtab_range *ts = &c->r[VT_TS];
+  for (;;) {
+    c->i += c->desc ? -1 : 1;
+    if (c->i < 0 || c->i >= c->block.n)
+      return 0;
+    int64_t t = c->block.row[c->i].ts;
+    if (c->desc ? t < ts->lo : t > ts->hi)
+      return -1;
+    if (store_vtab_match(c, c->i))
+      return 1;
+  }
+}
+
 static int store_vtab_next(sqlite3_vtab_cursor *cur) {
   struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
   c->rowid++;
   while (!c->eof) {
-    while (++c->i < c->block.n) {
-      if (c->block.row[c->i].ts > c->r[VT_TS].hi)
-        break; /* the rest of this (track, lane) is later */
-      if (store_vtab_match(c, c->i))
-        return SQLITE_OK;
-    }
-    int rc = c->i < c->block.n ? SQLITE_DONE : store_vtab_next_block(c);
+    int r = store_vtab_step_row(c);
+    if (r > 0)
+      return SQLITE_OK;
+    int rc = r < 0 ? SQLITE_DONE : store_vtab_next_block(c);
     if (rc == SQLITE_ROW)
       continue;
     store_block_clear(&c->block);
@@ -339,11 +371,13 @@ static int store_vtab_filter(sqlite3_vtab_cursor *cur, int idx_num,
   for (int k = 0; k < argc && idx_str[2 * k]; k++)
     store_vtab_bound(&c->r[idx_str[2 * k] - '0'], idx_str[2 * k + 1], argv[k]);
   c->want_args = idx_num & 1;
+  c->desc = (idx_num >> 1) & 1;
   c->eof = 0;
   c->rowid = 0;
   c->i = -1;
   store_block_clear(&c->block);
-  sqlite3_reset(c->blocks);
+  sqlite3_reset(c->blocks[0]);
+  sqlite3_reset(c->blocks[1]);
   for (int k = 0; k < STORE_VTAB_SEEK_COLS; k++)
     if (store_vtab_empty(&c->r[k])) {
       c->eof = 1;

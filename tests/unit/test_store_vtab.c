@@ -2,7 +2,8 @@
  * virtual table `slice`: every row as written (args byte for byte, NULL
  * and empty ones, compressed blocks), the same answers as a plain table of
  * the same rows for constraints of every kind (integers, reals, NULL,
- * text, ranges that cross block boundaries), no sort for the key order,
+ * text, ranges that cross block boundaries), no sort for the key order
+ * (forwards, and backwards within one lane),
  * no writes, and clear errors for slices out of order, a slice written
  * twice and a block that is not one. */
 #include <errno.h>
@@ -62,7 +63,8 @@ static char *write_store(void) {
   struct store_writer *w = teststore_open(path);
   struct store_track t = teststore_track("slices", "neuron_rt");
   int64_t t1 = store_writer_track(w, &t), t2 = store_writer_track(w, &t);
-  int64_t name = store_writer_intern(w, "op"), grp = store_writer_intern(w, "g");
+  int64_t name = store_writer_intern(w, "op"),
+          grp = store_writer_intern(w, "g");
   for (int i = 0; i < ROWS; i++)
     for (int lane = 0; lane < 2; lane++) {
       size_t len = 0;
@@ -74,14 +76,16 @@ static char *write_store(void) {
                          i % 2 ? grp : 0, a, len);
       free(a);
     }
-  store_writer_track_stats(w, t1, &(struct store_track_stats){
-                                      .lanes = 2, .event_count = 2 * ROWS,
-                                      .lod_min_level = -1});
+  store_writer_track_stats(w, t1,
+                           &(struct store_track_stats){.lanes = 2,
+                                                       .event_count = 2 * ROWS,
+                                                       .lod_min_level = -1});
   for (int i = 0; i < 5; i++)
     store_writer_slice(w, t2, 0, 1000 * i, 7, 10, name, 0, "{}", 2);
-  store_writer_track_stats(w, t2, &(struct store_track_stats){
-                                      .lanes = 1, .event_count = 5,
-                                      .lod_min_level = -1});
+  store_writer_track_stats(w, t2,
+                           &(struct store_track_stats){.lanes = 1,
+                                                       .event_count = 5,
+                                                       .lod_min_level = -1});
   teststore_finish(w);
   return path;
 }
@@ -194,6 +198,26 @@ static void test_constraints_as_a_table(void **state) {
       "track IN (2, 1) AND lane = 0 AND ts < 500",
       "lane IN (1) AND ts BETWEEN 49800 AND 50000",
   };
+  /* the same, read backwards: the latest slices before a time */
+  const char *back[] = {"track = 1 AND lane = 1 AND ts <= 102301",
+                        "track = 1 AND lane = 0 AND ts < 250000.5",
+                        "track = 2 AND lane = 0", "track = 1 AND lane = 1"};
+  for (size_t k = 0; k < sizeof back / sizeof *back; k++) {
+    char *q[2];
+    for (int t = 0; t < 2; t++)
+      q[t] = xasprintf("SELECT group_concat(x, ',') FROM (SELECT ts || '/' "
+                       "|| id AS x FROM %s WHERE %s ORDER BY ts DESC, id "
+                       "DESC LIMIT 1030)",
+                       t ? "ref" : "slice", back[k]);
+    char *got = one(db, q[0]), *want = one(db, q[1]);
+    if (strcmp(got, want) != 0)
+      fail_msg("WHERE %s backwards: slice %.60s, table %.60s", back[k], got,
+               want);
+    free(got);
+    free(want);
+    free(q[0]);
+    free(q[1]);
+  }
   for (size_t k = 0; k < sizeof where / sizeof *where; k++) {
     char *a = xasprintf("SELECT count(*) || ':' || coalesce(group_concat(x, "
                         "','), '') FROM (SELECT track || '/' || lane || '/' "
@@ -241,6 +265,8 @@ static void test_order_and_writes(void **state) {
       "SELECT * FROM slice ORDER BY track, lane, ts, id",
       "SELECT * FROM slice WHERE track = 1 AND lane = 1 ORDER BY ts",
       "SELECT * FROM slice WHERE track = 1 ORDER BY lane, ts",
+      "SELECT ts FROM slice WHERE track = 1 AND lane = 1 AND ts <= 5 "
+      "ORDER BY ts DESC LIMIT 1",
   };
   for (size_t k = 0; k < sizeof sorted / sizeof *sorted; k++) {
     char *p = plan(db, sorted[k]);
@@ -248,11 +274,16 @@ static void test_order_and_writes(void **state) {
       fail_msg("%s sorts: %s", sorted[k], p);
     free(p);
   }
-  char *p = plan(db, "SELECT * FROM slice ORDER BY ts");
-  assert_non_null(strstr(p, "TEMP B-TREE")); /* not the blocks' order */
-  free(p);
-  const char *writes[] = {"DELETE FROM slice",
-                          "UPDATE slice SET dur = 0",
+  const char *unsorted[] = {
+      "SELECT * FROM slice ORDER BY ts", /* not the blocks' order */
+      "SELECT * FROM slice WHERE track = 1 ORDER BY lane DESC, ts DESC",
+  };
+  for (size_t k = 0; k < sizeof unsorted / sizeof *unsorted; k++) {
+    char *p = plan(db, unsorted[k]);
+    assert_non_null(strstr(p, "TEMP B-TREE"));
+    free(p);
+  }
+  const char *writes[] = {"DELETE FROM slice", "UPDATE slice SET dur = 0",
                           "INSERT INTO slice VALUES (1, 0, 1, 1, 1, 1, 1, '')"};
   for (size_t k = 0; k < sizeof writes / sizeof *writes; k++) {
     char *err = NULL;
@@ -291,8 +322,8 @@ static char *write_bad(const int64_t *ts_id, int n, int flush_after) {
     store_writer_slice(w, track, 0, ts_id[2 * i], ts_id[2 * i + 1], 1, name, 0,
                        NULL, 0);
     if (i == flush_after)
-      store_writer_track_stats(w, track, &(struct store_track_stats){
-                                             .lod_min_level = -1});
+      store_writer_track_stats(
+          w, track, &(struct store_track_stats){.lod_min_level = -1});
   }
   char *cause = NULL;
   assert_int_equal(store_writer_finish(w, &cause), -EIO);
