@@ -39,13 +39,17 @@ void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
                      size_t args_len) {
   store_block_row_room(b);
   struct store_block_row *r = &b->row[b->n++];
-  *r = (struct store_block_row){ts, id,          dur, name, grp > 0 ? grp : 0,
-                                -1, b->args_size};
-  if (args) {
+  *r = (struct store_block_row){.ts = ts,
+                                .id = id,
+                                .dur = dur,
+                                .name = name,
+                                .grp = grp > 0 ? grp : 0,
+                                .args_len = args ? (int64_t)args_len : -1,
+                                .args_off = b->args_size};
+  if (args && args_len) {
     store_block_args_room(b, args_len);
     memcpy(b->args + b->args_size, args, args_len);
     b->args_size += args_len;
-    r->args_len = (int64_t)args_len;
   }
 }
 
