@@ -62,7 +62,7 @@ CREATE TABLE track (
 -- a JSON object of every other attribute, or NULL.
 --
 -- They are stored in packed column blocks (doc/storage.md,
--- server/store/store_block.h): one slice_block row holds up to 1024
+-- server/store/store_block.h): one slice_block row holds up to 256
 -- slices of one (track, lane) in (ts, id) order, keyed by the first one's
 -- ts and id.  `slice` is the read-only virtual table over them with the
 -- columns below (module nex_slice: server/store/store_vtab.h; in the
@@ -73,7 +73,8 @@ CREATE TABLE slice_block (
   ts0 INTEGER NOT NULL,
   id0 INTEGER NOT NULL,
   n INTEGER NOT NULL,
-  data BLOB NOT NULL,
+  data BLOB NOT NULL,              -- ts, dur, id, name, grp, args length
+  args BLOB NOT NULL,              -- the args texts, zlib-compressed or not
   PRIMARY KEY (track, lane, ts0, id0)
 ) WITHOUT ROWID;
 -- slice(track, lane, ts, id, dur, name, grp, args)

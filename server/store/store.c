@@ -332,9 +332,8 @@ static void store_batch_send(struct store_writer *w, struct store_batch *b) {
   pthread_mutex_unlock(&w->mu);
 }
 
-/* Closes the open slice blocks (a statement may read any slice), sends
- * every partial buffer and waits until the writer thread is idle; the
- * ingest thread may then use the connection. */
+/* Closes the open slice blocks, sends every partial buffer and waits until
+ * the writer thread is idle: the ingest thread may then use the connection. */
 static void store_drain(struct store_writer *w) {
   store_slices_flush(w->slices);
   for (int i = 0; store_tables(w, i); i++)
@@ -343,8 +342,7 @@ static void store_drain(struct store_writer *w) {
   while (w->head || w->busy)
     pthread_cond_wait(&w->cv_idle, &w->mu);
   pthread_mutex_unlock(&w->mu);
-  if (!w->error) /* the slice blocks' (ingest thread, like this) */
-    w->error = store_slices_error(w->slices);
+  store_slices_error(w->slices, &w->error); /* ingest thread, like this */
 }
 
 /* Returns the first cell of a new row of table b. */
@@ -360,12 +358,14 @@ static int store_batch_row(struct store_writer *w, struct store_batch *b) {
 /* Queues one encoded slice block (store_slices' emit). */
 static void store_writer_block(void *ud, int64_t track, int64_t lane,
                                int64_t ts0, int64_t id0, int64_t n,
-                               const unsigned char *data, size_t len) {
+                               const unsigned char *data, size_t len,
+                               const unsigned char *args, size_t args_len) {
   struct store_writer *w = ud;
   int c = store_batch_row(w, &w->slice);
   int64_t *v = w->slice.cur->ints + c;
   v[0] = track, v[1] = lane, v[2] = ts0, v[3] = id0, v[4] = n;
   store_rows_text(w->slice.cur, c + 5, (const char *)data, len);
+  store_rows_text(w->slice.cur, c + 6, (const char *)args, args_len);
 }
 
 int store_writer_open(const char *path, struct store_writer **out,
@@ -422,8 +422,8 @@ int store_writer_open(const char *path, struct store_writer **out,
                    "pcore_idx,worker_gid,stream_id,device_idx,hbm_idx,cpu_id,"
                    "device_profile_id,label",
                    "ittttnnNNNNNNtIt", 0);
-  store_batch_init(w, &w->slice, "slice_block", "track,lane,ts0,id0,n,data",
-                   "iiiiib", 4);
+  store_batch_init(w, &w->slice, "slice_block",
+                   "track,lane,ts0,id0,n,data,args", "iiiiibb", 4);
   w->slices = store_slices_new(store_writer_block, w);
   store_batch_init(w, &w->counter, "counter", "track,series,ts,seq,value",
                    "iiiir", 4);

@@ -9,8 +9,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#define STORE_BLOCK_COLS 6 /* varint columns per row */
-
 static int64_t store_block_sub(int64_t a, int64_t b) {
   return (int64_t)((uint64_t)a - (uint64_t)b);
 }
@@ -79,39 +77,53 @@ static void store_block_args_in_order(const struct store_block *b, char *out) {
     }
 }
 
-unsigned char *store_block_encode(const struct store_block *b, size_t *len) {
+unsigned char *store_block_encode(const struct store_block *b, size_t *len,
+                                  size_t *args_at) {
   uLong raw = (uLong)b->args_size;
+  size_t room = 10 * STORE_BLOCK_COLS; /* n and the column lengths */
   size_t cap =
-      1 + 10 + (size_t)b->n * STORE_BLOCK_COLS * 10 + 10 + compressBound(raw);
-  unsigned char *out = xmalloc(cap), *p = out + 1;
-  p = lod_block_varint(p, b->n);
+      room + (size_t)b->n * STORE_BLOCK_COLS * 10 + 1 + 10 + compressBound(raw);
+  unsigned char *out = xmalloc(cap), *p = out + room, *col[STORE_BLOCK_COLS];
   const struct store_block_row *r = b->row;
+  col[0] = p;
   for (int i = 0; i < b->n; i++)
     p = lod_block_varint(p,
                          store_block_sub(r[i].ts, i ? r[i - 1].ts : r[0].ts));
+  col[1] = p;
   for (int i = 0; i < b->n; i++)
     p = lod_block_varint(p, r[i].dur);
+  col[2] = p;
   for (int i = 0; i < b->n; i++)
     p = lod_block_varint(p, store_block_sub(r[i].id, i ? r[i - 1].id : 0));
+  col[3] = p;
   for (int i = 0; i < b->n; i++)
     p = lod_block_varint(p, r[i].name);
+  col[4] = p;
   for (int i = 0; i < b->n; i++)
     p = lod_block_varint(p, r[i].grp);
+  col[5] = p;
   for (int i = 0; i < b->n; i++)
     p = lod_block_varint(p, r[i].args_len + 1);
+  unsigned char *h = lod_block_varint(out, b->n);
+  for (int c = 0; c + 1 < STORE_BLOCK_COLS; c++)
+    h = lod_block_varint(h, col[c + 1] - col[c]);
+  memmove(h, col[0], (size_t)(p - col[0]));
+  p = h + (p - col[0]);
+  *args_at = (size_t)(p - out);
+  unsigned char *flags = p++;
   char *text = xmalloc(raw ? raw : 1);
   store_block_args_in_order(b, text);
-  out[0] = 0;
+  *flags = 0;
   if (raw >= 64) {
     unsigned char *head = lod_block_varint(p, (int64_t)raw);
     uLongf zlen = (uLongf)(cap - (size_t)(head - out));
     if (compress2(head, &zlen, (const Bytef *)text, raw, 1) == Z_OK &&
         (head - p) + zlen < raw - raw / 10) {
-      out[0] = STORE_BLOCK_ZARGS;
+      *flags = STORE_BLOCK_ZARGS;
       p = head + zlen;
     }
   }
-  if (!out[0]) {
+  if (!*flags) {
     memcpy(p, text, raw);
     p += raw;
   }
@@ -143,11 +155,14 @@ static void store_block_undelta(struct store_block *b, size_t off,
   }
 }
 
-/* Reads the args bytes at p..end (inflated when flags say so) and sets each
- * row's offset.  Returns 0 or -EINVAL. */
-static int store_block_read_args(struct store_block *b, int flags,
-                                 const unsigned char *p,
+/* Reads the args part p..end (its flags byte, then the texts, inflated
+ * when the flags say so) and sets each row's offset.  Returns 0 or
+ * -EINVAL. */
+static int store_block_read_args(struct store_block *b, const unsigned char *p,
                                  const unsigned char *end) {
+  if (p == end || (*p & ~STORE_BLOCK_ZARGS))
+    return -EINVAL;
+  int flags = *p++;
   size_t total = 0;
   for (int i = 0; i < b->n; i++) {
     int64_t l = b->row[i].args_len;
@@ -176,44 +191,65 @@ static int store_block_read_args(struct store_block *b, int flags,
   return 0;
 }
 
+/* The column starts of data p..end after n: col[c] for c < COLS, col[COLS]
+ * = end.  Returns 0 or -EINVAL. */
+static int store_block_columns(const unsigned char *p, const unsigned char *end,
+                               const unsigned char **col) {
+  int64_t len[STORE_BLOCK_COLS - 1];
+  for (int c = 0; c + 1 < STORE_BLOCK_COLS; c++)
+    if (lod_block_varint_get(&p, end, &len[c]) < 0 || len[c] < 0)
+      return -EINVAL;
+  col[0] = p;
+  for (int c = 0; c + 1 < STORE_BLOCK_COLS; c++) {
+    if (len[c] > end - col[c])
+      return -EINVAL;
+    col[c + 1] = col[c] + len[c];
+  }
+  col[STORE_BLOCK_COLS] = end;
+  return 0;
+}
+
 int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
-                       size_t len, int want_args) {
+                       size_t len, const void *args, size_t args_len,
+                       int cols) {
   const unsigned char *p = data, *end = p + (data ? len : 0);
+  const unsigned char *col[STORE_BLOCK_COLS + 1];
   int64_t n;
   b->n = 0;
   b->args_size = 0;
-  if (p == end || (*p & ~STORE_BLOCK_ZARGS))
+  if (lod_block_varint_get(&p, end, &n) < 0 || n < 1 || n > STORE_BLOCK_ROWS ||
+      store_block_columns(p, end, col) < 0)
     return -EINVAL;
-  int flags = *p++;
-  if (lod_block_varint_get(&p, end, &n) < 0 || n < 1 || n > STORE_BLOCK_ROWS)
-    return -EINVAL;
-  b->n = (int)n;
-  if (b->cap < b->n) {
-    b->cap = b->n;
+  if (b->cap < n) {
+    b->cap = (int)n;
     b->row = xrealloc(b->row, (size_t)b->cap * sizeof *b->row);
   }
-  static const size_t cols[STORE_BLOCK_COLS] = {
+  b->n = (int)n;
+  static const size_t field[STORE_BLOCK_COLS] = {
       offsetof(struct store_block_row, ts),
       offsetof(struct store_block_row, dur),
       offsetof(struct store_block_row, id),
       offsetof(struct store_block_row, name),
       offsetof(struct store_block_row, grp),
       offsetof(struct store_block_row, args_len)};
-  for (int c = 0; c < STORE_BLOCK_COLS; c++)
-    if (store_block_column(&p, end, b, cols[c]) < 0) {
+  cols |= STORE_BLOCK_TS | (args ? STORE_BLOCK_ARGS : 0);
+  if (cols != STORE_BLOCK_ALL) /* the columns not read stay 0 */
+    memset(b->row, 0, (size_t)b->n * sizeof *b->row);
+  for (int c = 0; c < STORE_BLOCK_COLS; c++) {
+    const unsigned char *q = col[c];
+    if ((cols & (1 << c)) &&
+        (store_block_column(&q, col[c + 1], b, field[c]) < 0 ||
+         q != col[c + 1])) {
       b->n = 0;
       return -EINVAL;
     }
+  }
   store_block_undelta(b, offsetof(struct store_block_row, ts), ts0);
   store_block_undelta(b, offsetof(struct store_block_row, id), 0);
   for (int i = 0; i < b->n; i++)
-    b->row[i].args_len--;
-  if (!want_args) {
-    for (int i = 0; i < b->n; i++)
-      b->row[i].args_len = -1;
-    return 0;
-  }
-  if (store_block_read_args(b, flags, p, end) < 0) {
+    b->row[i].args_len--; /* -1 (NULL) when not read */
+  const unsigned char *a = args;
+  if (args && store_block_read_args(b, a, a + args_len) < 0) {
     b->n = 0;
     return -EINVAL;
   }

@@ -35,10 +35,12 @@ static void store_slices_fail(struct store_slices *s, char *msg) {
     free(msg);
 }
 
-char *store_slices_error(struct store_slices *s) {
-  char *e = s->error;
+void store_slices_error(struct store_slices *s, char **error) {
+  if (!*error)
+    *error = s->error;
+  else
+    free(s->error);
   s->error = NULL;
-  return e;
 }
 
 struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud) {
@@ -118,10 +120,10 @@ static void store_slices_close(struct store_slices *s, int i) {
       rc = -EINVAL;
     }
   if (!rc) {
-    size_t len;
-    unsigned char *data = store_block_encode(b, &len);
+    size_t len, at;
+    unsigned char *data = store_block_encode(b, &len, &at);
     s->emit(s->ud, e->track, e->lane, b->row[0].ts, b->row[0].id, b->n, data,
-            len);
+            at, data + at, len - at);
     free(data);
     e->last_ts = b->row[b->n - 1].ts;
     e->last_id = b->row[b->n - 1].id;

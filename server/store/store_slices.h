@@ -20,10 +20,11 @@
 #include <stdint.h>
 
 /* Receives one encoded block: its key (track, lane, first ts and id), n
- * slices, data/len the blob. */
+ * slices, its data and args blobs. */
 typedef void store_slices_emit_fn(void *ud, int64_t track, int64_t lane,
                                   int64_t ts0, int64_t id0, int64_t n,
-                                  const unsigned char *data, size_t len);
+                                  const unsigned char *data, size_t len,
+                                  const unsigned char *args, size_t args_len);
 
 struct store_slices;
 
@@ -37,9 +38,9 @@ void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
 /* Closes every open block.  A block that holds one slice twice is not
  * written: the error is kept. */
 void store_slices_flush(struct store_slices *s);
-/* The first error kept since the last call (a malloc'd message the caller
- * frees), or NULL. */
-char *store_slices_error(struct store_slices *s);
+/* Hands the first error kept since the last call (a malloc'd message) to
+ * *error when that is NULL (the caller frees it), else drops it. */
+void store_slices_error(struct store_slices *s, char **error);
 /* Frees s and its open blocks, unwritten.  NULL allowed. */
 void store_slices_free(struct store_slices *s);
 

@@ -14,10 +14,22 @@ SQLITE_EXTENSION_INIT1
 enum { VT_TRACK, VT_LANE, VT_TS, VT_ID, VT_DUR, VT_NAME, VT_GRP, VT_ARGS };
 #define STORE_VTAB_SEEK_COLS 4 /* track, lane, ts, id */
 
-/* The connection's table. */
+/* The statements a cursor reads blocks with. */
+struct store_vtab_stmts {
+  sqlite3_stmt *pairs; /* the next (track, lane) after a given one */
+  /* the blocks of one (track, lane) in a ts range: [0] in (ts, id) order,
+   * [1] backwards */
+  sqlite3_stmt *blocks[2];
+  struct store_vtab_stmts *next;
+};
+
+/* The connection's table, with the statements of closed cursors kept for
+ * the next ones (a window query opens cursors by the hundred: preparing
+ * would cost more than reading). */
 struct store_vtab {
   sqlite3_vtab base;
   sqlite3 *db;
+  struct store_vtab_stmts *spare;
 };
 
 /* A bound [lo, hi] of one column; lo > hi: no row. */
@@ -27,12 +39,9 @@ struct store_vtab_range {
 
 struct store_vtab_cursor {
   sqlite3_vtab_cursor base;
-  sqlite3_stmt *pairs; /* the next (track, lane) after a given one */
-  /* the blocks of one (track, lane) in a ts range: [0] in (ts, id) order,
-   * [1] backwards */
-  sqlite3_stmt *blocks[2];
+  struct store_vtab_stmts *st;
   struct store_vtab_range r[STORE_VTAB_SEEK_COLS];
-  int want_args;
+  int cols;            /* the block columns read (STORE_BLOCK_* bits) */
   int desc;            /* rows backwards (one (track, lane) only) */
   int started;         /* a (track, lane) was read */
   int64_t track, lane; /* the (track, lane) being read */
@@ -61,7 +70,25 @@ static int store_vtab_connect(sqlite3 *db, void *aux, int argc,
   return SQLITE_OK;
 }
 
+/* Finalizes st's statements that db still holds (a connection's owner may
+ * have finalized every statement of db before closing it). */
+static void store_vtab_stmts_free(sqlite3 *db, struct store_vtab_stmts *st) {
+  sqlite3_stmt *mine[] = {st->pairs, st->blocks[0], st->blocks[1]};
+  for (sqlite3_stmt *p = sqlite3_next_stmt(db, NULL), *n; p; p = n) {
+    n = sqlite3_next_stmt(db, p);
+    for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
+      if (p == mine[i])
+        sqlite3_finalize(p);
+  }
+  sqlite3_free(st);
+}
+
 static int store_vtab_disconnect(sqlite3_vtab *vt) {
+  struct store_vtab *v = (struct store_vtab *)vt;
+  for (struct store_vtab_stmts *st = v->spare, *n; st; st = n) {
+    n = st->next;
+    store_vtab_stmts_free(v->db, st);
+  }
   sqlite3_free(vt);
   return SQLITE_OK;
 }
@@ -110,6 +137,20 @@ static int store_vtab_ordered(const sqlite3_index_info *info, const int *eq) {
   return desc ? 2 : 1;
 }
 
+/* The block columns a statement needs: those it reads (colUsed) and id
+ * when it is constrained; ts always. */
+static int store_vtab_cols(sqlite3_uint64 used, const int *ranged) {
+  static const int bit[] = {
+      [VT_TS] = STORE_BLOCK_TS,   [VT_ID] = STORE_BLOCK_ID,
+      [VT_DUR] = STORE_BLOCK_DUR, [VT_NAME] = STORE_BLOCK_NAME,
+      [VT_GRP] = STORE_BLOCK_GRP, [VT_ARGS] = STORE_BLOCK_ARGS};
+  int cols = STORE_BLOCK_TS | (ranged[VT_ID] ? STORE_BLOCK_ID : 0);
+  for (int c = VT_TS; c <= VT_ARGS; c++)
+    if (used & ((sqlite3_uint64)1 << c))
+      cols |= bit[c];
+  return cols;
+}
+
 static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   (void)vt;
   char ops[2 * 64 + 1];
@@ -132,7 +173,8 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   info->needToFreeIdxStr = 1;
   int order = store_vtab_ordered(info, eq);
   info->orderByConsumed = order > 0;
-  info->idxNum = (int)((info->colUsed >> VT_ARGS) & 1) | (order == 2 ? 2 : 0);
+  /* idxNum: bit 0 backwards, then the block columns to decode */
+  info->idxNum = (order == 2) | store_vtab_cols(info->colUsed, ranged) << 1;
   /* a guess of the rows read: 10^7 slices, a tenth per track, lane or
    * time bound, almost none with the id too */
   double rows = 1e7;
@@ -146,13 +188,38 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   return SQLITE_OK;
 }
 
-/* Frees cursor c and its statements. */
-static void store_vtab_finalize(struct store_vtab_cursor *c) {
-  sqlite3_finalize(c->pairs);
-  sqlite3_finalize(c->blocks[0]);
-  sqlite3_finalize(c->blocks[1]);
-  store_block_free(&c->block);
-  sqlite3_free(c);
+/* A new set of statements (NULL with the error in vt when one does not
+ * prepare). */
+static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
+  struct store_vtab_stmts *st = sqlite3_malloc(sizeof *st);
+  if (!st)
+    return NULL;
+  memset(st, 0, sizeof *st);
+  int rc = sqlite3_prepare_v3(
+      v->db,
+      "SELECT track, lane FROM slice_block WHERE (track, lane) > (?1, ?2) "
+      "AND track <= ?3 ORDER BY track, lane LIMIT 1",
+      -1, SQLITE_PREPARE_PERSISTENT, &st->pairs, NULL);
+  for (int d = 0; d < 2 && rc == SQLITE_OK; d++) {
+    char *sql = sqlite3_mprintf(
+        "SELECT ts0, data, args FROM slice_block WHERE track = ?1 AND "
+        "lane = ?2 "
+        "AND ts0 >= coalesce((SELECT max(ts0) FROM slice_block WHERE "
+        "track = ?1 AND lane = ?2 AND ts0 < ?3), ?3) AND ts0 <= ?4 "
+        "ORDER BY ts0 %s, id0 %s",
+        d ? "DESC" : "", d ? "DESC" : "");
+    rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                  &st->blocks[d], NULL)
+             : SQLITE_NOMEM;
+    sqlite3_free(sql);
+  }
+  if (rc != SQLITE_OK) {
+    sqlite3_free(v->base.zErrMsg);
+    v->base.zErrMsg = sqlite3_mprintf("%s", sqlite3_errmsg(v->db));
+    store_vtab_stmts_free(v->db, st);
+    return NULL;
+  }
+  return st;
 }
 
 static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
@@ -161,35 +228,27 @@ static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   if (!c)
     return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
-  int rc = sqlite3_prepare_v3(
-      v->db,
-      "SELECT track, lane FROM slice_block WHERE (track, lane) > (?1, ?2) "
-      "AND track <= ?3 ORDER BY track, lane LIMIT 1",
-      -1, SQLITE_PREPARE_PERSISTENT, &c->pairs, NULL);
-  for (int d = 0; d < 2 && rc == SQLITE_OK; d++) {
-    char *sql = sqlite3_mprintf(
-        "SELECT ts0, data FROM slice_block WHERE track = ?1 AND lane = ?2 "
-        "AND ts0 >= coalesce((SELECT max(ts0) FROM slice_block WHERE "
-        "track = ?1 AND lane = ?2 AND ts0 < ?3), ?3) AND ts0 <= ?4 "
-        "ORDER BY ts0 %s, id0 %s",
-        d ? "DESC" : "", d ? "DESC" : "");
-    rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-                                  &c->blocks[d], NULL)
-             : SQLITE_NOMEM;
-    sqlite3_free(sql);
-  }
-  if (rc != SQLITE_OK) {
-    sqlite3_free(vt->zErrMsg);
-    vt->zErrMsg = sqlite3_mprintf("%s", sqlite3_errmsg(v->db));
-    store_vtab_finalize(c);
-    return rc;
+  if ((c->st = v->spare) != NULL)
+    v->spare = c->st->next;
+  else if (!(c->st = store_vtab_stmts_new(v))) {
+    sqlite3_free(c);
+    return SQLITE_ERROR;
   }
   *out = &c->base;
   return SQLITE_OK;
 }
 
+/* Gives the statements back to the table and frees the cursor. */
 static int store_vtab_close(sqlite3_vtab_cursor *cur) {
-  store_vtab_finalize((struct store_vtab_cursor *)cur);
+  struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
+  struct store_vtab *v = (struct store_vtab *)cur->pVtab;
+  sqlite3_reset(c->st->pairs);
+  sqlite3_reset(c->st->blocks[0]);
+  sqlite3_reset(c->st->blocks[1]);
+  c->st->next = v->spare;
+  v->spare = c->st;
+  store_block_free(&c->block);
+  sqlite3_free(c);
   return SQLITE_OK;
 }
 
@@ -260,13 +319,13 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
     if (t->lo == t->hi && l->lo == l->hi) { /* one run: no search */
       c->track = t->lo, c->lane = l->lo;
     } else {
-      sqlite3_bind_int64(c->pairs, 1, c->track);
-      sqlite3_bind_int64(c->pairs, 2, c->lane);
-      sqlite3_bind_int64(c->pairs, 3, t->hi);
-      int rc = sqlite3_step(c->pairs);
-      int64_t track = sqlite3_column_int64(c->pairs, 0);
-      int64_t lane = sqlite3_column_int64(c->pairs, 1);
-      sqlite3_reset(c->pairs);
+      sqlite3_bind_int64(c->st->pairs, 1, c->track);
+      sqlite3_bind_int64(c->st->pairs, 2, c->lane);
+      sqlite3_bind_int64(c->st->pairs, 3, t->hi);
+      int rc = sqlite3_step(c->st->pairs);
+      int64_t track = sqlite3_column_int64(c->st->pairs, 0);
+      int64_t lane = sqlite3_column_int64(c->st->pairs, 1);
+      sqlite3_reset(c->st->pairs);
       if (rc == SQLITE_DONE)
         break;
       if (rc != SQLITE_ROW)
@@ -285,7 +344,7 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
       c->track = track, c->lane = lane;
     }
     c->started = 1;
-    sqlite3_stmt *b = c->blocks[c->desc];
+    sqlite3_stmt *b = c->st->blocks[c->desc];
     sqlite3_reset(b);
     sqlite3_bind_int64(b, 1, c->track);
     sqlite3_bind_int64(b, 2, c->lane);
@@ -300,14 +359,17 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
 /* Reads the next block of the current (track, lane): returns SQLITE_ROW
  * with it decoded, SQLITE_DONE after the last, or an error code. */
 static int store_vtab_next_block(struct store_vtab_cursor *c) {
-  sqlite3_stmt *b = c->blocks[c->desc];
+  sqlite3_stmt *b = c->st->blocks[c->desc];
   int rc = sqlite3_step(b);
   if (rc != SQLITE_ROW)
     return rc;
   const void *data = sqlite3_column_blob(b, 1);
-  int len = sqlite3_column_bytes(b, 1);
-  if (store_block_decode(&c->block, sqlite3_column_int64(b, 0), data,
-                         (size_t)len, c->want_args) < 0) {
+  size_t len = (size_t)sqlite3_column_bytes(b, 1);
+  const void *args =
+      c->cols & STORE_BLOCK_ARGS ? sqlite3_column_blob(b, 2) : NULL;
+  size_t args_len = args ? (size_t)sqlite3_column_bytes(b, 2) : 0;
+  if (store_block_decode(&c->block, sqlite3_column_int64(b, 0), data, len, args,
+                         args_len, c->cols) < 0) {
     sqlite3_free(c->base.pVtab->zErrMsg);
     c->base.pVtab->zErrMsg =
         sqlite3_mprintf("slice_block of track %lld lane %lld: not a block",
@@ -370,14 +432,14 @@ static int store_vtab_filter(sqlite3_vtab_cursor *cur, int idx_num,
     c->r[k] = (struct store_vtab_range){INT64_MIN, INT64_MAX};
   for (int k = 0; k < argc && idx_str[2 * k]; k++)
     store_vtab_bound(&c->r[idx_str[2 * k] - '0'], idx_str[2 * k + 1], argv[k]);
-  c->want_args = idx_num & 1;
-  c->desc = (idx_num >> 1) & 1;
+  c->desc = idx_num & 1;
+  c->cols = idx_num >> 1;
   c->eof = 0;
   c->rowid = 0;
   c->i = -1;
   store_block_clear(&c->block);
-  sqlite3_reset(c->blocks[0]);
-  sqlite3_reset(c->blocks[1]);
+  sqlite3_reset(c->st->blocks[0]);
+  sqlite3_reset(c->st->blocks[1]);
   for (int k = 0; k < STORE_VTAB_SEEK_COLS; k++)
     if (store_vtab_empty(&c->r[k])) {
       c->eof = 1;

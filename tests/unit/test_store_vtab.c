@@ -153,9 +153,11 @@ static void test_rows_as_written(void **state) {
   }
   /* the args of track 1 were compressed (flag 1); blocks hold fewer bytes
    * than the args text alone; track 2's 10 bytes of args were not */
-  s = one(db, "SELECT group_concat(hex(substr(data, 1, 1))) || ' ' || "
-              "((SELECT sum(length(data)) FROM slice_block) < (SELECT "
-              "sum(length(args)) FROM slice)) FROM slice_block");
+  s = one(
+      db,
+      "SELECT group_concat(hex(substr(args, 1, 1))) || ' ' || "
+      "((SELECT sum(length(data) + length(args)) FROM slice_block) < (SELECT "
+      "sum(length(args)) FROM slice)) FROM slice_block");
   assert_string_equal(s, "01,01,01,01,01,01,00 1");
   free(s);
   sqlite3_close(db);
@@ -361,28 +363,49 @@ static void test_out_of_order(void **state) {
   free(cause);
 }
 
-/* Blocks that are not blocks decode to an error (never past their bytes):
- * no bytes, an unknown flag, no rows, columns cut short, args of another
- * length, args that do not inflate, too many rows.  Varints are zigzag:
- * 2v stands for v. */
+/* Blocks that are not blocks decode to an error (never past their bytes).
+ * Varints are zigzag: 2v stands for v.  One row's data is "\x02" (n = 1),
+ * the lengths of its first five columns ("\x02": 1 byte each), then ts,
+ * dur, id, name, grp and args length + 1. */
+#define HEAD "\x02\x02\x02\x02\x02\x02"
 static void test_decode_rejects(void **state) {
   (void)state;
   struct store_block b = {0};
-  const unsigned char *bad[] = {
-      (const unsigned char *)"",
-      (const unsigned char *)"\x02\x02\x00\x00\x00\x00\x00\x00",
-      (const unsigned char *)"\x00\x00",
-      (const unsigned char *)"\x00\x02\x00\x00",
-      (const unsigned char *)"\x00\x02\x00\x00\x00\x00\x00\x08{}",
-      (const unsigned char *)"\x01\x02\x00\x00\x00\x00\x00\x06\x04xx",
-      (const unsigned char *)"\x00\xff\xff\xff\xff\x0f"};
-  size_t len[] = {0, 8, 2, 4, 10, 11, 6};
-  for (size_t k = 0; k < sizeof len / sizeof *len; k++)
-    assert_int_equal(store_block_decode(&b, 0, bad[k], len[k], 1), -EINVAL);
-  /* the same bytes without args: the columns are fine */
-  assert_int_equal(store_block_decode(&b, 5, bad[4], len[4], 0), 0);
+  struct {
+    const char *data, *args;
+    size_t len, args_len;
+  } bad[] = {
+      {"", "\x00", 0, 1},              /* no bytes */
+      {"\x00", "\x00", 1, 1},          /* no rows */
+      {HEAD "\x00\x00", "\x00", 8, 1}, /* columns cut short */
+      {"\x02\x02\x02\x02\x02\x14\x00\x00", "\x00", 8,
+       1}, /* a length past the end */
+      {HEAD "\x00\x00\x00\x00\x00\x02\x00", "\x00", 13, 1}, /* bytes after */
+      {HEAD "\x00\x84\x00\x00\x00\x02", "\x00", 12,
+       1},                                    /* a varint past its column */
+      {"\xff\xff\xff\xff\x0f", "\x00", 5, 1}, /* too many rows */
+      {HEAD "\x00\x00\x00\x00\x00\x08", "\x00{}", 12, 3}, /* args of 3 bytes */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x02{}", 12, 3}, /* unknown flag */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x01\x04xx", 12, 4}, /* no zlib */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "", 12, 0},           /* no flags */
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+    if (store_block_decode(&b, 0, bad[k].data, bad[k].len, bad[k].args,
+                           bad[k].args_len, STORE_BLOCK_ALL) != -EINVAL)
+      fail_msg("case %zu decodes", k);
+  /* the columns not read are not checked: ts alone, then all but args */
+  assert_int_equal(
+      store_block_decode(&b, 5, bad[5].data, 12, NULL, 0, STORE_BLOCK_TS), 0);
   assert_int_equal(b.n, 1);
   assert_int_equal(b.row[0].ts, 5);
+  assert_int_equal(b.row[0].args_len, -1);
+  assert_int_equal(store_block_decode(&b, 5, bad[7].data, 12, NULL, 0,
+                                      STORE_BLOCK_ALL & ~STORE_BLOCK_ARGS),
+                   0);
+  assert_int_equal(
+      store_block_decode(&b, 5, bad[8].data, 12, "\x00{}", 3, STORE_BLOCK_ALL),
+      0);
+  assert_int_equal(b.row[0].args_len, 2);
   store_block_free(&b);
 }
 
