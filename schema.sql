@@ -1,8 +1,8 @@
 -- schema.sql -- the neuron-explorer-server store (SQLite).
 --
 -- Two layers:
---  * timeline tables (ours): interned strings, tracks, slices clustered
---    (track, lane, ts, id) WITHOUT ROWID, counters, flows, LOD levels.
+--  * timeline tables (ours): interned strings, tracks, slices in packed
+--    blocks clustered (track, lane, ts), counters, flows, LOD levels.
 --    A window query touches O(pixels), not O(events).
 --  * the vendor-named tables users already query (SystemProfileEvents,
 --    DeviceProfileList, Instruction, DmaPacket, CpuUsage, ...), as tables
@@ -60,17 +60,25 @@ CREATE TABLE track (
 -- event's own id (vendor id, or a generated one); name/grp are str ids (grp
 -- picks the colour: framework op of an instruction, NULL otherwise); args is
 -- a JSON object of every other attribute, or NULL.
-CREATE TABLE slice (
+--
+-- They are stored in packed column blocks (doc/storage.md,
+-- server/store/store_block.h): one slice_block row holds up to 256
+-- slices of one (track, lane) in (ts, id) order, keyed by the first one's
+-- ts and id.  `slice` is the read-only virtual table over them with the
+-- columns below (module nex_slice: server/store/store_vtab.h; in the
+-- sqlite3 shell, `.load nexstore` first).
+CREATE TABLE slice_block (
   track INTEGER NOT NULL,
   lane INTEGER NOT NULL,
-  ts INTEGER NOT NULL,
-  id INTEGER NOT NULL,
-  dur INTEGER NOT NULL,
-  name INTEGER NOT NULL,
-  grp INTEGER,
-  args TEXT,
-  PRIMARY KEY (track, lane, ts, id)
+  ts0 INTEGER NOT NULL,
+  id0 INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  data BLOB NOT NULL,              -- ts, dur, id, name, grp, args length
+  args BLOB NOT NULL,              -- the args texts, zlib-compressed or not
+  PRIMARY KEY (track, lane, ts0, id0)
 ) WITHOUT ROWID;
+-- slice(track, lane, ts, id, dur, name, grp, args)
+CREATE VIRTUAL TABLE slice USING nex_slice;
 
 -- Counter samples.  series 0 is the main value (HBM total_bytes, CPU
 -- util_percent, host used_bytes, bandwidth bytes/s, semaphore value ...);

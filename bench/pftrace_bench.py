@@ -79,6 +79,10 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--work", default="/tmp/nex-pftrace-bench")
     a = ap.parse_args()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "tests", "integration"))
+    import nexdb  # the store's slice table (nexstore.so of the build)
+    nexdb.register(a.build)
     synth = os.path.join(a.build, "tools/neuron-explorer-synth")
     server = os.path.join(a.build, "server/neuron-explorer-server")
     decode = os.path.join(a.build, "bench/perfetto_decode")

@@ -20,6 +20,8 @@
  * figure that other load on the machine barely changes.  Prints
  * plain-text tables.  Not part of make check.
  */
+#include "store_vtab.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -294,6 +296,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "viewport: %s: %s\n", opt_db, sqlite3_errmsg(db));
     return 1;
   }
+  store_vtab_register(db);
   sqlite3_exec(db, "PRAGMA mmap_size=2147418112", NULL, NULL, NULL);
   sqlite3_stmt *st;
   int64_t events = 0, all_events = 0;

@@ -251,23 +251,26 @@ void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
 /* The inst_dep rows of the device profile being read (its slices are all
  * placed): one per entry of an instruction's inst_dep_ids, with where the
  * instruction it names lies when the profile has it.  The instructions are
- * found by id through a temporary table, dropped after. */
+ * found by id through a temporary table, dropped after.  CROSS JOIN: the
+ * profile's tracks first, then their slices (without statistics the
+ * planner would read every slice of the store for each profile). */
 static void ingest_device_deps(struct ing *g) {
   struct ingest_device_state *dv = ingest_device_state(g);
   store_writer_exec(ingest_writer(g),
                     "CREATE TEMP TABLE inst_at (id INTEGER PRIMARY KEY, "
                     "track INTEGER, lane INTEGER, ts INTEGER)",
                     "");
-  store_writer_exec(ingest_writer(g),
-                    "INSERT OR IGNORE INTO temp.inst_at SELECT s.id, s.track, "
-                    "s.lane, s.ts FROM track t JOIN slice s ON s.track = t.id "
-                    "WHERE t.device_profile_id = ?1 AND t.source = 'engine'",
-                    "i", dv->dp_id);
+  store_writer_exec(
+      ingest_writer(g),
+      "INSERT OR IGNORE INTO temp.inst_at SELECT s.id, s.track, "
+      "s.lane, s.ts FROM track t CROSS JOIN slice s ON s.track = t.id "
+      "WHERE t.device_profile_id = ?1 AND t.source = 'engine'",
+      "i", dv->dp_id);
   store_writer_exec(
       ingest_writer(g),
       "INSERT INTO inst_dep (track, ts, lane, id, seq, dep_id, dep_track, "
       "dep_lane, dep_ts) SELECT s.track, s.ts, s.lane, s.id, j.key, j.value, "
-      "a.track, a.lane, a.ts FROM track t JOIN slice s ON s.track = t.id "
+      "a.track, a.lane, a.ts FROM track t CROSS JOIN slice s ON s.track = t.id "
       "JOIN json_each(s.args, '$.inst_dep_ids') j LEFT JOIN temp.inst_at a "
       "ON a.id = j.value WHERE t.device_profile_id = ?1 AND t.source = "
       "'engine' AND instr(s.args, '\"inst_dep_ids\"')",

@@ -10,6 +10,7 @@
  * held is the budget plus one value.
  */
 #include "query_priv.h"
+#include "store_vtab.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -119,6 +120,14 @@ static const char *query_sql_verb(const char *sql, char *buf, size_t n) {
   return buf;
 }
 
+/* The 403 of a statement refused, `what` naming it. */
+static int query_sql_refused(struct query_err *e, const char *what) {
+  return query_fail(e, -EPERM, 403, "refused",
+                    "%s is not allowed: the SQL endpoint runs one read-only "
+                    "SELECT",
+                    what);
+}
+
 /* The 403 of a refused statement: named by its first word, unless that is
  * a SELECT or WITH, whose refused part the authorizer named. */
 static int query_sql_refuse(const char *sql, const struct query_guard *g,
@@ -128,10 +137,31 @@ static int query_sql_refuse(const char *sql, const struct query_guard *g,
   if (!*what || strcmp(what, "SELECT") == 0 || strcmp(what, "WITH") == 0 ||
       strcmp(what, "VALUES") == 0)
     what = g->denied[0] ? g->denied : "writing";
-  return query_fail(e, -EPERM, 403, "refused",
-                    "%s is not allowed: the SQL endpoint runs one read-only "
-                    "SELECT",
-                    what);
+  return query_sql_refused(e, what);
+}
+
+/* The verb that writes (INSERT, UPDATE, DELETE, REPLACE, CREATE, DROP,
+ * ALTER) sql starts with, after a WITH clause the first such word; NULL
+ * when there is none.  A write into the read-only virtual table `slice`
+ * fails at the prepare, before the authorizer could name it. */
+static const char *query_sql_write_verb(const char *sql) {
+  static const char *const verbs[] = {"INSERT", "UPDATE", "DELETE", "REPLACE",
+                                      "CREATE", "DROP",   "ALTER"};
+  char word[16];
+  const char *first = query_sql_verb(sql, word, sizeof word);
+  int with = strcmp(first, "WITH") == 0;
+  for (const char *p = sql; *p; p++) {
+    if (!isalpha((unsigned char)*p) ||
+        (p > sql && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
+      continue;
+    query_sql_verb(p, word, sizeof word);
+    for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+      if (strcmp(word, verbs[i]) == 0)
+        return verbs[i];
+    if (!with)
+      return NULL; /* the first word is no write */
+  }
+  return NULL;
 }
 
 /* The error of a failed prepare or step on the SQL endpoint. */
@@ -139,6 +169,9 @@ static int query_sql_fail(sqlite3 *db, const char *sql,
                           const struct query_guard *g, struct query_err *e) {
   if (g->denied[0])
     return query_sql_refuse(sql, g, e);
+  const char *write = query_sql_write_verb(sql);
+  if (write)
+    return query_sql_refused(e, write);
   if (g->timed_out)
     return query_fail(e, -EINVAL, 400, "sql_timeout",
                       "the query ran longer than %d ms and was stopped",
@@ -326,6 +359,7 @@ int query_sql(const char *path, const char *sql, int timeout_ms,
   }
   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  store_vtab_register(db);
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, QUERY_SQL_MAX_VALUE);
   sqlite3_busy_timeout(db, 2000);

@@ -17,7 +17,7 @@ struct lod_row lod_block_origin(int level, int64_t bucket) {
       .bucket = bucket, .ts = (int64_t)((uint64_t)bucket << LOD_SHIFT(level))};
 }
 
-static unsigned char *lod_block_varint(unsigned char *p, int64_t v) {
+unsigned char *lod_block_varint(unsigned char *p, int64_t v) {
   uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
   for (; z >= 0x80; z >>= 7)
     *p++ = (unsigned char)(z | 0x80);
@@ -25,12 +25,13 @@ static unsigned char *lod_block_varint(unsigned char *p, int64_t v) {
   return p;
 }
 
-static int lod_block_get(struct lod_block *b, int64_t *v) {
+int lod_block_varint_get(const unsigned char **p, const unsigned char *end,
+                         int64_t *v) {
   uint64_t z = 0;
   for (int shift = 0; shift < 64; shift += 7) {
-    if (b->p == b->end)
+    if (*p == end)
       return -EINVAL;
-    unsigned char c = *b->p++;
+    unsigned char c = *(*p)++;
     z |= (uint64_t)(c & 0x7f) << shift;
     if (!(c & 0x80)) {
       *v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
@@ -52,7 +53,7 @@ int lod_block_next(struct lod_block *b, struct lod_row *r) {
     return 0;
   int64_t v[9];
   for (int i = 0; i < 9; i++)
-    if (lod_block_get(b, &v[i]) < 0)
+    if (lod_block_varint_get(&b->p, b->end, &v[i]) < 0)
       return -EINVAL;
   r->bucket = lod_block_add(b->prev.bucket, v[0]);
   r->ts = lod_block_add(b->prev.ts, v[1]);

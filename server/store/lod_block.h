@@ -49,4 +49,13 @@ struct lod_row lod_block_origin(int level, int64_t bucket);
 unsigned char *lod_block_put(unsigned char *p, struct lod_row *prev,
                              const struct lod_row *r);
 
+/* The zigzag varint of the blocks, also used by the slice blocks
+ * (store_block.h): writes v at p (room for 10 bytes) and returns the end of
+ * the written bytes. */
+unsigned char *lod_block_varint(unsigned char *p, int64_t v);
+/* Reads one varint at *p (not past end) into *v and moves *p past it.
+ * Returns 0, or -EINVAL when the bytes end first or it runs over 64 bits. */
+int lod_block_varint_get(const unsigned char **p, const unsigned char *end,
+                         int64_t *v);
+
 #endif

@@ -2,6 +2,8 @@
  * store_pool.c.) */
 #include "store.h"
 #include "log.h"
+#include "store_slices.h"
+#include "store_vtab.h"
 #include "util.h"
 
 #include <errno.h>
@@ -18,9 +20,10 @@
 
 extern const char store_schema_sql[]; /* schema.sql, generated at build */
 
-#define STORE_BATCH_ROWS 32   /* rows per multi-row INSERT */
-#define STORE_CHUNK_ROWS 2048 /* rows per hand-off to the writer thread */
-#define STORE_QUEUE_MAX 16    /* chunks waiting for the writer thread */
+#define STORE_BATCH_ROWS 32         /* rows per multi-row INSERT */
+#define STORE_CHUNK_ROWS 2048       /* rows per hand-off to the writer thread */
+#define STORE_CHUNK_BYTES (4 << 20) /* text and blob bytes per hand-off */
+#define STORE_QUEUE_MAX 16          /* chunks waiting for the writer thread */
 #define STORE_WRITEBACK_CHUNKS 64
 #define STORE_INTERN_MIN 1024
 
@@ -66,6 +69,7 @@ struct store_writer {
   struct store_batch str, track, slice, counter, slice_lod, counter_lod, flow,
       name_stat;
   struct store_intern strs;
+  struct store_slices *slices; /* the open slice blocks */
   int64_t tracks;
   sqlite3_stmt *track_upd;
   pthread_t th;
@@ -328,24 +332,40 @@ static void store_batch_send(struct store_writer *w, struct store_batch *b) {
   pthread_mutex_unlock(&w->mu);
 }
 
-/* Sends every partial buffer and waits until the writer thread is idle;
- * the ingest thread may then use the connection. */
+/* Closes the open slice blocks, sends every partial buffer and waits until
+ * the writer thread is idle: the ingest thread may then use the connection. */
 static void store_drain(struct store_writer *w) {
+  store_slices_flush(w->slices);
   for (int i = 0; store_tables(w, i); i++)
     store_batch_send(w, store_tables(w, i));
   pthread_mutex_lock(&w->mu);
   while (w->head || w->busy)
     pthread_cond_wait(&w->cv_idle, &w->mu);
   pthread_mutex_unlock(&w->mu);
+  store_slices_error(w->slices, &w->error); /* ingest thread, like this */
 }
 
 /* Returns the first cell of a new row of table b. */
 static int store_batch_row(struct store_writer *w, struct store_batch *b) {
-  if (b->cur && b->cur->n == STORE_CHUNK_ROWS)
+  if (b->cur &&
+      (b->cur->n == STORE_CHUNK_ROWS || b->cur->text.len >= STORE_CHUNK_BYTES))
     store_batch_send(w, b);
   if (!b->cur)
     b->cur = store_rows_new(w, b);
   return b->cur->n++ * b->ncols;
+}
+
+/* Queues one encoded slice block (store_slices' emit). */
+static void store_writer_block(void *ud, int64_t track, int64_t lane,
+                               int64_t ts0, int64_t id0, int64_t n,
+                               const unsigned char *data, size_t len,
+                               const unsigned char *args, size_t args_len) {
+  struct store_writer *w = ud;
+  int c = store_batch_row(w, &w->slice);
+  int64_t *v = w->slice.cur->ints + c;
+  v[0] = track, v[1] = lane, v[2] = ts0, v[3] = id0, v[4] = n;
+  store_rows_text(w->slice.cur, c + 5, (const char *)data, len);
+  store_rows_text(w->slice.cur, c + 6, (const char *)args, args_len);
 }
 
 int store_writer_open(const char *path, struct store_writer **out,
@@ -377,6 +397,7 @@ int store_writer_open(const char *path, struct store_writer **out,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                           SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK ||
+      store_vtab_register(w->db) != SQLITE_OK ||
       sqlite3_exec(w->db,
                    "PRAGMA page_size=8192; PRAGMA journal_mode=OFF;"
                    "PRAGMA synchronous=OFF; PRAGMA cache_size=-32768;"
@@ -401,8 +422,9 @@ int store_writer_open(const char *path, struct store_writer **out,
                    "pcore_idx,worker_gid,stream_id,device_idx,hbm_idx,cpu_id,"
                    "device_profile_id,label",
                    "ittttnnNNNNNNtIt", 0);
-  store_batch_init(w, &w->slice, "slice", "track,lane,ts,id,dur,name,grp,args",
-                   "iiiiiiIt", 4);
+  store_batch_init(w, &w->slice, "slice_block",
+                   "track,lane,ts0,id0,n,data,args", "iiiiibb", 4);
+  w->slices = store_slices_new(store_writer_block, w);
   store_batch_init(w, &w->counter, "counter", "track,series,ts,seq,value",
                    "iiiir", 4);
   store_batch_init(w, &w->slice_lod, "slice_lod",
@@ -526,12 +548,8 @@ void store_writer_track_stats(struct store_writer *w, int64_t track,
 void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
                         int64_t ts, int64_t id, int64_t dur, int64_t name,
                         int64_t grp, const char *args, size_t args_len) {
-  int c = store_batch_row(w, &w->slice);
-  struct store_rows *r = w->slice.cur;
-  int64_t *v = r->ints + c;
-  v[0] = track, v[1] = lane, v[2] = ts, v[3] = id, v[4] = dur, v[5] = name,
-  v[6] = grp;
-  store_rows_text(r, c + 7, args, args_len);
+  store_slices_add(w->slices, track, lane, ts, id, dur, name, grp, args,
+                   args_len);
 }
 
 void store_writer_counter(struct store_writer *w, int64_t track, int series,
@@ -683,6 +701,7 @@ static void store_writer_free(struct store_writer *w) {
     sqlite3_finalize(b->single);
   }
   sqlite3_finalize(w->track_upd);
+  store_slices_free(w->slices);
   for (size_t i = 0; i < w->strs.cap; i++)
     free(w->strs.keys[i]);
   free(w->strs.keys);

@@ -10,6 +10,7 @@
  * and its memo goes with it.
  */
 #include "store.h"
+#include "store_vtab.h"
 #include "util.h"
 
 #include <errno.h>
@@ -120,6 +121,8 @@ static int store_pool_open_one(const char *path, sqlite3 **out, char **cause) {
                     "PRAGMA mmap_size=2147418112; PRAGMA cache_size=-32768;"
                     "PRAGMA query_only=1; PRAGMA temp_store=MEMORY;",
                     NULL, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = store_vtab_register(db);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "regexp", 2,
                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,

@@ -23,6 +23,7 @@
 #include "fuzz_fmt.h"
 #include "ingest.h"
 #include "log.h"
+#include "store_vtab.h"
 #include "util.h"
 
 #include <errno.h>
@@ -89,7 +90,8 @@ static int64_t fuzz_npf_count(sqlite3 *db, const char *sql) {
  * fuzz_npf_last. */
 static void fuzz_npf_check(const char *path) {
   sqlite3 *db;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+      store_vtab_register(db) != SQLITE_OK)
     abort();
   static const char *const bad[] = {
       "SELECT count(*) FROM slice WHERE dur < 0",

@@ -5,6 +5,8 @@ import json
 import sqlite3
 import sys
 
+import nexdb  # noqa: F401 (reads slice; on PYTHONPATH from lib.sh)
+
 # read-only: a missing store is an error, not a new empty file
 db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
 m = json.load(open(sys.argv[2]))

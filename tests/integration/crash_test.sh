@@ -49,7 +49,9 @@ REF_DIGEST=$(digest "$T_TMP/ref.db")
 # .tmp size says how far the ingest got.
 DB="$T_TMP/crash.db"
 MB=$((1024 * 1024))
-for at in 0 $MB $((16 * MB)) $((48 * MB)) $((REF_SIZE / 2)) \
+# The points rise: a start that finds a .tmp already past its point
+# (left by the kill before) would be killed before it made its own.
+for at in 0 $MB $((REF_SIZE / 8)) $((REF_SIZE / 4)) $((REF_SIZE / 2)) \
   $((REF_SIZE * 9 / 10)); do
   "$SERVER" --dir "$P" --db "$DB" --ingest-only --quiet &
   pid=$!

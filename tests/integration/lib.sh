@@ -8,6 +8,11 @@ SYNTH="$NEX_BUILDDIR/tools/neuron-explorer-synth"
 export NEX_WEB_ROOT="$NEX_SRCDIR/web"
 T_N=0
 T_FAILED=0
+# The sqlite3 shell with the store's virtual table `slice` (nexstore.so),
+# which slice and the views over it need; Python scripts run from here
+# find it through NEX_BUILDDIR (tests/integration/nexdb.py).
+sqlite3() { command sqlite3 -cmd ".load $NEX_BUILDDIR/nexstore" "$@"; }
+export PYTHONPATH="$NEX_SRCDIR/tests/integration${PYTHONPATH:+:$PYTHONPATH}"
 
 # A fresh scratch folder removed at exit.
 tap_tmpdir() {

@@ -14,6 +14,8 @@ import sys
 import tempfile
 import time
 
+import nexdb  # noqa: F401 (connections read the store's slice table)
+
 BUILD = os.environ["NEX_BUILDDIR"]
 SRC = os.environ["NEX_SRCDIR"]
 SERVER = os.path.join(BUILD, "server", "neuron-explorer-server")

@@ -28,6 +28,7 @@ is "$(cat "$T_TMP/err")" "" "nothing on stderr"
 # the dump has no flow ids).
 python3 - "$T_TMP/j.db" "$T_TMP/json.json" > "$T_TMP/check.tap" <<'PY'
 import json, sqlite3, sys
+import nexdb  # noqa: F401 (reads slice and its views)
 db = sqlite3.connect(sys.argv[1]); m = json.load(open(sys.argv[2]))
 def one(sql): return db.execute(sql).fetchone()[0]
 for t, want in sorted(m["tables"].items()):

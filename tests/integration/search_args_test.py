@@ -16,12 +16,17 @@ import json
 import os
 import sqlite3
 import sys
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nextest import Client, Server, check, main  # noqa: E402
+import nexdb  # noqa: F401,E402 (reads slice)
 
 US = 1000
-BAD = {3: '{"k":nan}', 4: '{"k":"v1","n":'}  # event index -> args text
+# event index -> its args text as written, and the same length of text that
+# is not JSON (a block's args lengths stay as they are)
+BAD = {3: ('{"k": "v1", "n": 3}', '{"k": "v1", "n": ?}'),
+       4: ('{"k": "v0", "n": 4}', '{"k": "v1", "n": ,}')}
 
 
 def write_trace(prof):
@@ -42,6 +47,39 @@ def keys(c, q, **extra):
         return None, None, {}
     r = json.loads(data)
     return [x["key"] for x in r["items"]], r["total"], r
+
+
+def varint(b, i):
+    """The zigzag varint at b[i]: (value, index after it)."""
+    z = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        z |= (c & 0x7f) << shift
+        shift += 7
+        if c < 0x80:
+            return (z >> 1) ^ -(z & 1), i
+
+
+def rewrite_args(db, old, new):
+    """Replaces the args text old by new (same length) inside the slice
+    blocks (doc/storage.md: a flags byte, then the texts as they are or,
+    flag 1, their length and one zlib stream); the block is written back
+    uncompressed.  Returns the blocks changed."""
+    changed = 0
+    rows = db.execute("SELECT track, lane, ts0, id0, args FROM slice_block")
+    for track, lane, ts0, id0, blob in rows.fetchall():
+        text = bytes(blob[1:])
+        if blob[0] & 1:
+            _, i = varint(blob, 1)
+            text = zlib.decompress(bytes(blob[i:]))
+        if old not in text:
+            continue
+        db.execute("UPDATE slice_block SET args = ? WHERE track = ? AND "
+                   "lane = ? AND ts0 = ? AND id0 = ?",
+                   (b"\0" + text.replace(old, new), track, lane, ts0, id0))
+        changed += 1
+    return changed
 
 
 def serve(tmp, prof, store):
@@ -69,8 +107,9 @@ def run(tmp):
     check(bad.fetchone()[0] == 0,
           "a Chrome trace's args reach the store as JSON (args [1,\"two\"] "
           "too)")
-    for i, text in BAD.items():
-        db.execute("UPDATE slice SET args = ? WHERE ts = ?", (text, i * 10 * US))
+    for old, new in BAD.values():
+        check(rewrite_args(db, old.encode(), new.encode()) == 1,
+              "the block holding %s is rewritten" % old)
     db.commit()
     n = db.execute("SELECT count(*) FROM slice WHERE NOT json_valid(args)")
     check(n.fetchone()[0] == 2, "two slices' args are not JSON now")

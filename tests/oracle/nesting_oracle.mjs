@@ -247,7 +247,9 @@ async function engineParents(list) {
 // ------------------------------------------------------------ our store
 
 function sql(db, q) {
-  const out = execFileSync('sqlite3', ['-separator', '\t', db, q],
+  const out = execFileSync('sqlite3', ['-separator', '\t', '-cmd',
+                                       `.load ${path.join(BUILD, 'nexstore')}`,
+                                       db, q],
                            { maxBuffer: 1 << 30 }).toString('utf8');
   return out.split('\n').filter((l) => l.length).map((l) => l.split('\t'));
 }

@@ -4,6 +4,11 @@ store's track (so that rows can be matched with the file's events)."""
 import os
 import shutil
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "integration"))
+import nexdb  # noqa: F401,E402 (connections read the store's slice table)
 
 
 

@@ -34,6 +34,7 @@ int spill_read(struct spill *s, void *p, size_t len,
 #include "filter.h"
 #include "ingest.h"
 #include "log.h"
+#include "store_vtab.h"
 #include "testutil.h"
 
 static int fail_reads;
@@ -106,6 +107,7 @@ static void check_same(const char *name, const char *const *rels, int64_t flows,
   assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) <= 1);
   sqlite3 *h;
   assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  assert_int_equal(store_vtab_register(h), SQLITE_OK);
   char *attach = xasprintf("ATTACH '%s' AS ref", ref);
   assert_int_equal(sqlite3_exec(h, attach, NULL, NULL, NULL), SQLITE_OK);
   assert_int_equal(count(h, "SELECT count(*) FROM main.flow"), flows);
@@ -164,6 +166,7 @@ static void test_kineto_order(void **state) {
   char *db = testutil_path("kineto.db");
   sqlite3 *h;
   assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  assert_int_equal(store_vtab_register(h), SQLITE_OK);
   const char *lanes =
       "SELECT group_concat(x, ',') FROM (SELECT n.s || '@' || s.lane AS x "
       "FROM slice s JOIN str n ON n.id = s.name ORDER BY s.track, s.ts, "

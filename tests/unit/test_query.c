@@ -22,6 +22,7 @@
 #include "lod.h"
 #include "query.h"
 #include "store.h"
+#include "store_vtab.h"
 #include "teststore.h"
 #include "util.h"
 
@@ -539,6 +540,7 @@ static void test_engine_memo(void **state) {
   assert_int_equal(
       sqlite3_open_v2(store_path, &plain, SQLITE_OPEN_READONLY, NULL),
       SQLITE_OK);
+  assert_int_equal(store_vtab_register(plain), SQLITE_OK);
   store_pool_memo_put(plain, key, "{}");
   assert_null(store_pool_memo_get(plain, key));
   assert_int_equal(query_device_profile(plain, profile_d, &first, &e), 0);

@@ -22,6 +22,7 @@
 
 #include "filter.h"
 #include "ingest_core.h"
+#include "store_vtab.h"
 #include "teststore.h"
 #include "util.h"
 
@@ -68,6 +69,7 @@ static sqlite3 *fake_close(struct fake_run *r) {
   sqlite3 *db;
   assert_int_equal(sqlite3_open_v2(r->path, &db, SQLITE_OPEN_READONLY, NULL),
                    SQLITE_OK);
+  assert_int_equal(store_vtab_register(db), SQLITE_OK);
   return db;
 }
 

@@ -1,0 +1,268 @@
+/* store_block.c -- see store_block.h. */
+#include "store_block.h"
+#include "lod_block.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static int64_t store_block_sub(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
+/* Makes room for n more args bytes. */
+static void store_block_args_room(struct store_block *b, size_t n) {
+  if (b->args_size + n <= b->args_cap)
+    return;
+  size_t cap = b->args_cap ? b->args_cap : 4096;
+  while (cap < b->args_size + n)
+    cap *= 2;
+  b->args = xrealloc(b->args, cap);
+  b->args_cap = cap;
+}
+
+/* Makes room for row n. */
+static void store_block_row_room(struct store_block *b) {
+  if (b->n < b->cap)
+    return;
+  b->cap = b->cap ? b->cap * 2 : 64;
+  b->row = xrealloc(b->row, (size_t)b->cap * sizeof *b->row);
+}
+
+void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
+                     int64_t name, int64_t grp, const char *args,
+                     size_t args_len) {
+  store_block_row_room(b);
+  struct store_block_row *r = &b->row[b->n++];
+  *r = (struct store_block_row){.ts = ts,
+                                .id = id,
+                                .dur = dur,
+                                .name = name,
+                                .grp = grp > 0 ? grp : 0,
+                                .args_len = args ? (int64_t)args_len : -1,
+                                .args_off = b->args_size};
+  if (args && args_len) {
+    store_block_args_room(b, args_len);
+    memcpy(b->args + b->args_size, args, args_len);
+    b->args_size += args_len;
+  }
+}
+
+static int store_block_cmp(const void *x, const void *y) {
+  const struct store_block_row *a = x, *b = y;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  if (a->id != b->id)
+    return a->id < b->id ? -1 : 1;
+  return a->args_off < b->args_off ? -1 : a->args_off > b->args_off;
+}
+
+void store_block_sort(struct store_block *b) {
+  for (int i = 1; i < b->n; i++)
+    if (store_block_cmp(&b->row[i - 1], &b->row[i]) > 0) {
+      qsort(b->row, (size_t)b->n, sizeof *b->row, store_block_cmp);
+      return;
+    }
+}
+
+/* Writes the args texts of b in row order to out (args_size bytes). */
+static void store_block_args_in_order(const struct store_block *b, char *out) {
+  for (int i = 0; i < b->n; i++)
+    if (b->row[i].args_len > 0) {
+      memcpy(out, b->args + b->row[i].args_off, (size_t)b->row[i].args_len);
+      out += b->row[i].args_len;
+    }
+}
+
+unsigned char *store_block_encode(const struct store_block *b, size_t *len,
+                                  size_t *args_at) {
+  uLong raw = (uLong)b->args_size;
+  size_t room = 10 * STORE_BLOCK_COLS; /* n and the column lengths */
+  size_t cap =
+      room + (size_t)b->n * STORE_BLOCK_COLS * 10 + 1 + 10 + compressBound(raw);
+  unsigned char *out = xmalloc(cap), *p = out + room, *col[STORE_BLOCK_COLS];
+  const struct store_block_row *r = b->row;
+  col[0] = p;
+  for (int i = 0; i < b->n; i++)
+    p = lod_block_varint(p,
+                         store_block_sub(r[i].ts, i ? r[i - 1].ts : r[0].ts));
+  col[1] = p;
+  for (int i = 0; i < b->n; i++)
+    p = lod_block_varint(p, r[i].dur);
+  col[2] = p;
+  for (int i = 0; i < b->n; i++)
+    p = lod_block_varint(p, store_block_sub(r[i].id, i ? r[i - 1].id : 0));
+  col[3] = p;
+  for (int i = 0; i < b->n; i++)
+    p = lod_block_varint(p, r[i].name);
+  col[4] = p;
+  for (int i = 0; i < b->n; i++)
+    p = lod_block_varint(p, r[i].grp);
+  col[5] = p;
+  for (int i = 0; i < b->n; i++)
+    p = lod_block_varint(p, r[i].args_len + 1);
+  unsigned char *h = lod_block_varint(out, b->n);
+  for (int c = 0; c + 1 < STORE_BLOCK_COLS; c++)
+    h = lod_block_varint(h, col[c + 1] - col[c]);
+  memmove(h, col[0], (size_t)(p - col[0]));
+  p = h + (p - col[0]);
+  *args_at = (size_t)(p - out);
+  unsigned char *flags = p++;
+  char *text = xmalloc(raw ? raw : 1);
+  store_block_args_in_order(b, text);
+  *flags = 0;
+  if (raw >= 64) {
+    unsigned char *head = lod_block_varint(p, (int64_t)raw);
+    uLongf zlen = (uLongf)(cap - (size_t)(head - out));
+    if (compress2(head, &zlen, (const Bytef *)text, raw, 1) == Z_OK &&
+        (head - p) + zlen < raw - raw / 10) {
+      *flags = STORE_BLOCK_ZARGS;
+      p = head + zlen;
+    }
+  }
+  if (!*flags) {
+    memcpy(p, text, raw);
+    p += raw;
+  }
+  free(text);
+  *len = (size_t)(p - out);
+  return out;
+}
+
+/* Reads n varints of one column into the rows' field at byte offset off. */
+static int store_block_column(const unsigned char **p, const unsigned char *end,
+                              struct store_block *b, size_t off) {
+  for (int i = 0; i < b->n; i++) {
+    int64_t v;
+    if (lod_block_varint_get(p, end, &v) < 0)
+      return -EINVAL;
+    memcpy((char *)&b->row[i] + off, &v, sizeof v);
+  }
+  return 0;
+}
+
+/* Makes the deltas of column off absolute (the first from origin). */
+static void store_block_undelta(struct store_block *b, size_t off,
+                                int64_t origin) {
+  uint64_t acc = (uint64_t)origin;
+  for (int i = 0; i < b->n; i++) {
+    int64_t *v = (int64_t *)((char *)&b->row[i] + off);
+    acc += (uint64_t)*v;
+    *v = (int64_t)acc;
+  }
+}
+
+/* Reads the args part p..end (its flags byte, then the texts, inflated
+ * when the flags say so) and sets each row's offset.  Returns 0 or
+ * -EINVAL. */
+static int store_block_read_args(struct store_block *b, const unsigned char *p,
+                                 const unsigned char *end) {
+  if (p == end || (*p & ~STORE_BLOCK_ZARGS))
+    return -EINVAL;
+  int flags = *p++;
+  size_t total = 0;
+  for (int i = 0; i < b->n; i++) {
+    int64_t l = b->row[i].args_len;
+    if (l < -1 || (l > 0 && (uint64_t)l > (uint64_t)(SIZE_MAX / 2) - total))
+      return -EINVAL;
+    b->row[i].args_off = total;
+    total += l > 0 ? (size_t)l : 0;
+  }
+  b->args_size = 0;
+  store_block_args_room(b, total + 1);
+  if (flags & STORE_BLOCK_ZARGS) {
+    int64_t raw;
+    if (lod_block_varint_get(&p, end, &raw) < 0 || raw < 0 ||
+        (uint64_t)raw != total)
+      return -EINVAL;
+    uLongf out = (uLongf)total;
+    if (uncompress((Bytef *)b->args, &out, p, (uLong)(end - p)) != Z_OK ||
+        out != total)
+      return -EINVAL;
+  } else {
+    if ((size_t)(end - p) != total)
+      return -EINVAL;
+    memcpy(b->args, p, total);
+  }
+  b->args_size = total;
+  return 0;
+}
+
+/* The column starts of data p..end after n: col[c] for c < COLS, col[COLS]
+ * = end.  Returns 0 or -EINVAL. */
+static int store_block_columns(const unsigned char *p, const unsigned char *end,
+                               const unsigned char **col) {
+  int64_t len[STORE_BLOCK_COLS - 1];
+  for (int c = 0; c + 1 < STORE_BLOCK_COLS; c++)
+    if (lod_block_varint_get(&p, end, &len[c]) < 0 || len[c] < 0)
+      return -EINVAL;
+  col[0] = p;
+  for (int c = 0; c + 1 < STORE_BLOCK_COLS; c++) {
+    if (len[c] > end - col[c])
+      return -EINVAL;
+    col[c + 1] = col[c] + len[c];
+  }
+  col[STORE_BLOCK_COLS] = end;
+  return 0;
+}
+
+int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
+                       size_t len, const void *args, size_t args_len,
+                       int cols) {
+  const unsigned char *p = data, *end = p + (data ? len : 0);
+  const unsigned char *col[STORE_BLOCK_COLS + 1];
+  int64_t n;
+  b->n = 0;
+  b->args_size = 0;
+  if (lod_block_varint_get(&p, end, &n) < 0 || n < 1 || n > STORE_BLOCK_ROWS ||
+      store_block_columns(p, end, col) < 0)
+    return -EINVAL;
+  if (b->cap < n) {
+    b->cap = (int)n;
+    b->row = xrealloc(b->row, (size_t)b->cap * sizeof *b->row);
+  }
+  b->n = (int)n;
+  static const size_t field[STORE_BLOCK_COLS] = {
+      offsetof(struct store_block_row, ts),
+      offsetof(struct store_block_row, dur),
+      offsetof(struct store_block_row, id),
+      offsetof(struct store_block_row, name),
+      offsetof(struct store_block_row, grp),
+      offsetof(struct store_block_row, args_len)};
+  cols |= STORE_BLOCK_TS | (args ? STORE_BLOCK_ARGS : 0);
+  if (cols != STORE_BLOCK_ALL) /* the columns not read stay 0 */
+    memset(b->row, 0, (size_t)b->n * sizeof *b->row);
+  for (int c = 0; c < STORE_BLOCK_COLS; c++) {
+    const unsigned char *q = col[c];
+    if ((cols & (1 << c)) &&
+        (store_block_column(&q, col[c + 1], b, field[c]) < 0 ||
+         q != col[c + 1])) {
+      b->n = 0;
+      return -EINVAL;
+    }
+  }
+  store_block_undelta(b, offsetof(struct store_block_row, ts), ts0);
+  store_block_undelta(b, offsetof(struct store_block_row, id), 0);
+  for (int i = 0; i < b->n; i++)
+    b->row[i].args_len--; /* -1 (NULL) when not read */
+  const unsigned char *a = args;
+  if (args && store_block_read_args(b, a, a + args_len) < 0) {
+    b->n = 0;
+    return -EINVAL;
+  }
+  return 0;
+}
+
+void store_block_clear(struct store_block *b) {
+  b->n = 0;
+  b->args_size = 0;
+}
+
+void store_block_free(struct store_block *b) {
+  free(b->row);
+  free(b->args);
+  *b = (struct store_block){0};
+}

@@ -1,0 +1,81 @@
+/* store_block.h -- the packed column blocks of slices (table slice_block).
+ *
+ * The slices of one (track, lane), in (ts, id) order, are stored up to
+ * STORE_BLOCK_ROWS to a slice_block row keyed by (track, lane, ts0, id0),
+ * the first slice's start and id.  The blob holds the columns one after the
+ * other (doc/storage.md), in two blobs so that a reader of the other
+ * columns never loads the args:
+ *   data: n, the byte lengths of the first five columns (so that a reader
+ *   decodes only the columns it needs), then n values of each column as
+ *   zigzag varints (lod_block.h): ts - previous ts (the first from ts0),
+ *   dur, id - previous id (the first from 0), name, grp (0: NULL), args
+ *   length + 1 (0: NULL);
+ *   args: a flags byte (STORE_BLOCK_ZARGS: compressed), then the args
+ *   texts one after the other: as they are, or (ZARGS) their length as a
+ *   varint and one zlib stream of them.
+ * The encoder is the writer's (store.c), the decoder the virtual table's
+ * (store_vtab.c).
+ *
+ * Ownership: a struct store_block owns its rows and args bytes;
+ * store_block_free() frees them.  Encoded bytes go to a caller's buffer.
+ */
+#ifndef NEX_STORE_BLOCK_H
+#define NEX_STORE_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_BLOCK_ROWS 256
+/* A block is closed early once its args hold this many bytes. */
+#define STORE_BLOCK_ARGS_MAX (256 << 10)
+#define STORE_BLOCK_ZARGS 1
+
+/* The columns of a block, as bits of store_block_decode()'s cols. */
+#define STORE_BLOCK_COLS 6
+#define STORE_BLOCK_TS 1
+#define STORE_BLOCK_DUR 2
+#define STORE_BLOCK_ID 4
+#define STORE_BLOCK_NAME 8
+#define STORE_BLOCK_GRP 16
+#define STORE_BLOCK_ARGS 32
+#define STORE_BLOCK_ALL 63
+
+/* One slice of a block; args at args_off in the block's args bytes. */
+struct store_block_row {
+  int64_t ts, id, dur, name, grp;
+  int64_t args_len; /* -1: NULL */
+  size_t args_off;
+};
+
+/* Up to STORE_BLOCK_ROWS slices of one (track, lane). */
+struct store_block {
+  int n, cap;
+  struct store_block_row *row;
+  char *args;
+  size_t args_size, args_cap;
+};
+
+/* Appends one slice (args: args_len bytes, copied, or NULL).  The caller
+ * keeps n < STORE_BLOCK_ROWS. */
+void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
+                     int64_t name, int64_t grp, const char *args,
+                     size_t args_len);
+/* Puts the slices in (ts, id) order (a stable sort: usually they are). */
+void store_block_sort(struct store_block *b);
+/* Encodes b's slices (n > 0, in order).  Returns a malloc'd buffer of
+ * *len bytes, the caller frees it: the data blob, then from *args_at on
+ * the args blob.  Args are compressed when that saves at least a tenth. */
+unsigned char *store_block_encode(const struct store_block *b, size_t *len,
+                                  size_t *args_at);
+/* Decodes slice_block row (ts0, data/len, args/args_len) into b, replacing
+ * what it held: ts and the columns of `cols` (STORE_BLOCK_* bits; the
+ * others are 0), the args when args is not NULL (else every args is NULL).
+ * Returns 0, or -EINVAL when the bytes read are not a block. */
+int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
+                       size_t len, const void *args, size_t args_len, int cols);
+/* Empties b (keeps its buffer). */
+void store_block_clear(struct store_block *b);
+/* Frees b's buffer (b itself is the caller's). */
+void store_block_free(struct store_block *b);
+
+#endif

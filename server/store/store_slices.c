@@ -1,0 +1,178 @@
+/* store_slices.c -- see store_slices.h. */
+#include "store_slices.h"
+#include "store_block.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+/* One (track, lane) ever written: its open block (a slot of `open`, or
+ * -1) and the last slice of its blocks closed so far. */
+struct store_slices_lane {
+  int64_t track, lane;
+  int64_t last_ts, last_id;
+  int closed; /* a block was closed: last_* are set */
+  int open;   /* index in store_slices.open, -1: none */
+};
+
+struct store_slices {
+  store_slices_emit_fn *emit;
+  void *ud;
+  struct store_slices_lane *map; /* open addressing on (track, lane) */
+  size_t cap, n;
+  size_t *open;               /* map slots with an open block */
+  struct store_block *blocks; /* blocks[i]: the block of open[i] */
+  int n_open, cap_open;
+  char *error; /* the first error not taken yet */
+};
+
+/* Keeps msg (malloc'd, taken over) unless an error is kept already. */
+static void store_slices_fail(struct store_slices *s, char *msg) {
+  if (!s->error)
+    s->error = msg;
+  else
+    free(msg);
+}
+
+void store_slices_error(struct store_slices *s, char **error) {
+  if (!*error)
+    *error = s->error;
+  else
+    free(s->error);
+  s->error = NULL;
+}
+
+struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud) {
+  struct store_slices *s = xcalloc(1, sizeof *s);
+  s->emit = emit;
+  s->ud = ud;
+  return s;
+}
+
+static size_t store_slices_hash(int64_t track, int64_t lane, size_t cap) {
+  int64_t k[2] = {track, lane};
+  return util_hash(k, sizeof k) & (cap - 1);
+}
+
+/* Doubles the map (slots of open blocks move: open[] follows). */
+static void store_slices_grow(struct store_slices *s) {
+  size_t cap = s->cap ? s->cap * 2 : 1024;
+  struct store_slices_lane *map = xcalloc(cap, sizeof *map);
+  for (size_t i = 0; i < cap; i++)
+    map[i].open = -2; /* -2: free slot */
+  for (size_t i = 0; i < s->cap; i++) {
+    const struct store_slices_lane *e = &s->map[i];
+    if (e->open == -2)
+      continue;
+    size_t j = store_slices_hash(e->track, e->lane, cap);
+    while (map[j].open != -2)
+      j = (j + 1) & (cap - 1);
+    map[j] = *e;
+    if (e->open >= 0)
+      s->open[e->open] = j;
+  }
+  free(s->map);
+  s->map = map;
+  s->cap = cap;
+}
+
+/* The map slot of (track, lane), made when new. */
+static size_t store_slices_find(struct store_slices *s, int64_t track,
+                                int64_t lane) {
+  if ((s->n + 1) * 2 > s->cap)
+    store_slices_grow(s);
+  size_t j = store_slices_hash(track, lane, s->cap);
+  for (; s->map[j].open != -2; j = (j + 1) & (s->cap - 1))
+    if (s->map[j].track == track && s->map[j].lane == lane)
+      return j;
+  s->map[j] =
+      (struct store_slices_lane){.track = track, .lane = lane, .open = -1};
+  s->n++;
+  return j;
+}
+
+/* Gives slot j an open block. */
+static void store_slices_open(struct store_slices *s, size_t j) {
+  if (s->n_open == s->cap_open) {
+    s->cap_open = s->cap_open ? s->cap_open * 2 : 16;
+    s->open = xrealloc(s->open, (size_t)s->cap_open * sizeof *s->open);
+    s->blocks = xrealloc(s->blocks, (size_t)s->cap_open * sizeof *s->blocks);
+  }
+  s->open[s->n_open] = j;
+  s->blocks[s->n_open] = (struct store_block){0};
+  s->map[j].open = s->n_open++;
+}
+
+/* Encodes, hands over and frees open block i (the last one takes its
+ * place); a block holding a slice twice is dropped with an error. */
+static void store_slices_close(struct store_slices *s, int i) {
+  struct store_slices_lane *e = &s->map[s->open[i]];
+  struct store_block *b = &s->blocks[i];
+  int rc = 0;
+  store_block_sort(b);
+  for (int k = 1; k < b->n && !rc; k++)
+    if (b->row[k].ts == b->row[k - 1].ts && b->row[k].id == b->row[k - 1].id) {
+      store_slices_fail(
+          s, xasprintf("slice (track %" PRId64 ", lane %" PRId64 ", ts %" PRId64
+                       ", id %" PRId64 ") written twice",
+                       e->track, e->lane, b->row[k].ts, b->row[k].id));
+      rc = -EINVAL;
+    }
+  if (!rc) {
+    size_t len, at;
+    unsigned char *data = store_block_encode(b, &len, &at);
+    s->emit(s->ud, e->track, e->lane, b->row[0].ts, b->row[0].id, b->n, data,
+            at, data + at, len - at);
+    free(data);
+    e->last_ts = b->row[b->n - 1].ts;
+    e->last_id = b->row[b->n - 1].id;
+    e->closed = 1;
+  }
+  store_block_free(b);
+  e->open = -1;
+  if (i != --s->n_open) {
+    s->open[i] = s->open[s->n_open];
+    s->blocks[i] = s->blocks[s->n_open];
+    s->map[s->open[i]].open = i;
+  }
+}
+
+void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
+                      int64_t ts, int64_t id, int64_t dur, int64_t name,
+                      int64_t grp, const char *args, size_t args_len) {
+  size_t j = store_slices_find(s, track, lane);
+  struct store_slices_lane *e = &s->map[j];
+  if (e->closed &&
+      (ts < e->last_ts || (ts == e->last_ts && id <= e->last_id))) {
+    store_slices_fail(s, xasprintf("slice (track %" PRId64 ", lane %" PRId64
+                                   ", ts %" PRId64 ", id %" PRId64
+                                   ") comes after a later one",
+                                   track, lane, ts, id));
+    return;
+  }
+  if (e->open < 0)
+    store_slices_open(s, j);
+  int i = s->map[j].open;
+  struct store_block *b = &s->blocks[i];
+  store_block_add(b, ts, id, dur, name, grp, args, args_len);
+  if (b->n == STORE_BLOCK_ROWS || b->args_size >= STORE_BLOCK_ARGS_MAX)
+    store_slices_close(s, i);
+}
+
+void store_slices_flush(struct store_slices *s) {
+  while (s->n_open > 0)
+    store_slices_close(s, s->n_open - 1);
+}
+
+void store_slices_free(struct store_slices *s) {
+  if (!s)
+    return;
+  for (int i = 0; i < s->n_open; i++)
+    store_block_free(&s->blocks[i]);
+  free(s->blocks);
+  free(s->open);
+  free(s->map);
+  free(s->error);
+  free(s);
+}

@@ -1,0 +1,30 @@
+/* store_vtab.h -- the virtual table `slice` over the packed blocks of
+ * slice_block (store_block.h), read-only, with today's columns (track,
+ * lane, ts, id, dur, name, grp, args).
+ *
+ * Constraints pushed down (doc/storage.md): track and lane (=, <, <=, >,
+ * >=) pick the (track, lane) runs of blocks, ts (the same operators) seeks
+ * the first block that can hold the range and stops after it, id = is
+ * checked while decoding.  SQLite re-checks every constraint (none is
+ * omitted), so values that are no integers (NULL, real, text) only need a
+ * bound that holds every answer.  Rows come in (track, lane, ts, id)
+ * order, so an ORDER BY on those columns (those with an = constraint may
+ * be left out) costs no sort.
+ *
+ * The same code builds the loadable extension nexstore.so
+ * (NEX_SQLITE_EXTENSION: SQLite's API through the extension's table), for
+ * `sqlite3 STORE -cmd '.load nexstore'`.
+ */
+#ifndef NEX_STORE_VTAB_H
+#define NEX_STORE_VTAB_H
+
+#include <sqlite3.h>
+
+/* The module's name in CREATE VIRTUAL TABLE (schema.sql). */
+#define STORE_VTAB_MODULE "nex_slice"
+
+/* Registers the module on db; every connection that reads a store calls it
+ * before its first statement.  Returns an SQLite result code. */
+int store_vtab_register(sqlite3 *db);
+
+#endif

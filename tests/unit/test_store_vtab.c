@@ -1,0 +1,426 @@
+/* test_store_vtab.c -- slices in packed blocks read back through the
+ * virtual table `slice`: every row as written (args byte for byte, NULL
+ * and empty ones, compressed blocks), the same answers as a plain table of
+ * the same rows for constraints of every kind (integers, reals, NULL,
+ * text, ranges that cross block boundaries), no sort for the key order
+ * (forwards, and backwards within one lane),
+ * no writes, and clear errors for slices out of order, a slice written
+ * twice and a block that is not one. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* cmocka.h needs the headers above */
+#include <cmocka.h>
+
+#include "store.h"
+#include "store_block.h"
+#include "store_vtab.h"
+#include "teststore.h"
+#include "util.h"
+
+#define ROWS 3000 /* per lane of track 1: three blocks */
+
+static char *tmp_path(const char *name) {
+  return xasprintf("/tmp/nex-test-vtab-%d-%s", (int)getpid(), name);
+}
+
+/* The args of slice i: NULL, empty, short, or long enough to compress. */
+static char *args_of(int i, size_t *len) {
+  switch (i % 4) {
+  case 0:
+    *len = 0;
+    return NULL;
+  case 1:
+    *len = 0;
+    return xstrdup("");
+  case 2: {
+    char *s = xasprintf("{\"i\":%d}", i);
+    *len = strlen(s);
+    return s;
+  }
+  default:
+    break;
+  }
+  char *s = xasprintf("{\"model_name\":\"/tmp/model_%d.neff\",\"exec\":%d,"
+                      "\"text\":\"\\u00e9 \\\"q\\\"\"}",
+                      i % 3, i);
+  *len = strlen(s);
+  return s;
+}
+
+/* Track 1: lanes 0 and 1 with ROWS slices each (ts 100 * i + lane, id
+ * i * 2 + lane, some pairs sharing a start on lane 1); track 2:
+ * 5 slices on lane 0.  Returns the store's path. */
+static char *write_store(void) {
+  char *path = tmp_path("ok.db");
+  struct store_writer *w = teststore_open(path);
+  struct store_track t = teststore_track("slices", "neuron_rt");
+  int64_t t1 = store_writer_track(w, &t), t2 = store_writer_track(w, &t);
+  int64_t name = store_writer_intern(w, "op"),
+          grp = store_writer_intern(w, "g");
+  for (int i = 0; i < ROWS; i++)
+    for (int lane = 0; lane < 2; lane++) {
+      size_t len = 0;
+      char *a = args_of(i, &len);
+      /* lane 1 repeats a start now and then, once across blocks */
+      int tie = lane && i > 0 && (i % 500 == 1 || i % STORE_BLOCK_ROWS == 0);
+      int64_t ts = 100 * (int64_t)i + lane - (tie ? 100 : 0);
+      store_writer_slice(w, t1, lane, ts, i * 2 + lane, 50 + i % 7, name,
+                         i % 2 ? grp : 0, a, len);
+      free(a);
+    }
+  store_writer_track_stats(w, t1,
+                           &(struct store_track_stats){.lanes = 2,
+                                                       .event_count = 2 * ROWS,
+                                                       .lod_min_level = -1});
+  for (int i = 0; i < 5; i++)
+    store_writer_slice(w, t2, 0, 1000 * i, 7, 10, name, 0, "{}", 2);
+  store_writer_track_stats(w, t2,
+                           &(struct store_track_stats){.lanes = 1,
+                                                       .event_count = 5,
+                                                       .lod_min_level = -1});
+  teststore_finish(w);
+  return path;
+}
+
+/* A connection to path with the module and an in-memory copy of slice as
+ * a plain table `ref`. */
+static sqlite3 *open_with_ref(const char *path) {
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(store_vtab_register(db), SQLITE_OK);
+  assert_int_equal(
+      sqlite3_exec(db,
+                   "ATTACH ':memory:' AS m; CREATE TABLE m.ref (track INTEGER,"
+                   " lane INTEGER, ts INTEGER, id INTEGER, dur INTEGER, name "
+                   "INTEGER, grp INTEGER, args TEXT); INSERT INTO m.ref "
+                   "SELECT * FROM slice",
+                   NULL, NULL, NULL),
+      SQLITE_OK);
+  return db;
+}
+
+/* The text of the one-row query sql (the caller frees it); "" for NULL. */
+static char *one(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW)
+    fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+  const char *t = (const char *)sqlite3_column_text(st, 0);
+  char *out = xstrdup(t ? t : "");
+  sqlite3_finalize(st);
+  return out;
+}
+
+static void test_rows_as_written(void **state) {
+  (void)state;
+  char *path = write_store();
+  sqlite3 *db = open_with_ref(path);
+  char *s = one(db, "SELECT count(*) || ' ' || sum(n) FROM slice_block");
+  /* the two lanes of track 1 in full blocks and one short one, track 2 */
+  char *want = xasprintf(
+      "%d 6005", 2 * ((ROWS + STORE_BLOCK_ROWS - 1) / STORE_BLOCK_ROWS) + 1);
+  assert_string_equal(s, want);
+  free(want);
+  free(s);
+  s = one(db, "SELECT count(*) || ' ' || sum(ts) || ' ' || sum(id) || ' ' || "
+              "sum(dur) || ' ' || count(grp) || ' ' || count(args) || ' ' || "
+              "sum(length(args)) FROM slice WHERE track = 1");
+  want = one(db, "SELECT count(*) || ' ' || sum(ts) || ' ' || sum(id) "
+                 "|| ' ' || sum(dur) || ' ' || count(grp) || ' ' || "
+                 "count(args) || ' ' || sum(length(args)) FROM ref "
+                 "WHERE track = 1");
+  assert_string_equal(s, want);
+  free(s);
+  free(want);
+  /* args byte for byte: NULL, empty and long ones */
+  for (int i = 0; i < 8; i++) {
+    size_t len;
+    char *a = args_of(i, &len);
+    char *q = xasprintf("SELECT coalesce(args, 'NULL') FROM slice WHERE track "
+                        "= 1 AND lane = 0 AND ts = %d",
+                        100 * i);
+    s = one(db, q);
+    assert_string_equal(s, a ? a : "NULL");
+    free(s);
+    free(q);
+    free(a);
+  }
+  /* the args of track 1 were compressed (flag 1), track 2's 10 bytes not;
+   * blocks hold fewer bytes than the args text alone */
+  s = one(db, "SELECT group_concat(x) FROM (SELECT DISTINCT track || ':' || "
+              "hex(substr(args, 1, 1)) AS x FROM slice_block ORDER BY 1)");
+  assert_string_equal(s, "1:01,2:00");
+  free(s);
+  s = one(db, "SELECT (SELECT sum(length(data) + length(args)) FROM "
+              "slice_block) < (SELECT sum(length(args)) FROM slice)");
+  assert_string_equal(s, "1");
+  free(s);
+  sqlite3_close(db);
+  unlink(path);
+  free(path);
+}
+
+static void test_constraints_as_a_table(void **state) {
+  (void)state;
+  char *path = write_store();
+  sqlite3 *db = open_with_ref(path);
+  const char *where[] = {
+      "track = 1",
+      "track = 2 AND lane = 0",
+      "track = 1 AND lane = 1 AND ts >= 102399 AND ts < 204801",
+      "ts > 102300 AND ts <= 102500",
+      "ts = 0",
+      "ts = 49901",
+      "ts = 102301",
+      "ts >= 102301 AND ts < 102302",
+      "track = 1 AND lane = 1 AND ts > 102301",
+      "track = 1 AND lane = 1 AND ts = 49901 AND id = 999",
+      "track = 1 AND id = 4001",
+      "id = 7",
+      "track > 1",
+      "track >= 1 AND track < 2 AND lane > 0",
+      "lane < 1 AND ts < 300",
+      "lane <= 0 AND ts >= 299999",
+      "ts > 1500.5 AND ts < 1700.25",
+      "ts >= 1500.0 AND ts <= 1600.0",
+      "track = 1.0 AND lane = 0.5",
+      "ts > NULL",
+      "track = NULL",
+      "ts < '300'",
+      "track = '1' AND lane = '0' AND ts < 1000",
+      "ts > 9223372036854775807",
+      "ts < -9223372036854775808",
+      "ts > 1e300",
+      "ts < -1e300",
+      "track IN (2, 1) AND lane = 0 AND ts < 500",
+      "lane IN (1) AND ts BETWEEN 49800 AND 50000",
+  };
+  /* the same, read backwards: the latest slices before a time */
+  const char *back[] = {"track = 1 AND lane = 1 AND ts <= 102301",
+                        "track = 1 AND lane = 0 AND ts < 250000.5",
+                        "track = 2 AND lane = 0", "track = 1 AND lane = 1"};
+  for (size_t k = 0; k < sizeof back / sizeof *back; k++) {
+    char *q[2];
+    for (int t = 0; t < 2; t++)
+      q[t] = xasprintf("SELECT group_concat(x, ',') FROM (SELECT ts || '/' "
+                       "|| id AS x FROM %s WHERE %s ORDER BY ts DESC, id "
+                       "DESC LIMIT 1030)",
+                       t ? "ref" : "slice", back[k]);
+    char *got = one(db, q[0]), *want = one(db, q[1]);
+    if (strcmp(got, want) != 0)
+      fail_msg("WHERE %s backwards: slice %.60s, table %.60s", back[k], got,
+               want);
+    free(got);
+    free(want);
+    free(q[0]);
+    free(q[1]);
+  }
+  for (size_t k = 0; k < sizeof where / sizeof *where; k++) {
+    char *a = xasprintf("SELECT count(*) || ':' || coalesce(group_concat(x, "
+                        "','), '') FROM (SELECT track || '/' || lane || '/' "
+                        "|| ts || '/' || id || '/' || coalesce(args, '-') AS "
+                        "x FROM %s WHERE %s ORDER BY track, lane, ts, id)",
+                        "slice", where[k]);
+    char *b = xasprintf("SELECT count(*) || ':' || coalesce(group_concat(x, "
+                        "','), '') FROM (SELECT track || '/' || lane || '/' "
+                        "|| ts || '/' || id || '/' || coalesce(args, '-') AS "
+                        "x FROM %s WHERE %s ORDER BY track, lane, ts, id)",
+                        "ref", where[k]);
+    char *got = one(db, a), *want = one(db, b);
+    if (strcmp(got, want) != 0)
+      fail_msg("WHERE %s: slice %.60s, table %.60s", where[k], got, want);
+    free(got);
+    free(want);
+    free(a);
+    free(b);
+  }
+  sqlite3_close(db);
+  unlink(path);
+  free(path);
+}
+
+/* The query plan of sql, its details joined by '|'. */
+static char *plan(sqlite3 *db, const char *sql) {
+  char *q = xasprintf("EXPLAIN QUERY PLAN %s", sql);
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+  struct sbuf b = {0};
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    sbuf_adds(&b, (const char *)sqlite3_column_text(st, 3));
+    sbuf_addc(&b, '|');
+  }
+  sqlite3_finalize(st);
+  free(q);
+  return b.s;
+}
+
+static void test_order_and_writes(void **state) {
+  (void)state;
+  char *path = write_store();
+  sqlite3 *db = open_with_ref(path);
+  const char *sorted[] = {
+      "SELECT * FROM slice ORDER BY track, lane, ts, id",
+      "SELECT * FROM slice WHERE track = 1 AND lane = 1 ORDER BY ts",
+      "SELECT * FROM slice WHERE track = 1 ORDER BY lane, ts",
+      "SELECT ts FROM slice WHERE track = 1 AND lane = 1 AND ts <= 5 "
+      "ORDER BY ts DESC LIMIT 1",
+  };
+  for (size_t k = 0; k < sizeof sorted / sizeof *sorted; k++) {
+    char *p = plan(db, sorted[k]);
+    if (strstr(p, "B-TREE"))
+      fail_msg("%s sorts: %s", sorted[k], p);
+    free(p);
+  }
+  const char *unsorted[] = {
+      "SELECT * FROM slice ORDER BY ts", /* not the blocks' order */
+      "SELECT * FROM slice WHERE track = 1 ORDER BY lane DESC, ts DESC",
+  };
+  for (size_t k = 0; k < sizeof unsorted / sizeof *unsorted; k++) {
+    char *p = plan(db, unsorted[k]);
+    assert_non_null(strstr(p, "TEMP B-TREE"));
+    free(p);
+  }
+  const char *writes[] = {"DELETE FROM slice", "UPDATE slice SET dur = 0",
+                          "INSERT INTO slice VALUES (1, 0, 1, 1, 1, 1, 1, '')"};
+  for (size_t k = 0; k < sizeof writes / sizeof *writes; k++) {
+    char *err = NULL;
+    assert_int_not_equal(sqlite3_exec(db, writes[k], NULL, NULL, &err),
+                         SQLITE_OK);
+    assert_non_null(strstr(err, "may not be modified"));
+    sqlite3_free(err);
+  }
+  /* a block that is not one: an error, not a crash */
+  assert_int_equal(sqlite3_exec(db,
+                                "UPDATE slice_block SET data = x'00ff' WHERE "
+                                "track = 2",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db, "SELECT * FROM slice WHERE track = 2",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_CORRUPT);
+  sqlite3_finalize(st);
+  assert_non_null(strstr(sqlite3_errmsg(db), "not a block"));
+  sqlite3_close(db);
+  unlink(path);
+  free(path);
+}
+
+/* Writes the slices (lane 0 of one track, in the given order: ts, id)
+ * into a store that must not complete; returns the cause. */
+static char *write_bad(const int64_t *ts_id, int n, int flush_after) {
+  char *path = tmp_path("bad.db");
+  struct store_writer *w = teststore_open(path);
+  struct store_track t = teststore_track("slices", "neuron_rt");
+  int64_t track = store_writer_track(w, &t);
+  int64_t name = store_writer_intern(w, "op");
+  for (int i = 0; i < n; i++) {
+    store_writer_slice(w, track, 0, ts_id[2 * i], ts_id[2 * i + 1], 1, name, 0,
+                       NULL, 0);
+    if (i == flush_after)
+      store_writer_track_stats(
+          w, track, &(struct store_track_stats){.lod_min_level = -1});
+  }
+  char *cause = NULL;
+  assert_int_equal(store_writer_finish(w, &cause), -EIO);
+  assert_int_not_equal(access(path, F_OK), 0);
+  free(path);
+  return cause;
+}
+
+static void test_out_of_order(void **state) {
+  (void)state;
+  /* within an open block any order is sorted */
+  char *path = tmp_path("sorted.db");
+  struct store_writer *w = teststore_open(path);
+  struct store_track t = teststore_track("slices", "neuron_rt");
+  int64_t track = store_writer_track(w, &t);
+  for (int i = 5; i > 0; i--)
+    store_writer_slice(w, track, 0, i, i, 1, store_writer_intern(w, "op"), 0,
+                       NULL, 0);
+  teststore_finish(w);
+  sqlite3 *db = open_with_ref(path);
+  char *s = one(db, "SELECT group_concat(ts) FROM slice");
+  assert_string_equal(s, "1,2,3,4,5");
+  free(s);
+  sqlite3_close(db);
+  unlink(path);
+  free(path);
+  /* before a block already written, or twice: the store fails */
+  int64_t late[] = {10, 1, 20, 2, 15, 3};
+  char *cause = write_bad(late, 3, 1);
+  assert_non_null(strstr(cause, "ts 15, id 3) comes after a later one"));
+  free(cause);
+  int64_t twice[] = {10, 1, 10, 1};
+  cause = write_bad(twice, 2, -1);
+  assert_non_null(strstr(cause, "ts 10, id 1) written twice"));
+  free(cause);
+}
+
+/* Blocks that are not blocks decode to an error (never past their bytes).
+ * Varints are zigzag: 2v stands for v.  One row's data is "\x02" (n = 1),
+ * the lengths of its first five columns ("\x02": 1 byte each), then ts,
+ * dur, id, name, grp and args length + 1. */
+#define HEAD "\x02\x02\x02\x02\x02\x02"
+static void test_decode_rejects(void **state) {
+  (void)state;
+  struct store_block b = {0};
+  struct {
+    const char *data, *args;
+    size_t len, args_len;
+  } bad[] = {
+      {"", "\x00", 0, 1},              /* no bytes */
+      {"\x00", "\x00", 1, 1},          /* no rows */
+      {HEAD "\x00\x00", "\x00", 8, 1}, /* columns cut short */
+      {"\x02\x02\x02\x02\x02\x14\x00\x00", "\x00", 8,
+       1}, /* a length past the end */
+      {HEAD "\x00\x00\x00\x00\x00\x02\x00", "\x00", 13, 1}, /* bytes after */
+      {HEAD "\x00\x84\x00\x00\x00\x02", "\x00", 12,
+       1},                                    /* a varint past its column */
+      {"\xff\xff\xff\xff\x0f", "\x00", 5, 1}, /* too many rows */
+      {HEAD "\x00\x00\x00\x00\x00\x08", "\x00{}", 12, 3}, /* args of 3 bytes */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x02{}", 12, 3}, /* unknown flag */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x01\x04xx", 12, 4}, /* no zlib */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "", 12, 0},           /* no flags */
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+    if (store_block_decode(&b, 0, bad[k].data, bad[k].len, bad[k].args,
+                           bad[k].args_len, STORE_BLOCK_ALL) != -EINVAL)
+      fail_msg("case %zu decodes", k);
+  /* the columns not read are not checked: ts alone, then all but args */
+  assert_int_equal(
+      store_block_decode(&b, 5, bad[5].data, 12, NULL, 0, STORE_BLOCK_TS), 0);
+  assert_int_equal(b.n, 1);
+  assert_int_equal(b.row[0].ts, 5);
+  assert_int_equal(b.row[0].args_len, -1);
+  assert_int_equal(store_block_decode(&b, 5, bad[7].data, 12, NULL, 0,
+                                      STORE_BLOCK_ALL & ~STORE_BLOCK_ARGS),
+                   0);
+  assert_int_equal(
+      store_block_decode(&b, 5, bad[8].data, 12, "\x00{}", 3, STORE_BLOCK_ALL),
+      0);
+  assert_int_equal(b.row[0].args_len, 2);
+  store_block_free(&b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rows_as_written),
+      cmocka_unit_test(test_constraints_as_a_table),
+      cmocka_unit_test(test_order_and_writes),
+      cmocka_unit_test(test_out_of_order),
+      cmocka_unit_test(test_decode_rejects),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
