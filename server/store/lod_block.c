@@ -1,6 +1,8 @@
 /* lod_block.c -- see lod_block.h. */
 #include "lod_block.h"
 
+#include "varint.h"
+
 #include <errno.h>
 
 static int64_t lod_block_sub(int64_t a, int64_t b) {
@@ -18,11 +20,7 @@ struct lod_row lod_block_origin(int level, int64_t bucket) {
 }
 
 unsigned char *lod_block_varint(unsigned char *p, int64_t v) {
-  uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-  for (; z >= 0x80; z >>= 7)
-    *p++ = (unsigned char)(z | 0x80);
-  *p++ = (unsigned char)z;
-  return p;
+  return p + varint_put(p, varint_zig(v));
 }
 
 int lod_block_varint_get(const unsigned char **p, const unsigned char *end,
@@ -34,7 +32,7 @@ int lod_block_varint_get(const unsigned char **p, const unsigned char *end,
     unsigned char c = *(*p)++;
     z |= (uint64_t)(c & 0x7f) << shift;
     if (!(c & 0x80)) {
-      *v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+      *v = varint_unzig(z);
       return 0;
     }
   }
