@@ -132,15 +132,28 @@ unsigned char *store_block_encode(const struct store_block *b, size_t *len,
   return out;
 }
 
-/* Reads n varints of one column into the rows' field at byte offset off. */
+/* Reads n zigzag varints of one column (lod_block_varint()'s coding) into
+ * the rows' field at byte offset off; one-byte values, most of them, take
+ * the short path. */
 static int store_block_column(const unsigned char **p, const unsigned char *end,
                               struct store_block *b, size_t off) {
-  for (int i = 0; i < b->n; i++) {
-    int64_t v;
-    if (lod_block_varint_get(p, end, &v) < 0)
-      return -EINVAL;
-    memcpy((char *)&b->row[i] + off, &v, sizeof v);
+  const unsigned char *q = *p;
+  char *field = (char *)b->row + off;
+  for (int i = 0; i < b->n; i++, field += sizeof *b->row) {
+    uint64_t z;
+    if (q < end && *q < 0x80) {
+      z = *q++;
+    } else {
+      int64_t v;
+      if (lod_block_varint_get(&q, end, &v) < 0)
+        return -EINVAL;
+      memcpy(field, &v, sizeof v);
+      continue;
+    }
+    int64_t v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+    memcpy(field, &v, sizeof v);
   }
+  *p = q;
   return 0;
 }
 
