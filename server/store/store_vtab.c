@@ -13,13 +13,17 @@ SQLITE_EXTENSION_INIT1
 
 enum { VT_TRACK, VT_LANE, VT_TS, VT_ID, VT_DUR, VT_NAME, VT_GRP, VT_ARGS };
 #define STORE_VTAB_SEEK_COLS 4 /* track, lane, ts, id */
+/* The index in blocks[] of the statement for a direction and columns. */
+#define STORE_VTAB_BLOCKS(desc, cols) ((desc) | ((cols) & STORE_BLOCK_ARGS ? 2 : 0))
 
 /* The statements a cursor reads blocks with. */
 struct store_vtab_stmts {
   sqlite3_stmt *pairs; /* the next (track, lane) after a given one */
-  /* the blocks of one (track, lane) in a ts range: [0] in (ts, id) order,
-   * [1] backwards */
-  sqlite3_stmt *blocks[2];
+  /* the blocks of one (track, lane) in a ts range, [STORE_VTAB_BLOCKS()]:
+   * in (ts, id) order or backwards, with the args blob or without it (a
+   * result column is read at each step: SQLite would load the args of
+   * every block, overflow pages and all) */
+  sqlite3_stmt *blocks[4];
   struct store_vtab_stmts *next;
 };
 
@@ -73,7 +77,8 @@ static int store_vtab_connect(sqlite3 *db, void *aux, int argc,
 /* Finalizes st's statements that db still holds (a connection's owner may
  * have finalized every statement of db before closing it). */
 static void store_vtab_stmts_free(sqlite3 *db, struct store_vtab_stmts *st) {
-  sqlite3_stmt *mine[] = {st->pairs, st->blocks[0], st->blocks[1]};
+  sqlite3_stmt *mine[] = {st->pairs, st->blocks[0], st->blocks[1],
+                          st->blocks[2], st->blocks[3]};
   for (sqlite3_stmt *p = sqlite3_next_stmt(db, NULL), *n; p; p = n) {
     n = sqlite3_next_stmt(db, p);
     for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
@@ -175,12 +180,16 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   info->orderByConsumed = order > 0;
   /* idxNum: bit 0 backwards, then the block columns to decode */
   info->idxNum = (order == 2) | store_vtab_cols(info->colUsed, ranged) << 1;
-  /* a guess of the rows read: 10^7 slices, a tenth per track, lane or
-   * time bound, almost none with the id too */
+  /* a guess of the rows read: 10^7 slices, a thousandth per track (a
+   * store holds hundreds: a join from the tracks a query keeps must cost
+   * less than reading every slice), a hundredth per lane, a tenth per
+   * range bound, almost none with the id too */
+  static const double eq_share[STORE_VTAB_SEEK_COLS] = {
+      [VT_TRACK] = 1e3, [VT_LANE] = 100, [VT_TS] = 100, [VT_ID] = 1e4};
   double rows = 1e7;
   for (int c = 0; c < STORE_VTAB_SEEK_COLS; c++)
     if (ranged[c])
-      rows /= eq[c] ? (c == VT_ID ? 1e4 : 100) : 10;
+      rows /= eq[c] ? eq_share[c] : 10;
   if (rows < 1)
     rows = 1;
   info->estimatedRows = (sqlite3_int64)rows;
@@ -200,16 +209,17 @@ static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
       "SELECT track, lane FROM slice_block WHERE (track, lane) > (?1, ?2) "
       "AND track <= ?3 ORDER BY track, lane LIMIT 1",
       -1, SQLITE_PREPARE_PERSISTENT, &st->pairs, NULL);
-  for (int d = 0; d < 2 && rc == SQLITE_OK; d++) {
+  for (int k = 0; k < 4 && rc == SQLITE_OK; k++) {
+    const char *dir = k & 1 ? "DESC" : "";
     char *sql = sqlite3_mprintf(
-        "SELECT ts0, data, args FROM slice_block WHERE track = ?1 AND "
+        "SELECT ts0, data%s FROM slice_block WHERE track = ?1 AND "
         "lane = ?2 "
         "AND ts0 >= coalesce((SELECT max(ts0) FROM slice_block WHERE "
         "track = ?1 AND lane = ?2 AND ts0 < ?3), ?3) AND ts0 <= ?4 "
         "ORDER BY ts0 %s, id0 %s",
-        d ? "DESC" : "", d ? "DESC" : "");
+        k & 2 ? ", args" : "", dir, dir);
     rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-                                  &st->blocks[d], NULL)
+                                  &st->blocks[k], NULL)
              : SQLITE_NOMEM;
     sqlite3_free(sql);
   }
@@ -220,6 +230,13 @@ static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
     return NULL;
   }
   return st;
+}
+
+/* Resets st's statements. */
+static void store_vtab_stmts_reset(struct store_vtab_stmts *st) {
+  sqlite3_reset(st->pairs);
+  for (int k = 0; k < 4; k++)
+    sqlite3_reset(st->blocks[k]);
 }
 
 static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
@@ -242,9 +259,7 @@ static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
 static int store_vtab_close(sqlite3_vtab_cursor *cur) {
   struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
   struct store_vtab *v = (struct store_vtab *)cur->pVtab;
-  sqlite3_reset(c->st->pairs);
-  sqlite3_reset(c->st->blocks[0]);
-  sqlite3_reset(c->st->blocks[1]);
+  store_vtab_stmts_reset(c->st);
   c->st->next = v->spare;
   v->spare = c->st;
   store_block_free(&c->block);
@@ -344,7 +359,7 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
       c->track = track, c->lane = lane;
     }
     c->started = 1;
-    sqlite3_stmt *b = c->st->blocks[c->desc];
+    sqlite3_stmt *b = c->st->blocks[STORE_VTAB_BLOCKS(c->desc, c->cols)];
     sqlite3_reset(b);
     sqlite3_bind_int64(b, 1, c->track);
     sqlite3_bind_int64(b, 2, c->lane);
@@ -359,7 +374,7 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
 /* Reads the next block of the current (track, lane): returns SQLITE_ROW
  * with it decoded, SQLITE_DONE after the last, or an error code. */
 static int store_vtab_next_block(struct store_vtab_cursor *c) {
-  sqlite3_stmt *b = c->st->blocks[c->desc];
+  sqlite3_stmt *b = c->st->blocks[STORE_VTAB_BLOCKS(c->desc, c->cols)];
   int rc = sqlite3_step(b);
   if (rc != SQLITE_ROW)
     return rc;
@@ -438,8 +453,7 @@ static int store_vtab_filter(sqlite3_vtab_cursor *cur, int idx_num,
   c->rowid = 0;
   c->i = -1;
   store_block_clear(&c->block);
-  sqlite3_reset(c->st->blocks[0]);
-  sqlite3_reset(c->st->blocks[1]);
+  store_vtab_stmts_reset(c->st);
   for (int k = 0; k < STORE_VTAB_SEEK_COLS; k++)
     if (store_vtab_empty(&c->r[k])) {
       c->eof = 1;
