@@ -134,22 +134,20 @@ unsigned char *store_block_encode(const struct store_block *b, size_t *len,
 }
 
 /* Reads n zigzag varints of one column (lod_block_varint()'s coding) into
- * the rows' field at byte offset off; one-byte values, most of them, take
- * the short path. */
+ * the rows' field at byte offset off.  Returns 0 or -EINVAL. */
 static int store_block_column(const unsigned char **p, const unsigned char *end,
                               struct store_block *b, size_t off) {
   const unsigned char *q = *p;
   char *field = (char *)b->row + off;
   for (int i = 0; i < b->n; i++, field += sizeof *b->row) {
-    uint64_t z;
-    if (q < end && *q < 0x80) {
-      z = *q++;
-    } else {
-      int64_t v;
-      if (lod_block_varint_get(&q, end, &v) < 0)
+    uint64_t z = 0;
+    for (int shift = 0;; shift += 7) {
+      if (q == end || shift > 63)
         return -EINVAL;
-      memcpy(field, &v, sizeof v);
-      continue;
+      unsigned char c = *q++;
+      z |= (uint64_t)(c & 0x7f) << shift;
+      if (c < 0x80)
+        break;
     }
     int64_t v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
     memcpy(field, &v, sizeof v);
