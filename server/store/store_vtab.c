@@ -168,6 +168,7 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
     ops[2 * n] = (char)('0' + c->iColumn);
     ops[2 * n + 1] = op;
     info->aConstraintUsage[i].argvIndex = ++n;
+    info->aConstraintUsage[i].omit = 1; /* exact: store_vtab_bound() */
     /* an IN list may come in any order: no = for the ORDER BY rule */
     if (op == '=' && !sqlite3_vtab_in(info, i, -1))
       eq[c->iColumn] = 1;
@@ -267,9 +268,36 @@ static int store_vtab_close(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-/* Narrows r by `value op` (op as in idxStr).  A bound that is no integer
- * is widened to the integers around it, or dropped (text, blob): SQLite
- * checks the constraint again on every row. */
+/* The integers v with `v op d` (op as in idxStr, d a real that is no
+ * NaN), as [*lo, *hi] (lo > hi: none).  2^63 and -2^63 are exact
+ * doubles; every int64 is below the one and not below the other. */
+static void store_vtab_real(char op, double d, int64_t *lo, int64_t *hi) {
+  const double top = 9223372036854775808.0;
+  double f = floor(d), c = ceil(d);
+  if (op == '=') {
+    if (f == d && d >= -top && d < top)
+      *lo = *hi = (int64_t)d;
+    else
+      *lo = 1, *hi = 0;
+  } else if (op == '>' || op == 'g') { /* from the first integer above */
+    double first = op == '>' ? f + 1 : c;
+    if (first >= top)
+      *lo = 1, *hi = 0;
+    else if (first > -top)
+      *lo = (int64_t)first;
+  } else { /* up to the last integer below */
+    double last = op == '<' ? c - 1 : f;
+    if (last < -top)
+      *lo = 1, *hi = 0;
+    else if (last < top)
+      *hi = (int64_t)last;
+  }
+}
+
+/* Narrows r by `value op` (op as in idxStr) exactly, as SQLite compares
+ * an INTEGER column with the value (numeric affinity first; integers
+ * sort before text and blobs; NULL and NaN hold for no row): the
+ * constraints are omitted, SQLite does not check them again. */
 static void store_vtab_bound(struct store_vtab_range *r, char op,
                              sqlite3_value *value) {
   int64_t lo = INT64_MIN, hi = INT64_MAX;
@@ -290,27 +318,18 @@ static void store_vtab_bound(struct store_vtab_range *r, char op,
   }
   case SQLITE_FLOAT: {
     double d = sqlite3_value_double(value);
-    if (isnan(d)) {
+    if (isnan(d))
       lo = 1, hi = 0;
-      break;
-    }
-    /* +-2^63 as doubles: beyond them every int64 is on one side */
-    int64_t below = d <= -9223372036854775808.0  ? INT64_MIN
-                    : d >= 9223372036854775808.0 ? INT64_MAX
-                                                 : (int64_t)floor(d);
-    int64_t above = d >= 9223372036854775808.0    ? INT64_MAX
-                    : d <= -9223372036854775808.0 ? INT64_MIN
-                                                  : (int64_t)ceil(d);
-    if (op == '=' || op == '>' || op == 'g')
-      lo = below;
-    if (op == '=' || op == '<' || op == 'l')
-      hi = above;
+    else
+      store_vtab_real(op, d, &lo, &hi);
     break;
   }
   case SQLITE_NULL: /* a comparison with NULL holds for no row */
     lo = 1, hi = 0;
     break;
-  default:
+  default: /* text, blob: above every integer */
+    if (op != '<' && op != 'l')
+      lo = 1, hi = 0;
     break;
   }
   if (lo > r->lo)
