@@ -66,7 +66,9 @@ CREATE TABLE track (
 -- slices of one (track, lane) in (ts, id) order, keyed by the first one's
 -- ts and id.  `slice` is the read-only virtual table over them with the
 -- columns below (module nex_slice: server/store/store_vtab.h; in the
--- sqlite3 shell, `.load nexstore` first).
+-- sqlite3 shell, `.load nexstore` first).  A rowid table with the key in
+-- an index: a WITHOUT ROWID table's seek reads the whole record (blobs
+-- and all) of every cell it compares once the record overflows its page.
 CREATE TABLE slice_block (
   track INTEGER NOT NULL,
   lane INTEGER NOT NULL,
@@ -74,9 +76,9 @@ CREATE TABLE slice_block (
   id0 INTEGER NOT NULL,
   n INTEGER NOT NULL,
   data BLOB NOT NULL,              -- ts, dur, id, name, grp, args length
-  args BLOB NOT NULL,              -- the args texts, zlib-compressed or not
-  PRIMARY KEY (track, lane, ts0, id0)
-) WITHOUT ROWID;
+  args BLOB NOT NULL               -- the args texts, zlib-compressed or not
+);
+CREATE UNIQUE INDEX slice_block_key ON slice_block (track, lane, ts0, id0);
 -- slice(track, lane, ts, id, dur, name, grp, args)
 CREATE VIRTUAL TABLE slice USING nex_slice;
 

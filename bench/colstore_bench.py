@@ -144,6 +144,9 @@ def main():
     ap.add_argument("--device-instructions", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--work", default="/tmp/nex-colstore-bench")
+    ap.add_argument("--reads-only", action="store_true",
+                    help="no ingest: time the reads of the stores a "
+                    "previous run left in --work")
     a = ap.parse_args()
     nexdb.register(a.build)
     os.makedirs(a.work, exist_ok=True)
@@ -160,6 +163,12 @@ def main():
     sys_n = m["tables"]["SystemProfileEvents"]
     inst_n = m["tables"]["Instruction"]
     builds = {"blocks": a.build, "rows": a.baseline}
+    if not a.reads_only:
+        ingest_all(a, builds, prof, sys_n, inst_n, m)
+    reads(a, builds, prof)
+
+
+def ingest_all(a, builds, prof, sys_n, inst_n, m):
     best = {}
     for r in range(a.runs):
         order = list(builds.items()) if r % 2 == 0 else list(builds.items())[::-1]
@@ -190,7 +199,8 @@ def main():
         db = os.path.join(a.work, name + ".db")
         tb, slices, samples = table_bytes(db)
         sizes[name] = os.path.getsize(db)
-        sl = tb.get("slice_block", tb.get("slice", 0))
+        sl = (tb.get("slice_block", tb.get("slice", 0)) +
+              tb.get("slice_block_key", 0))
         print("%-6s store %.1f MB: slices %.1f B/slice (%d slices), "
               "counter %.1f B/sample, slice_lod %.1f MB, flow %.1f MB, "
               "inst_dep %.1f MB" %
@@ -199,6 +209,9 @@ def main():
                tb.get("slice_lod", 0) / 1e6, tb.get("flow", 0) / 1e6,
                tb.get("inst_dep", 0) / 1e6))
     print("store size: blocks %.2fx the rows" % (sizes["blocks"] / sizes["rows"]))
+
+
+def reads(a, builds, prof):
     params = query_params(os.path.join(a.work, "blocks.db"))
     got = {n: time_queries(os.path.join(a.work, n + ".db"), params)
            for n in builds}

@@ -13,13 +13,17 @@ SQLITE_EXTENSION_INIT1
 
 enum { VT_TRACK, VT_LANE, VT_TS, VT_ID, VT_DUR, VT_NAME, VT_GRP, VT_ARGS };
 #define STORE_VTAB_SEEK_COLS 4 /* track, lane, ts, id */
+/* The index in blocks[] of the statement for a direction and columns. */
+#define STORE_VTAB_BLOCKS(desc, cols) ((desc) | ((cols) & STORE_BLOCK_ARGS ? 2 : 0))
 
 /* The statements a cursor reads blocks with. */
 struct store_vtab_stmts {
   sqlite3_stmt *pairs; /* the next (track, lane) after a given one */
-  /* the blocks of one (track, lane) in a ts range: [0] in (ts, id) order,
-   * [1] backwards */
-  sqlite3_stmt *blocks[2];
+  /* the blocks of one (track, lane) in a ts range, [STORE_VTAB_BLOCKS()]:
+   * in (ts, id) order or backwards, with the args blob or without it (a
+   * result column is read at each step: SQLite would load the args of
+   * every block, overflow pages and all) */
+  sqlite3_stmt *blocks[4];
   struct store_vtab_stmts *next;
 };
 
@@ -73,7 +77,8 @@ static int store_vtab_connect(sqlite3 *db, void *aux, int argc,
 /* Finalizes st's statements that db still holds (a connection's owner may
  * have finalized every statement of db before closing it). */
 static void store_vtab_stmts_free(sqlite3 *db, struct store_vtab_stmts *st) {
-  sqlite3_stmt *mine[] = {st->pairs, st->blocks[0], st->blocks[1]};
+  sqlite3_stmt *mine[] = {st->pairs, st->blocks[0], st->blocks[1],
+                          st->blocks[2], st->blocks[3]};
   for (sqlite3_stmt *p = sqlite3_next_stmt(db, NULL), *n; p; p = n) {
     n = sqlite3_next_stmt(db, p);
     for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
@@ -163,6 +168,7 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
     ops[2 * n] = (char)('0' + c->iColumn);
     ops[2 * n + 1] = op;
     info->aConstraintUsage[i].argvIndex = ++n;
+    info->aConstraintUsage[i].omit = 1; /* exact: store_vtab_bound() */
     /* an IN list may come in any order: no = for the ORDER BY rule */
     if (op == '=' && !sqlite3_vtab_in(info, i, -1))
       eq[c->iColumn] = 1;
@@ -175,12 +181,16 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   info->orderByConsumed = order > 0;
   /* idxNum: bit 0 backwards, then the block columns to decode */
   info->idxNum = (order == 2) | store_vtab_cols(info->colUsed, ranged) << 1;
-  /* a guess of the rows read: 10^7 slices, a tenth per track, lane or
-   * time bound, almost none with the id too */
+  /* a guess of the rows read: 10^7 slices, a thousandth per track (a
+   * store holds hundreds: a join from the tracks a query keeps must cost
+   * less than reading every slice), a hundredth per lane, a tenth per
+   * range bound, almost none with the id too */
+  static const double eq_share[STORE_VTAB_SEEK_COLS] = {
+      [VT_TRACK] = 1e3, [VT_LANE] = 100, [VT_TS] = 100, [VT_ID] = 1e4};
   double rows = 1e7;
   for (int c = 0; c < STORE_VTAB_SEEK_COLS; c++)
     if (ranged[c])
-      rows /= eq[c] ? (c == VT_ID ? 1e4 : 100) : 10;
+      rows /= eq[c] ? eq_share[c] : 10;
   if (rows < 1)
     rows = 1;
   info->estimatedRows = (sqlite3_int64)rows;
@@ -200,16 +210,17 @@ static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
       "SELECT track, lane FROM slice_block WHERE (track, lane) > (?1, ?2) "
       "AND track <= ?3 ORDER BY track, lane LIMIT 1",
       -1, SQLITE_PREPARE_PERSISTENT, &st->pairs, NULL);
-  for (int d = 0; d < 2 && rc == SQLITE_OK; d++) {
+  for (int k = 0; k < 4 && rc == SQLITE_OK; k++) {
+    const char *dir = k & 1 ? "DESC" : "";
     char *sql = sqlite3_mprintf(
-        "SELECT ts0, data, args FROM slice_block WHERE track = ?1 AND "
+        "SELECT ts0, data%s FROM slice_block WHERE track = ?1 AND "
         "lane = ?2 "
         "AND ts0 >= coalesce((SELECT max(ts0) FROM slice_block WHERE "
         "track = ?1 AND lane = ?2 AND ts0 < ?3), ?3) AND ts0 <= ?4 "
         "ORDER BY ts0 %s, id0 %s",
-        d ? "DESC" : "", d ? "DESC" : "");
+        k & 2 ? ", args" : "", dir, dir);
     rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-                                  &st->blocks[d], NULL)
+                                  &st->blocks[k], NULL)
              : SQLITE_NOMEM;
     sqlite3_free(sql);
   }
@@ -220,6 +231,13 @@ static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
     return NULL;
   }
   return st;
+}
+
+/* Resets st's statements. */
+static void store_vtab_stmts_reset(struct store_vtab_stmts *st) {
+  sqlite3_reset(st->pairs);
+  for (int k = 0; k < 4; k++)
+    sqlite3_reset(st->blocks[k]);
 }
 
 static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
@@ -242,9 +260,7 @@ static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
 static int store_vtab_close(sqlite3_vtab_cursor *cur) {
   struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
   struct store_vtab *v = (struct store_vtab *)cur->pVtab;
-  sqlite3_reset(c->st->pairs);
-  sqlite3_reset(c->st->blocks[0]);
-  sqlite3_reset(c->st->blocks[1]);
+  store_vtab_stmts_reset(c->st);
   c->st->next = v->spare;
   v->spare = c->st;
   store_block_free(&c->block);
@@ -252,9 +268,36 @@ static int store_vtab_close(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-/* Narrows r by `value op` (op as in idxStr).  A bound that is no integer
- * is widened to the integers around it, or dropped (text, blob): SQLite
- * checks the constraint again on every row. */
+/* The integers v with `v op d` (op as in idxStr, d a real that is no
+ * NaN), as [*lo, *hi] (lo > hi: none).  2^63 and -2^63 are exact
+ * doubles; every int64 is below the one and not below the other. */
+static void store_vtab_real(char op, double d, int64_t *lo, int64_t *hi) {
+  const double top = 9223372036854775808.0;
+  double f = floor(d), c = ceil(d);
+  if (op == '=') {
+    if (f == d && d >= -top && d < top)
+      *lo = *hi = (int64_t)d;
+    else
+      *lo = 1, *hi = 0;
+  } else if (op == '>' || op == 'g') { /* from the first integer above */
+    double first = op == '>' ? f + 1 : c;
+    if (first >= top)
+      *lo = 1, *hi = 0;
+    else if (first > -top)
+      *lo = (int64_t)first;
+  } else { /* up to the last integer below */
+    double last = op == '<' ? c - 1 : f;
+    if (last < -top)
+      *lo = 1, *hi = 0;
+    else if (last < top)
+      *hi = (int64_t)last;
+  }
+}
+
+/* Narrows r by `value op` (op as in idxStr) exactly, as SQLite compares
+ * an INTEGER column with the value (numeric affinity first; integers
+ * sort before text and blobs; NULL and NaN hold for no row): the
+ * constraints are omitted, SQLite does not check them again. */
 static void store_vtab_bound(struct store_vtab_range *r, char op,
                              sqlite3_value *value) {
   int64_t lo = INT64_MIN, hi = INT64_MAX;
@@ -275,27 +318,18 @@ static void store_vtab_bound(struct store_vtab_range *r, char op,
   }
   case SQLITE_FLOAT: {
     double d = sqlite3_value_double(value);
-    if (isnan(d)) {
+    if (isnan(d))
       lo = 1, hi = 0;
-      break;
-    }
-    /* +-2^63 as doubles: beyond them every int64 is on one side */
-    int64_t below = d <= -9223372036854775808.0  ? INT64_MIN
-                    : d >= 9223372036854775808.0 ? INT64_MAX
-                                                 : (int64_t)floor(d);
-    int64_t above = d >= 9223372036854775808.0    ? INT64_MAX
-                    : d <= -9223372036854775808.0 ? INT64_MIN
-                                                  : (int64_t)ceil(d);
-    if (op == '=' || op == '>' || op == 'g')
-      lo = below;
-    if (op == '=' || op == '<' || op == 'l')
-      hi = above;
+    else
+      store_vtab_real(op, d, &lo, &hi);
     break;
   }
   case SQLITE_NULL: /* a comparison with NULL holds for no row */
     lo = 1, hi = 0;
     break;
-  default:
+  default: /* text, blob: above every integer */
+    if (op != '<' && op != 'l')
+      lo = 1, hi = 0;
     break;
   }
   if (lo > r->lo)
@@ -344,7 +378,7 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
       c->track = track, c->lane = lane;
     }
     c->started = 1;
-    sqlite3_stmt *b = c->st->blocks[c->desc];
+    sqlite3_stmt *b = c->st->blocks[STORE_VTAB_BLOCKS(c->desc, c->cols)];
     sqlite3_reset(b);
     sqlite3_bind_int64(b, 1, c->track);
     sqlite3_bind_int64(b, 2, c->lane);
@@ -359,7 +393,7 @@ static int store_vtab_next_pair(struct store_vtab_cursor *c) {
 /* Reads the next block of the current (track, lane): returns SQLITE_ROW
  * with it decoded, SQLITE_DONE after the last, or an error code. */
 static int store_vtab_next_block(struct store_vtab_cursor *c) {
-  sqlite3_stmt *b = c->st->blocks[c->desc];
+  sqlite3_stmt *b = c->st->blocks[STORE_VTAB_BLOCKS(c->desc, c->cols)];
   int rc = sqlite3_step(b);
   if (rc != SQLITE_ROW)
     return rc;
@@ -438,8 +472,7 @@ static int store_vtab_filter(sqlite3_vtab_cursor *cur, int idx_num,
   c->rowid = 0;
   c->i = -1;
   store_block_clear(&c->block);
-  sqlite3_reset(c->st->blocks[0]);
-  sqlite3_reset(c->st->blocks[1]);
+  store_vtab_stmts_reset(c->st);
   for (int k = 0; k < STORE_VTAB_SEEK_COLS; k++)
     if (store_vtab_empty(&c->r[k])) {
       c->eof = 1;

@@ -5,9 +5,9 @@
  * Constraints pushed down (doc/storage.md): track and lane (=, <, <=, >,
  * >=) pick the (track, lane) runs of blocks, ts (the same operators) seeks
  * the first block that can hold the range and stops after it, id = is
- * checked while decoding.  SQLite re-checks every constraint (none is
- * omitted), so values that are no integers (NULL, real, text) only need a
- * bound that holds every answer.  Rows come in (track, lane, ts, id)
+ * checked while decoding.  Every one is applied exactly as SQLite would
+ * compare an INTEGER column (reals, NULL, text and blobs too), so all are
+ * omitted: SQLite does not check them again on each row.  Rows come in (track, lane, ts, id)
  * order, so an ORDER BY on those columns (those with an = constraint may
  * be left out) costs no sort.
  *
