@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // gen_test.mjs -- browser test of the store generation (doc/api.md,
 // "Store generation"): the page sends the generation of the store its ids
-// come from as `gen` with every REST request; when the profile is
-// re-ingested while the page misses the WebSocket's pushes (filtered out
-// here), its next request gets 409 stale and the page reloads the profile
+// come from as `gen` with every REST request and WebSocket window request;
+// when the profile is re-ingested while the page misses the WebSocket's
+// pushes (filtered out here), its next request gets 409 stale and the page reloads the profile
 // and its tracks, then asks with the new generation.  Headless Chromium
 // (playwright-core) against the server watching a folder with one Chrome
 // trace; prints TAP and skips as ui_test.mjs does.
@@ -18,6 +18,7 @@ let page = null;
 let trace = '';
 let quiet = false; // drop the server's text pushes to the page
 const answers = []; // every /api/v1/ answer the page got: {url, status}
+const wsSent = []; // every text message the page sent over /ws, parsed
 const idle = () => idleOf(page);
 
 async function setup() {
@@ -30,6 +31,10 @@ async function setup() {
   page = await browser.newPage();
   await page.routeWebSocket(/\/ws$/, (ws) => {
     const server = ws.connectToServer();
+    ws.onMessage((m) => {
+      if (typeof m === 'string') wsSent.push(JSON.parse(m));
+      server.send(m);
+    });
     server.onMessage((m) => {
       if (quiet && typeof m === 'string' && !m.includes('"type":"result"')) return;
       ws.send(m);
@@ -53,6 +58,12 @@ test('the page sends its store generation with every REST request', async () => 
   const sent = answers.filter((a) => !/\/(profile|health)$/.test(a.url.pathname));
   assert(sent.some((a) => a.url.pathname === '/api/v1/tracks'), `the page asked for its tracks: ${sent.map((a) => a.url.pathname)}`);
   for (const a of sent) eq(a.url.searchParams.get('gen'), gen0, `gen of ${a.url.pathname}`);
+});
+
+test('its window requests over the WebSocket carry the generation too', async () => {
+  const windows = wsSent.filter((m) => m.type === 'slices' || m.type === 'counters');
+  assert(windows.length > 0, `the page asked windows over /ws: ${wsSent.map((m) => m.type)}`);
+  for (const m of windows) eq(m.gen, gen0, `gen of a ${m.type} request`);
 });
 
 test('a re-ingest the page missed: 409 stale, then it reloads with the new generation', async () => {

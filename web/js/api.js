@@ -19,9 +19,10 @@ const errorListeners = new Set();
 export function onApiError(fn) { errorListeners.add(fn); }
 
 // The store generation the page's ids (tracks, events) belong to, from the
-// last /profile or /tracks answer; sent as `gen` with every GET, so a
-// request made with the ids of a replaced store gets 409 stale, never
-// another track's data (doc/api.md, "Store generation").
+// last /profile or /tracks answer; sent as `gen` with every GET and every
+// window request over the WebSocket, so a request made with the ids of a
+// replaced store gets 409 stale, never another track's data (doc/api.md,
+// "Store generation").
 let generation = null;
 const staleListeners = new Set();
 /** fn() is called when the server says the page's ids are stale: reload. */
@@ -75,16 +76,26 @@ async function request(url, init, quiet) {
     const err = new ApiError(res.status, body?.error || `HTTP ${res.status}`,
       body?.detail || res.statusText || 'request failed', url);
     err.body = body;
-    const stale = res.status === 409 && body?.error === 'stale';
-    if (stale && generation !== null && new URL(url, location.origin).searchParams.get('gen') === generation) {
-      generation = null; // once per replaced store
-      for (const fn of staleListeners) fn();
-    }
+    const stale = noteStale(res.status, body, new URL(url, location.origin).searchParams.get('gen'));
     throw report(err, quiet || res.status === 503 || stale);
   }
   if (body === null) throw report(new ApiError(res.status, 'bad_response', 'The answer is not JSON.', url), quiet);
   if (typeof body.generation === 'string') generation = body.generation;
   return body;
+}
+
+/**
+ * True if an answer is 409 stale; when it names the generation the page
+ * holds (`sentGen`, the one the request carried), the stale listeners are
+ * told once per replaced store.
+ */
+function noteStale(status, body, sentGen) {
+  const stale = status === 409 && body?.error === 'stale';
+  if (stale && generation !== null && sentGen === generation) {
+    generation = null; // once per replaced store
+    for (const fn of staleListeners) fn();
+  }
+  return stale;
 }
 
 function report(err, quiet) {
@@ -108,15 +119,17 @@ export async function windowQuery(kind, params, { signal, onCoarse } = {}) {
     channel.counts.rest++;
     return rest();
   }
+  const gen = generation;
   const { status, data } = await channel.request(kind, {
     tracks: String(params.tracks).split(','), start: String(params.start),
-    end: String(params.end), px: params.px,
+    end: String(params.end), px: params.px, ...(gen ? { gen } : {}),
   }, { signal, onCoarse, rest });
   if (status === 200) return data;
   const url = `ws:${kind}`;
   const err = new ApiError(status, data?.error || `status ${status}`, data?.detail || 'request failed', url);
   err.body = data;
-  throw report(err, status === 503);
+  const stale = noteStale(status, data, gen);
+  throw report(err, status === 503 || stale);
 }
 
 /** How window queries went: { ws, rest, coarse, cancelled } counts. */
