@@ -10,16 +10,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int fuzz_fmt_file(const uint8_t *p, size_t n, char *path, size_t cap) {
-  int fd = memfd_create("fuzz_fmt", MFD_CLOEXEC);
-  if (fd < 0)
-    abort();
+void fuzz_fmt_write_all(int fd, const uint8_t *p, size_t n) {
   for (size_t done = 0; done < n;) {
     ssize_t w = write(fd, p + done, n - done);
     if (w <= 0)
       abort();
     done += (size_t)w;
   }
+}
+
+int fuzz_fmt_file(const uint8_t *p, size_t n, char *path, size_t cap) {
+  int fd = memfd_create("fuzz_fmt", MFD_CLOEXEC);
+  if (fd < 0)
+    abort();
+  fuzz_fmt_write_all(fd, p, n);
   snprintf(path, cap, "/proc/self/fd/%d", fd);
   return fd;
 }

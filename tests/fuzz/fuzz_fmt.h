@@ -23,6 +23,10 @@ enum fuzz_fmt_pb_type {
 /* The libFuzzer entry point each target defines. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Writes the n bytes at p to fd; aborts if that fails (the harness cannot
+ * go on). */
+void fuzz_fmt_write_all(int fd, const uint8_t *p, size_t n);
+
 /* Writes n bytes into a new memory file and sets path (of `cap` bytes) to a
  * name that opens it.  Returns its descriptor; aborts if that fails (the
  * harness cannot go on). */

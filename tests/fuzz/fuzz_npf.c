@@ -48,12 +48,7 @@ static void fuzz_npf_write(const char *path, const uint8_t *p, size_t n) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     abort();
-  for (size_t done = 0; done < n;) {
-    ssize_t w = write(fd, p + done, n - done);
-    if (w <= 0)
-      abort();
-    done += (size_t)w;
-  }
+  fuzz_fmt_write_all(fd, p, n);
   close(fd);
 }
 
