@@ -184,5 +184,20 @@ pokes = ["%s:%d: %s" % (rel, files[rel][:m.start()].count("\n") + 1, m.group(0))
          for rel in readers for m in POKE.finditer(files[rel])]
 ok(not pokes, "no ingest reader reaches into the sink (g->)", pokes)
 
+# The release tarball (make dist) carries what the build and the page
+# need: every file of server/, web/ and bench/ is named in Makefile.am.
+with open(os.path.join(SRC, "Makefile.am"), encoding="utf-8") as f:
+    AM_NAMES = set(re.findall(r"[\w./-]+", f.read()))
+SHIPPED = re.compile(r"\.(c|h|js|css|html|svg|png|py|mjs|sh)$")
+unlisted = []
+for top in ("server", "web", "bench"):
+    for root, _, names in os.walk(os.path.join(SRC, top)):
+        for name in sorted(names):
+            rel = os.path.relpath(os.path.join(root, name), SRC)
+            if SHIPPED.search(name) and rel not in AM_NAMES:
+                unlisted.append(rel)
+ok(not unlisted, "every source of server/, web/ and bench/ is in Makefile.am "
+   "(else make dist leaves it out)", unlisted)
+
 print("1..%d" % n)
 sys.exit(1 if failed else 0)
