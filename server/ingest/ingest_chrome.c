@@ -1,7 +1,7 @@
 /* ingest_chrome.c -- Chrome trace JSON into the store: framework events of
  * a process, or standalone traces grouped by rank or file name; the flow
  * endpoints go to ingest_chrome_bind.c.  See ingest_readers.h. */
-#include "fmt_chrome.h"
+#include "fmt_chrome_pipe.h"
 #include "ingest_readers.h"
 #include "log.h"
 
@@ -306,7 +306,7 @@ void ingest_chrome_read(struct ing *g, const char *rel, const char *instance,
                              ingest_chrome_warning};
   struct fmt_chrome_stats st = {0};
   char *cause = NULL;
-  int rc = fmt_chrome_read(path, &cb, &st, &cause);
+  int rc = fmt_chrome_pipe_read(path, &cb, &st, &cause);
   ingest_skipped(g, st.skipped);
   ingest_chrome_bind_file_end(g, c.max_offset);
   if (rc < 0) {

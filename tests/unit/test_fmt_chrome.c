@@ -15,6 +15,7 @@
 
 #include "../fuzz/fuzz_fmt.h"
 #include "fmt_chrome.h"
+#include "fmt_chrome_pipe.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -851,6 +852,94 @@ static void test_stop(void **state) {
   free(path);
 }
 
+/* Decodes path with fmt_chrome_read() and with fmt_chrome_pipe_read():
+ * the same calls in the same order, the same result, stats and cause.
+ * Returns the log of the calls (the caller frees it). */
+static char *decode_both(const char *path, long stop_at) {
+  struct rec r[2] = {{.keep_log = 1, .stop_at = stop_at, .no_sets = 1},
+                     {.keep_log = 1, .stop_at = stop_at, .no_sets = 1}};
+  struct fmt_chrome_stats st[2];
+  char *cause[2] = {NULL, NULL};
+  int rc[2];
+  for (int i = 0; i < 2; i++) {
+    struct fmt_chrome_cb cb = {&r[i],    rec_slice, rec_counter,
+                               rec_flow, rec_meta,  rec_warning};
+    rc[i] = i ? fmt_chrome_pipe_read(path, &cb, &st[i], &cause[i])
+              : fmt_chrome_read(path, &cb, &st[i], &cause[i]);
+  }
+  assert_int_equal(rc[1], rc[0]);
+  assert_string_equal(r[1].log.s ? r[1].log.s : "",
+                      r[0].log.s ? r[0].log.s : "");
+  assert_string_equal(cause[1] ? cause[1] : "", cause[0] ? cause[0] : "");
+  if (rc[0] >= 0 && !stop_at) { /* stopped: the decoder may have read on */
+    assert_int_equal(st[1].events, st[0].events);
+    assert_int_equal(st[1].skipped, st[0].skipped);
+    assert_int_equal(st[1].bytes, st[0].bytes);
+    assert_string_equal(st[1].rank, st[0].rank);
+  }
+  char *log = r[0].log.s ? xstrdup(r[0].log.s) : xstrdup("");
+  for (int i = 0; i < 2; i++) {
+    rec_free(&r[i]);
+    free(cause[i]);
+  }
+  return log;
+}
+
+static void test_pipe(void **state) {
+  /* The decoder on its own thread makes the same calls: on every test
+   * file, on a trace of many batches, on records larger than a batch, on
+   * a stop and on errors. */
+  static const char *const files[] = {
+      "async.json",        "basic.json",    "flows.json",
+      "kineto_order.json", "names.json",    "object.json",
+      "object_tail.json",  "perfetto.json", "tolerance.json",
+      "truncated.json",    "utf8.json"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    char *path = data_path(files[i]);
+    free(decode_both(path, 0));
+    free(path);
+  }
+  char *plain = testutil_path("pipe.json"), *gz = testutil_path("pipe.json.gz");
+  gen_trace(plain, gz, 20000); /* ~10 MB: many batches */
+  free(decode_both(plain, 0));
+  free(decode_both(gz, 0));
+  char *log = decode_both(plain, 15000);
+  assert_int_equal(strlen(log) > 0, 1);
+  free(log);
+  /* args of 3 MiB, beside small events: outsized batches */
+  struct sbuf b = {0};
+  sbuf_adds(&b, "[");
+  for (int k = 0; k < 3; k++) {
+    sbuf_printf(&b,
+                "{\"ph\":\"X\",\"name\":\"big%d\",\"ts\":%d,\"dur\":1,"
+                "\"args\":{\"s\":\"",
+                k, k);
+    for (int j = 0; j < (3 << 20) / 64; j++)
+      sbuf_adds(
+          &b,
+          "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde,");
+    sbuf_printf(&b, "\"}},{\"ph\":\"i\",\"name\":\"small%d\",\"ts\":%d},", k,
+                k);
+  }
+  sbuf_adds(&b, "{\"ph\":\"i\",\"name\":\"end\",\"ts\":9}]");
+  testutil_write(plain, b.s, b.len);
+  log = decode_both(plain, 0);
+  assert_non_null(strstr(log, "|big2|"));
+  assert_non_null(strstr(log, "|end|"));
+  free(log);
+  sbuf_free(&b);
+  /* errors: the decoder's cause */
+  testutil_write(plain, "hello", 5);
+  free(decode_both(plain, 0));
+  unlink(plain);
+  unlink(gz);
+  char *missing = testutil_path("pipe-missing.json");
+  free(decode_both(missing, 0));
+  free(missing);
+  free(plain);
+  free(gz);
+}
+
 static void test_probe(void **state) {
   static const struct {
     const char *name, *text;
@@ -911,6 +1000,7 @@ int main(void) {
       cmocka_unit_test(test_huge_event),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_stop),
+      cmocka_unit_test(test_pipe),
       cmocka_unit_test(test_probe),
       cmocka_unit_test(test_regress_inputs),
   };
