@@ -5,7 +5,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
+
+/* Closed blocks handed to the encoder thread and not emitted yet, at most:
+ * the ingest thread waits for the oldest beyond it. */
+#define STORE_SLICES_INFLIGHT 32
 
 /* One (track, lane) ever written: its open block (a slot of `open`, or
  * -1) and the last slice of its blocks closed so far. */
@@ -14,6 +20,17 @@ struct store_slices_lane {
   int64_t last_ts, last_id;
   int closed; /* a block was closed: last_* are set */
   int open;   /* index in store_slices.open, -1: none */
+};
+
+/* A closed block on its way: sorted and checked by the ingest thread,
+ * encoded by the encoder thread, emitted by the ingest thread in the order
+ * the blocks were closed. */
+struct store_slices_job {
+  struct store_slices_job *next;
+  int64_t track, lane;
+  struct store_block b;
+  unsigned char *data; /* store_block_encode()'s, once encoded */
+  size_t len, at;
 };
 
 struct store_slices {
@@ -25,6 +42,14 @@ struct store_slices {
   struct store_block *blocks; /* blocks[i]: the block of open[i] */
   int n_open, cap_open;
   char *error; /* the first error not taken yet */
+  /* the encoder thread (none: blocks are encoded as they are closed) */
+  bool threaded, stop;
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_todo, cv_done;
+  struct store_slices_job *todo, *todo_tail; /* to encode, in order */
+  struct store_slices_job *done, *done_tail; /* encoded, in order */
+  int inflight;                              /* jobs queued and not emitted */
 };
 
 /* Keeps msg (malloc'd, taken over) unless an error is kept already. */
@@ -43,11 +68,110 @@ void store_slices_error(struct store_slices *s, char **error) {
   s->error = NULL;
 }
 
+/* Encodes a job's block (either thread). */
+static void store_slices_encode(struct store_slices_job *j) {
+  j->data = store_block_encode(&j->b, &j->len, &j->at);
+}
+
+static void *store_slices_thread(void *arg) {
+  struct store_slices *s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (!s->todo && !s->stop)
+      pthread_cond_wait(&s->cv_todo, &s->mu);
+    struct store_slices_job *j = s->todo;
+    if (!j)
+      break;
+    s->todo = j->next;
+    if (!s->todo)
+      s->todo_tail = NULL;
+    pthread_mutex_unlock(&s->mu);
+    store_slices_encode(j);
+    pthread_mutex_lock(&s->mu);
+    j->next = NULL;
+    if (s->done_tail)
+      s->done_tail->next = j;
+    else
+      s->done = j;
+    s->done_tail = j;
+    pthread_cond_signal(&s->cv_done);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
 struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud) {
   struct store_slices *s = xcalloc(1, sizeof *s);
   s->emit = emit;
   s->ud = ud;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv_todo, NULL);
+  pthread_cond_init(&s->cv_done, NULL);
+  s->threaded = pthread_create(&s->th, NULL, store_slices_thread, s) == 0;
   return s;
+}
+
+/* Frees a job and what it holds. */
+static void store_slices_job_free(struct store_slices_job *j) {
+  store_block_free(&j->b);
+  free(j->data);
+  free(j);
+}
+
+/* Emits encoded job j and frees it. */
+static void store_slices_emit(struct store_slices *s,
+                              struct store_slices_job *j) {
+  const struct store_block *b = &j->b;
+  s->emit(s->ud, j->track, j->lane, b->row[0].ts, b->row[0].id, b->n, j->data,
+          j->at, j->data + j->at, j->len - j->at);
+  store_slices_job_free(j);
+}
+
+/* Emits the jobs encoded so far, in order; waits until at most `keep` are
+ * left in flight. */
+static void store_slices_reap(struct store_slices *s, int keep) {
+  for (;;) {
+    pthread_mutex_lock(&s->mu);
+    while (s->inflight > keep && !s->done)
+      pthread_cond_wait(&s->cv_done, &s->mu);
+    struct store_slices_job *j = s->done;
+    s->done = s->done_tail = NULL;
+    pthread_mutex_unlock(&s->mu);
+    if (!j)
+      return;
+    while (j) {
+      struct store_slices_job *next = j->next;
+      store_slices_emit(s, j);
+      s->inflight--;
+      j = next;
+    }
+  }
+}
+
+/* Hands closed block b of (track, lane) over (taking its buffers): to the
+ * encoder thread, or encoded and emitted at once without one. */
+static void store_slices_send(struct store_slices *s, int64_t track,
+                              int64_t lane, struct store_block *b) {
+  struct store_slices_job *j = xcalloc(1, sizeof *j);
+  j->track = track;
+  j->lane = lane;
+  j->b = *b;
+  *b = (struct store_block){0};
+  if (!s->threaded) {
+    store_slices_encode(j);
+    store_slices_emit(s, j);
+    return;
+  }
+  pthread_mutex_lock(&s->mu);
+  if (s->todo_tail)
+    s->todo_tail->next = j;
+  else
+    s->todo = j;
+  s->todo_tail = j;
+  s->inflight++;
+  pthread_cond_signal(&s->cv_todo);
+  pthread_mutex_unlock(&s->mu);
+  store_slices_reap(s, STORE_SLICES_INFLIGHT);
 }
 
 static size_t store_slices_hash(int64_t track, int64_t lane, size_t cap) {
@@ -104,8 +228,8 @@ static void store_slices_open(struct store_slices *s, size_t j) {
   s->map[j].open = s->n_open++;
 }
 
-/* Encodes, hands over and frees open block i (the last one takes its
- * place); a block holding a slice twice is dropped with an error. */
+/* Hands open block i over to be encoded and emitted (the last one takes
+ * its place); a block holding a slice twice is dropped with an error. */
 static void store_slices_close(struct store_slices *s, int i) {
   struct store_slices_lane *e = &s->map[s->open[i]];
   struct store_block *b = &s->blocks[i];
@@ -120,14 +244,10 @@ static void store_slices_close(struct store_slices *s, int i) {
       rc = -EINVAL;
     }
   if (!rc) {
-    size_t len, at;
-    unsigned char *data = store_block_encode(b, &len, &at);
-    s->emit(s->ud, e->track, e->lane, b->row[0].ts, b->row[0].id, b->n, data,
-            at, data + at, len - at);
-    free(data);
     e->last_ts = b->row[b->n - 1].ts;
     e->last_id = b->row[b->n - 1].id;
     e->closed = 1;
+    store_slices_send(s, e->track, e->lane, b);
   }
   store_block_free(b);
   e->open = -1;
@@ -163,11 +283,30 @@ void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
 void store_slices_flush(struct store_slices *s) {
   while (s->n_open > 0)
     store_slices_close(s, s->n_open - 1);
+  store_slices_reap(s, 0);
 }
 
 void store_slices_free(struct store_slices *s) {
   if (!s)
     return;
+  if (s->threaded) {
+    pthread_mutex_lock(&s->mu);
+    s->stop = true;
+    pthread_cond_signal(&s->cv_todo);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->th, NULL);
+  }
+  for (struct store_slices_job *j = s->todo, *next; j; j = next) {
+    next = j->next;
+    store_slices_job_free(j);
+  }
+  for (struct store_slices_job *j = s->done, *next; j; j = next) {
+    next = j->next;
+    store_slices_job_free(j);
+  }
+  pthread_cond_destroy(&s->cv_todo);
+  pthread_cond_destroy(&s->cv_done);
+  pthread_mutex_destroy(&s->mu);
   for (int i = 0; i < s->n_open; i++)
     store_block_free(&s->blocks[i]);
   free(s->blocks);

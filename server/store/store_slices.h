@@ -1,7 +1,10 @@
 /* store_slices.h -- the writer's open slice blocks: one per (track, lane)
- * being written, closed and encoded (store_block.h) when full and
- * whenever the writer's connection is used (a track's statistics, a
- * statement, the end).
+ * being written, closed when full and whenever the writer's connection is
+ * used (a track's statistics, a statement, the end).  A closed block is
+ * encoded (store_block.h: varints, zlib) on an encoder thread of its own
+ * while the caller goes on; the encoded blocks are handed to `emit` on the
+ * caller's thread, in the order they were closed, at most a few dozen
+ * blocks later and all of them by store_slices_flush().
  *
  * Slices of a (track, lane) come in (ts, id) order (the lane assignment
  * hands them out so); within the open block any order is sorted, but a
@@ -35,8 +38,8 @@ struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud);
 void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
                       int64_t ts, int64_t id, int64_t dur, int64_t name,
                       int64_t grp, const char *args, size_t args_len);
-/* Closes every open block.  A block that holds one slice twice is not
- * written: the error is kept. */
+/* Closes every open block and emits every block closed so far.  A block
+ * that holds one slice twice is not written: the error is kept. */
 void store_slices_flush(struct store_slices *s);
 /* Hands the first error kept since the last call (a malloc'd message) to
  * *error when that is NULL (the caller frees it), else drops it. */
