@@ -9,6 +9,7 @@
  */
 #include "fmt_chrome.h"
 #include "fmt_chrome_args.h"
+#include "fmt_chrome_tail.h"
 #include "jtok.h"
 #include "jval.h"
 #include "util.h"
@@ -494,6 +495,11 @@ static void rd_top_value(struct rd *r, const char *key) {
   if (!strcmp(key, "baseTimeNanoseconds")) {
     if ((v.kind == JTOK_NUM || v.kind == JTOK_STR) &&
         !jval_decimal(v.p, v.n, 0, &ns)) {
+      if (r->prescanned && r->saw_events && !r->have_base)
+        jtok_note(&r->warn, off,
+                  "baseTimeNanoseconds comes before a top-level array of "
+                  "more than 64 KiB that follows the events: not applied to "
+                  "the events' timestamps");
       r->base_ns = ns;
       r->have_base = 1;
     } else {
@@ -617,11 +623,20 @@ static int rd_open(struct rd *r, uint64_t limit, char **cause) {
 }
 
 /* Learns the top-level keys that follow traceEvents (Kineto writes
- * baseTimeNanoseconds after the events) with a second, skipping pass. */
+ * baseTimeNanoseconds after the events): from the end of the file when it
+ * reads back plainly (fmt_chrome_tail.h), else with a second, skipping
+ * pass. */
 static void rd_prescan(struct rd *r) {
   struct rd pre;
   struct fmt_chrome_stats st;
+  int64_t ns;
   r->prescanned = 1;
+  int tail = fmt_chrome_tail_base(r->path, &ns);
+  if (tail >= 0) { /* the members after the events, read from the end */
+    r->base_ns = tail ? ns : 0;
+    r->have_base = tail;
+    return;
+  }
   rd_init(&pre, r->path, NULL, &st);
   if (!rd_open(&pre, 0, NULL) && *pre.src.p == '{') {
     pre.src.p++;

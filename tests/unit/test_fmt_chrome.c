@@ -16,6 +16,7 @@
 #include "../fuzz/fuzz_fmt.h"
 #include "fmt_chrome.h"
 #include "fmt_chrome_pipe.h"
+#include "fmt_chrome_tail.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -554,6 +555,97 @@ static void test_object_tail(void **state) {
   free(path);
 }
 
+static void test_tail(void **state) {
+  /* The members after the events read from the end of the file: found
+   * when plain, left to the skimming pass (-1) when not. */
+  static const struct {
+    const char *tail;
+    int rc;
+    int64_t ns;
+  } cases[] = {
+      {"], \"traceName\": \"t\", \"baseTimeNanoseconds\": 17}\n", 1, 17},
+      {"]\n,\"baseTimeNanoseconds\":\"1.5e3\" ,\"x\":null\r\n}\n\n", 1, 1500},
+      {"],\"baseTimeNanoseconds\":5,\"baseTimeNanoseconds\":\"bad\"}", 1, 5},
+      {"],\"baseTimeNanoseconds\":5,\"baseTimeNanoseconds\":6}", 1, 6},
+      {"], \"displayTimeUnit\": \"ms\", \"n\": -1.5e-3, \"t\": true}", 0, 0},
+      {"]}", 0, 0},
+      {"], \"d\": {\"rank\": \"}\\\"[\\\\\"}, \"baseTimeNanoseconds\": 9}", 1,
+       9},
+      {"], \"a\": [1, {\"b\": [\"]\"]}], \"baseTimeNanoseconds\": 9}", 1, 9},
+      {"], \"a\": [1}, \"baseTimeNanoseconds\": 9}", -1, 0},
+      {"], \"traceEvents\": 3}", -1, 0},
+      {"], \"s\": \"a\\\"b\", \"baseTimeNanoseconds\": 9}", -1, 0},
+      {"], \"baseTimeNanoseconds\": 9", -1, 0},
+      {"], \"baseTimeNanoseconds\": 9}\n@@", -1, 0}, /* @@: 2 zero bytes */
+      {"] \"baseTimeNanoseconds\": 9}", -1, 0},
+  };
+  char *path = testutil_path("tail.json");
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct sbuf b = {0};
+    sbuf_adds(&b,
+              "{\"traceEvents\": [{\"ph\":\"i\",\"name\":\"a\",\"ts\":1}\n");
+    sbuf_adds(&b, cases[i].tail);
+    char *at = strstr(b.s, "@@");
+    if (at)
+      memset(at, 0, 2);
+    testutil_write(path, b.s, b.len);
+    int64_t ns = -1;
+    int rc = fmt_chrome_tail_base(path, &ns);
+    if (rc != cases[i].rc || (rc == 1 && ns != cases[i].ns))
+      print_error("tail case %zu: rc %d ns %lld\n", i, rc, (long long)ns);
+    assert_int_equal(rc, cases[i].rc);
+    if (rc == 1)
+      assert_int_equal(ns, cases[i].ns);
+    sbuf_free(&b);
+  }
+  /* the decoder: the base read from the end applies to every event */
+  testutil_write(path,
+                 "{\"traceEvents\": [{\"ph\":\"i\",\"name\":\"a\","
+                 "\"pid\":1,\"tid\":1,\"ts\":1}],"
+                 "\"baseTimeNanoseconds\": 1000000}",
+                 94);
+  struct rec r = {.keep_log = 1};
+  assert_int_equal(decode(path, &r, NULL), 0);
+  assert_string_equal(r.log.s, "S|a|(null)|1|1|1001000|0|i|(null)|\n");
+  rec_free(&r);
+  /* a base before an array of more than 64 KiB after the events: missed,
+   * and the decoder says so */
+  struct sbuf big = {0};
+  sbuf_adds(&big, "{\"traceEvents\": [{\"ph\":\"i\",\"name\":\"a\","
+                  "\"pid\":1,\"tid\":1,\"ts\":1}],"
+                  "\"baseTimeNanoseconds\": 7, \"samples\": [0");
+  for (int k = 0; k < 40000; k++)
+    sbuf_adds(&big, ",1");
+  sbuf_adds(&big, "]}");
+  testutil_write(path, big.s, big.len);
+  struct rec w = {.keep_log = 1};
+  assert_int_equal(decode(path, &w, NULL), 0);
+  assert_string_equal(w.log.s,
+                      "S|a|(null)|1|1|1000|0|i|(null)|\n"
+                      "W|86|baseTimeNanoseconds comes before a top-level array "
+                      "of more than 64 KiB that follows the events: not "
+                      "applied to the events' timestamps\n");
+  rec_free(&w);
+  sbuf_free(&big);
+  /* a tail of more than 64 KiB, a gzip file: skimmed */
+  struct sbuf b = {0};
+  sbuf_adds(&b, "{\"traceEvents\": [], \"pad\": \"");
+  for (int k = 0; k < 70000; k++)
+    sbuf_addc(&b, 'p');
+  sbuf_adds(&b, "\", \"baseTimeNanoseconds\": 3}");
+  testutil_write(path, b.s, b.len);
+  int64_t ns;
+  assert_int_equal(fmt_chrome_tail_base(path, &ns), -1);
+  char *gz = testutil_path("tail.json.gz");
+  write_gz(gz, "{\"traceEvents\": [], \"baseTimeNanoseconds\": 3}", 45, 1);
+  assert_int_equal(fmt_chrome_tail_base(gz, &ns), -1);
+  unlink(gz);
+  free(gz);
+  sbuf_free(&b);
+  unlink(path);
+  free(path);
+}
+
 static void test_async(void **state) {
   static const char *const lines[] = {
       "S|note|c1|1|async:c1:0x10|3000|0|ia|(null)|",
@@ -992,6 +1084,7 @@ int main(void) {
       cmocka_unit_test(test_truncated),
       cmocka_unit_test(test_object),
       cmocka_unit_test(test_object_tail),
+      cmocka_unit_test(test_tail),
       cmocka_unit_test(test_async),
       cmocka_unit_test(test_flows),
       cmocka_unit_test(test_utf8),
