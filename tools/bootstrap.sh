@@ -23,8 +23,9 @@ esac
 
 packages="build-essential autoconf automake libtool pkg-config
   libmicrohttpd-dev libjansson-dev libsqlite3-dev sqlite3 libprotobuf-c-dev
-  protobuf-c-compiler libwebsockets-dev zlib1g-dev libcmocka-dev python3 curl"
-[ "$mode" = test ] && packages="$packages chromium clang nodejs npm protobuf-compiler"
+  protobuf-c-compiler libwebsockets-dev zlib1g-dev libzstd-dev libcmocka-dev
+  python3 curl"
+[ "$mode" = test ] && packages="$packages chromium clang nodejs npm protobuf-compiler zstd"
 missing=""
 for p in $packages; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

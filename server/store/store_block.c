@@ -7,8 +7,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#define ZLIB_CONST /* z_stream.next_in points to const bytes */
-#include <zlib.h>
 
 static int64_t store_block_sub(int64_t a, int64_t b) {
   return (int64_t)((uint64_t)a - (uint64_t)b);
@@ -78,12 +76,12 @@ static void store_block_args_in_order(const struct store_block *b, char *out) {
     }
 }
 
-unsigned char *store_block_encode(const struct store_block *b, size_t *len,
-                                  size_t *args_at) {
-  uLong raw = (uLong)b->args_size;
+unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
+                                  size_t *len, size_t *args_at) {
+  size_t raw = b->args_size;
   size_t room = 10 * STORE_BLOCK_COLS; /* n and the column lengths */
-  size_t cap =
-      room + (size_t)b->n * STORE_BLOCK_COLS * 10 + 1 + 10 + compressBound(raw);
+  size_t cap = room + (size_t)b->n * STORE_BLOCK_COLS * 10 + 1 + 10 +
+               ZSTD_compressBound(raw);
   unsigned char *out = xmalloc(cap), *p = out + room, *col[STORE_BLOCK_COLS];
   const struct store_block_row *r = b->row;
   col[0] = p;
@@ -117,10 +115,10 @@ unsigned char *store_block_encode(const struct store_block *b, size_t *len,
   *flags = 0;
   if (raw >= 64) {
     unsigned char *head = lod_block_varint(p, (int64_t)raw);
-    uLongf zlen = (uLongf)(cap - (size_t)(head - out));
-    if (compress2(head, &zlen, (const Bytef *)text, raw, 1) == Z_OK &&
-        (head - p) + zlen < raw - raw / 10) {
-      *flags = STORE_BLOCK_ZARGS;
+    size_t zlen =
+        ZSTD_compressCCtx(zc, head, cap - (size_t)(head - out), text, raw, 1);
+    if (!ZSTD_isError(zlen) && (size_t)(head - p) + zlen < raw - raw / 10) {
+      *flags = STORE_BLOCK_ZSTD;
       p = head + zlen;
     }
   }
@@ -167,35 +165,12 @@ static void store_block_undelta(struct store_block *b, size_t off,
   }
 }
 
-/* Inflates the zlib stream p..end into exactly total bytes at out.  The
- * stream is read raw past its 2-byte header and its adler32 is not
- * checked (a tenth of a full scan's time): the exact length is.  Returns
- * 0 or -EINVAL. */
-static int store_block_inflate(const unsigned char *p, const unsigned char *end,
-                               char *out, size_t total) {
-  /* deflate, no preset dictionary, a valid header check */
-  if (end - p < 2 || (p[0] & 0x0f) != Z_DEFLATED || (p[1] & 0x20) ||
-      ((p[0] << 8) | p[1]) % 31)
-    return -EINVAL;
-  z_stream z = {0};
-  if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
-    return -EINVAL;
-  z.next_in = p + 2;
-  z.avail_in = (uInt)(end - p - 2);
-  z.next_out = (Bytef *)out;
-  z.avail_out = (uInt)total;
-  int rc = inflate(&z, Z_FINISH);
-  size_t got = (size_t)z.total_out;
-  inflateEnd(&z);
-  return rc == Z_STREAM_END && got == total ? 0 : -EINVAL;
-}
-
-/* Reads the args part p..end (its flags byte, then the texts, inflated
- * when the flags say so) and sets each row's offset.  Returns 0 or
- * -EINVAL. */
+/* Reads the args part p..end (its flags byte, then the texts, decompressed
+ * when the flags say so) and sets each row's offset.  Returns 0, -EINVAL,
+ * or -ENOMEM when no zstd context can be made. */
 static int store_block_read_args(struct store_block *b, const unsigned char *p,
                                  const unsigned char *end) {
-  if (p == end || (*p & ~STORE_BLOCK_ZARGS))
+  if (p == end || (*p != 0 && *p != STORE_BLOCK_ZSTD))
     return -EINVAL;
   int flags = *p++;
   size_t total = 0;
@@ -208,12 +183,16 @@ static int store_block_read_args(struct store_block *b, const unsigned char *p,
   }
   b->args_size = 0;
   store_block_args_room(b, total + 1);
-  if (flags & STORE_BLOCK_ZARGS) {
+  if (flags) {
     int64_t raw;
     if (lod_block_varint_get(&p, end, &raw) < 0 || raw < 0 ||
         (uint64_t)raw != total)
       return -EINVAL;
-    if (store_block_inflate(p, end, b->args, total) < 0)
+    if (!b->zd && !(b->zd = ZSTD_createDCtx()))
+      return -ENOMEM;
+    size_t got =
+        ZSTD_decompressDCtx(b->zd, b->args, total, p, (size_t)(end - p));
+    if (ZSTD_isError(got) || got != total)
       return -EINVAL;
   } else {
     if ((size_t)(end - p) != total)
@@ -297,5 +276,6 @@ void store_block_clear(struct store_block *b) {
 void store_block_free(struct store_block *b) {
   free(b->row);
   free(b->args);
+  ZSTD_freeDCtx(b->zd);
   *b = (struct store_block){0};
 }

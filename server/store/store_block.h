@@ -10,9 +10,9 @@
  *   zigzag varints (lod_block.h): ts - previous ts (the first from ts0),
  *   dur, id - previous id (the first from 0), name, grp (0: NULL), args
  *   length + 1 (0: NULL);
- *   args: a flags byte (STORE_BLOCK_ZARGS: compressed), then the args
- *   texts one after the other: as they are, or (ZARGS) their length as a
- *   varint and one zlib stream of them.
+ *   args: a flags byte (0 or STORE_BLOCK_ZSTD), then the args texts one
+ *   after the other: as they are, or (ZSTD) their total length as a varint
+ *   and one zstd frame of them.
  * The encoder is the writer's (store.c), the decoder the virtual table's
  * (store_vtab.c).
  *
@@ -24,11 +24,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <zstd.h>
 
 #define STORE_BLOCK_ROWS 256
 /* A block is closed early once its args hold this many bytes. */
 #define STORE_BLOCK_ARGS_MAX (256 << 10)
-#define STORE_BLOCK_ZARGS 1
+/* 2: layouts up to 9 wrote 1 for zlib, which is not read */
+#define STORE_BLOCK_ZSTD 2
 
 /* The columns of a block, as bits of store_block_decode()'s cols. */
 #define STORE_BLOCK_COLS 6
@@ -53,6 +55,7 @@ struct store_block {
   struct store_block_row *row;
   char *args;
   size_t args_size, args_cap;
+  ZSTD_DCtx *zd; /* made by the first decode of zstd args, kept */
 };
 
 /* Appends one slice (args: args_len bytes, copied, or NULL).  The caller
@@ -62,11 +65,13 @@ void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
                      size_t args_len);
 /* Puts the slices in (ts, id) order (a stable sort: usually they are). */
 void store_block_sort(struct store_block *b);
-/* Encodes b's slices (n > 0, in order).  Returns a malloc'd buffer of
+/* Encodes b's slices (n > 0, in order) with compression context zc (the
+ * caller's, used by one thread at a time).  Returns a malloc'd buffer of
  * *len bytes, the caller frees it: the data blob, then from *args_at on
- * the args blob.  Args are compressed when that saves at least a tenth. */
-unsigned char *store_block_encode(const struct store_block *b, size_t *len,
-                                  size_t *args_at);
+ * the args blob.  Args are compressed (zstd, level 1) when that saves at
+ * least a tenth. */
+unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
+                                  size_t *len, size_t *args_at);
 /* Decodes slice_block row (ts0, data/len, args/args_len) into b, replacing
  * what it held: ts and the columns of `cols` (STORE_BLOCK_* bits; the
  * others are 0), the args when args is not NULL (else every args is NULL).
@@ -75,7 +80,7 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
                        size_t len, const void *args, size_t args_len, int cols);
 /* Empties b (keeps its buffer). */
 void store_block_clear(struct store_block *b);
-/* Frees b's buffer (b itself is the caller's). */
+/* Frees b's buffers and context (b itself is the caller's). */
 void store_block_free(struct store_block *b);
 
 #endif

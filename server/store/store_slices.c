@@ -1,5 +1,6 @@
 /* store_slices.c -- see store_slices.h. */
 #include "store_slices.h"
+#include "log.h"
 #include "store_block.h"
 #include "util.h"
 
@@ -50,6 +51,7 @@ struct store_slices {
   struct store_slices_job *todo, *todo_tail; /* to encode, in order */
   struct store_slices_job *done, *done_tail; /* encoded, in order */
   int inflight;                              /* jobs queued and not emitted */
+  ZSTD_CCtx *zc; /* the encoder's compression context */
 };
 
 /* Keeps msg (malloc'd, taken over) unless an error is kept already. */
@@ -68,9 +70,11 @@ void store_slices_error(struct store_slices *s, char **error) {
   s->error = NULL;
 }
 
-/* Encodes a job's block (either thread). */
-static void store_slices_encode(struct store_slices_job *j) {
-  j->data = store_block_encode(&j->b, &j->len, &j->at);
+/* Encodes a job's block (on the encoder thread, or on the caller's when
+ * there is none: one thread uses s->zc). */
+static void store_slices_encode(struct store_slices *s,
+                                struct store_slices_job *j) {
+  j->data = store_block_encode(&j->b, s->zc, &j->len, &j->at);
 }
 
 static void *store_slices_thread(void *arg) {
@@ -86,7 +90,7 @@ static void *store_slices_thread(void *arg) {
     if (!s->todo)
       s->todo_tail = NULL;
     pthread_mutex_unlock(&s->mu);
-    store_slices_encode(j);
+    store_slices_encode(s, j);
     pthread_mutex_lock(&s->mu);
     j->next = NULL;
     if (s->done_tail)
@@ -104,6 +108,8 @@ struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud) {
   struct store_slices *s = xcalloc(1, sizeof *s);
   s->emit = emit;
   s->ud = ud;
+  if (!(s->zc = ZSTD_createCCtx()))
+    fatal("store: cannot make a zstd compression context");
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv_todo, NULL);
   pthread_cond_init(&s->cv_done, NULL);
@@ -158,7 +164,7 @@ static void store_slices_send(struct store_slices *s, int64_t track,
   j->b = *b;
   *b = (struct store_block){0};
   if (!s->threaded) {
-    store_slices_encode(j);
+    store_slices_encode(s, j);
     store_slices_emit(s, j);
     return;
   }
@@ -304,6 +310,7 @@ void store_slices_free(struct store_slices *s) {
     next = j->next;
     store_slices_job_free(j);
   }
+  ZSTD_freeCCtx(s->zc);
   pthread_cond_destroy(&s->cv_todo);
   pthread_cond_destroy(&s->cv_done);
   pthread_mutex_destroy(&s->mu);

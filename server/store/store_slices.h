@@ -1,7 +1,7 @@
 /* store_slices.h -- the writer's open slice blocks: one per (track, lane)
  * being written, closed when full and whenever the writer's connection is
  * used (a track's statistics, a statement, the end).  A closed block is
- * encoded (store_block.h: varints, zlib) on an encoder thread of its own
+ * encoded (store_block.h: varints, zstd) on an encoder thread of its own
  * while the caller goes on; the encoded blocks are handed to `emit` on the
  * caller's thread, in the order they were closed, at most a few dozen
  * blocks later and all of them by store_slices_flush().

@@ -15,8 +15,8 @@ Needs NEX_BUILDDIR and NEX_SRCDIR (set by make check).
 import json
 import os
 import sqlite3
+import subprocess
 import sys
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nextest import Client, Server, check, main  # noqa: E402
@@ -64,15 +64,16 @@ def varint(b, i):
 def rewrite_args(db, old, new):
     """Replaces the args text old by new (same length) inside the slice
     blocks (doc/storage.md: a flags byte, then the texts as they are or,
-    flag 1, their length and one zlib stream); the block is written back
-    uncompressed.  Returns the blocks changed."""
+    flag 2, their length and one zstd frame, read with the zstd tool); the
+    block is written back uncompressed.  Returns the blocks changed."""
     changed = 0
     rows = db.execute("SELECT track, lane, ts0, id0, args FROM slice_block")
     for track, lane, ts0, id0, blob in rows.fetchall():
         text = bytes(blob[1:])
-        if blob[0] & 1:
+        if blob[0] == 2:
             _, i = varint(blob, 1)
-            text = zlib.decompress(bytes(blob[i:]))
+            text = subprocess.run(["zstd", "-d", "-c"], input=bytes(blob[i:]),
+                                  stdout=subprocess.PIPE, check=True).stdout
         if old not in text:
             continue
         db.execute("UPDATE slice_block SET args = ? WHERE track = ? AND "

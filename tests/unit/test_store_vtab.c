@@ -155,11 +155,12 @@ static void test_rows_as_written(void **state) {
     free(q);
     free(a);
   }
-  /* the args of track 1 were compressed (flag 1), track 2's 10 bytes not;
+  /* the args of track 1 were compressed (flag 2: zstd), track 2's 10 bytes
+   * not;
    * blocks hold fewer bytes than the args text alone */
   s = one(db, "SELECT group_concat(x) FROM (SELECT DISTINCT track || ':' || "
               "hex(substr(args, 1, 1)) AS x FROM slice_block ORDER BY 1)");
-  assert_string_equal(s, "1:01,2:00");
+  assert_string_equal(s, "1:02,2:00");
   free(s);
   s = one(db, "SELECT (SELECT sum(length(data) + length(args)) FROM "
               "slice_block) < (SELECT sum(length(args)) FROM slice)");
@@ -402,8 +403,9 @@ static void test_decode_rejects(void **state) {
        1},                                    /* a varint past its column */
       {"\xff\xff\xff\xff\x0f", "\x00", 5, 1}, /* too many rows */
       {HEAD "\x00\x00\x00\x00\x00\x08", "\x00{}", 12, 3}, /* args of 3 bytes */
-      {HEAD "\x00\x00\x00\x00\x00\x06", "\x02{}", 12, 3}, /* unknown flag */
-      {HEAD "\x00\x00\x00\x00\x00\x06", "\x01\x04xx", 12, 4}, /* no zlib */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x01{}", 12, 3}, /* zlib: layout 9 */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x03{}", 12, 3}, /* unknown flag */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x02\x04xx", 12, 4}, /* no zstd */
       {HEAD "\x00\x00\x00\x00\x00\x06", "", 12, 0},           /* no flags */
   };
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
@@ -420,7 +422,7 @@ static void test_decode_rejects(void **state) {
                                       STORE_BLOCK_ALL & ~STORE_BLOCK_ARGS),
                    0);
   assert_int_equal(
-      store_block_decode(&b, 5, bad[8].data, 12, "\x00{}", 3, STORE_BLOCK_ALL),
+      store_block_decode(&b, 5, bad[9].data, 12, "\x00{}", 3, STORE_BLOCK_ALL),
       0);
   assert_int_equal(b.row[0].args_len, 2);
   store_block_free(&b);
