@@ -141,49 +141,43 @@ static int fmt_chrome_pipe_slice(void *ud, const struct fmt_chrome_slice *s) {
   return fmt_chrome_pipe_going(p);
 }
 
+/* Queues record c (a copy of size bytes whose string fields are
+ * *f[0..n)): the strings go after it, the fields point at them. */
+static void fmt_chrome_pipe_put(struct pipe *p, enum pipe_kind kind, void *c,
+                                size_t size, const char **const f[], int n) {
+  unsigned char *w =
+      fmt_chrome_pipe_rec(p, kind, size + fmt_chrome_pipe_strs_len(f, n));
+  fmt_chrome_pipe_strs_copy((char *)w + size, f, n);
+  memcpy(w, c, size);
+}
+
 static int fmt_chrome_pipe_counter(void *ud,
                                    const struct fmt_chrome_counter *k) {
-  struct pipe *p = ud;
   struct fmt_chrome_counter c = *k;
   const char **const f[] = {&c.pid, &c.name, &c.series};
-  unsigned char *w = fmt_chrome_pipe_rec(
-      p, PIPE_COUNTER, sizeof c + fmt_chrome_pipe_strs_len(f, 3));
-  fmt_chrome_pipe_strs_copy((char *)w + sizeof c, f, 3);
-  memcpy(w, &c, sizeof c);
-  return fmt_chrome_pipe_going(p);
+  fmt_chrome_pipe_put(ud, PIPE_COUNTER, &c, sizeof c, f, 3);
+  return fmt_chrome_pipe_going(ud);
 }
 
 static int fmt_chrome_pipe_flow(void *ud, const struct fmt_chrome_flow *fl) {
-  struct pipe *p = ud;
   struct fmt_chrome_flow c = *fl;
   const char **const f[] = {&c.id, &c.pid, &c.tid};
-  unsigned char *w = fmt_chrome_pipe_rec(
-      p, PIPE_FLOW, sizeof c + fmt_chrome_pipe_strs_len(f, 3));
-  fmt_chrome_pipe_strs_copy((char *)w + sizeof c, f, 3);
-  memcpy(w, &c, sizeof c);
-  return fmt_chrome_pipe_going(p);
+  fmt_chrome_pipe_put(ud, PIPE_FLOW, &c, sizeof c, f, 3);
+  return fmt_chrome_pipe_going(ud);
 }
 
 static int fmt_chrome_pipe_meta(void *ud, const struct fmt_chrome_meta *m) {
-  struct pipe *p = ud;
   struct fmt_chrome_meta c = *m;
   const char **const f[] = {&c.kind, &c.pid, &c.tid, &c.value};
-  unsigned char *w = fmt_chrome_pipe_rec(
-      p, PIPE_META, sizeof c + fmt_chrome_pipe_strs_len(f, 4));
-  fmt_chrome_pipe_strs_copy((char *)w + sizeof c, f, 4);
-  memcpy(w, &c, sizeof c);
-  return fmt_chrome_pipe_going(p);
+  fmt_chrome_pipe_put(ud, PIPE_META, &c, sizeof c, f, 4);
+  return fmt_chrome_pipe_going(ud);
 }
 
 static void fmt_chrome_pipe_warning(void *ud, uint64_t offset,
                                     const char *msg) {
-  struct pipe *p = ud;
   struct pipe_warning c = {offset, msg};
   const char **const f[] = {&c.msg};
-  unsigned char *w = fmt_chrome_pipe_rec(
-      p, PIPE_WARNING, sizeof c + fmt_chrome_pipe_strs_len(f, 1));
-  fmt_chrome_pipe_strs_copy((char *)w + sizeof c, f, 1);
-  memcpy(w, &c, sizeof c);
+  fmt_chrome_pipe_put(ud, PIPE_WARNING, &c, sizeof c, f, 1);
 }
 
 static void *fmt_chrome_pipe_thread(void *arg) {
