@@ -667,7 +667,11 @@ def check_sql_limits(srv):
           "a query stopped by the deadline after its first row answers that "
           "row, truncated with a reason", a)
     kb = rss_kb(srv)
-    limit = 800 if SANITIZED else 400
+    # The bound is the plain build's (97 MB measured on 2026-11-28).  Under
+    # AddressSanitizer freed memory stays in its quarantine (256 MB) and the
+    # answer buffers' reallocations all stay mapped: 834-836 MB there,
+    # before and after that day's changes; 1 GB still catches a leak.
+    limit = 1024 if SANITIZED else 400
     check(0 < kb < limit * 1024, "the server's peak RSS stayed under %d MB "
           "through the SQL limits (%d MB)" % (limit, kb // 1024), kb)
     # refusals name the statement; pragma functions are reads
