@@ -1,5 +1,7 @@
 /* fmt_chrome_tail.c -- see fmt_chrome_tail.h. */
 #include "fmt_chrome_tail.h"
+#include "jsrc.h"
+#include "jtok.h"
 #include "jval.h"
 
 #include <fcntl.h>
@@ -14,7 +16,7 @@
 /* The byte before b[*i] that is not JSON whitespace, *i moved onto it
  * (one past it); -1 at the start of the buffer. */
 static int fmt_chrome_tail_prev(const unsigned char *b, size_t *i) {
-  while (*i > 0 && strchr(" \t\r\n", b[*i - 1]) && b[*i - 1])
+  while (*i > 0 && jtok_blank(b[*i - 1]))
     (*i)--;
   return *i > 0 ? b[*i - 1] : -1;
 }
@@ -131,9 +133,8 @@ int fmt_chrome_tail_base(const char *path, int64_t *base_ns) {
   if (fd < 0)
     return -1;
   int rc = -1;
-  unsigned char head[2];
   if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 2 &&
-      pread(fd, head, 2, 0) == 2 && !(head[0] == 0x1f && head[1] == 0x8b)) {
+      !jsrc_is_gzip(fd)) {
     size_t len = sb.st_size > FMT_CHROME_TAIL_BYTES ? FMT_CHROME_TAIL_BYTES
                                                     : (size_t)sb.st_size;
     unsigned char *b = malloc(len);

@@ -119,12 +119,16 @@ int jsrc_fill(struct jsrc *s) {
   return 1;
 }
 
+int jsrc_is_gzip(int fd) {
+  uchar magic[2];
+  return pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
 /* Opens `path` for reading at most `limit` stream bytes (0 = all) and
  * loads the first window.  Returns 0 or a negative errno-style code with
  * *cause set (when cause is not NULL). */
 int jsrc_open(struct jsrc *s, const char *path, uint64_t limit, char **cause) {
   struct stat sb;
-  uchar magic[2] = {0, 0};
   memset(s, 0, sizeof *s);
   s->limit = limit;
   s->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -149,7 +153,7 @@ int jsrc_open(struct jsrc *s, const char *path, uint64_t limit, char **cause) {
     return -e;
   }
   s->size = (size_t)sb.st_size;
-  if (pread(s->fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+  if (jsrc_is_gzip(s->fd)) {
     s->gz = 1;
     if (inflateInit2(&s->z, 16 + MAX_WBITS) != Z_OK) {
       if (cause)

@@ -42,6 +42,9 @@ struct jsrc {
  * naming the file; the caller frees it). */
 int jsrc_open(struct jsrc *s, const char *path, uint64_t limit, char **cause);
 
+/* 1 if the file open at fd starts with the gzip magic bytes, else 0. */
+int jsrc_is_gzip(int fd);
+
 /* Makes more bytes available after s->end, keeping [s->p, s->end) (the
  * window may move: pointers into it become invalid).  Returns 1 if bytes
  * were added, 0 at the end of the stream. */
