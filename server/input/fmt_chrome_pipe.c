@@ -10,7 +10,8 @@
 
 enum {
   PIPE_BATCH = 1 << 20, /* bytes of records in a batch */
-  PIPE_QUEUE = 6        /* full batches waiting at most */
+  PIPE_QUEUE = 6,       /* full batches waiting at most */
+  PIPE_STRS = 5         /* strings of a record at most */
 };
 
 enum pipe_kind { PIPE_SLICE, PIPE_COUNTER, PIPE_FLOW, PIPE_META, PIPE_WARNING };
@@ -99,23 +100,26 @@ static void *fmt_chrome_pipe_rec(struct pipe *p, enum pipe_kind kind,
   return r->body;
 }
 
-/* Bytes the strings *f[0..n) take with their NULs (NULL takes none). */
-static size_t fmt_chrome_pipe_strs_len(const char **const f[], int n) {
-  size_t len = 0;
+/* Bytes the strings *f[0..n) take with their NULs (NULL takes none); each
+ * one's in len[i]. */
+static size_t fmt_chrome_pipe_strs_len(const char **const f[], int n,
+                                       size_t *len) {
+  size_t total = 0;
   for (int i = 0; i < n; i++)
-    len += *f[i] ? strlen(*f[i]) + 1 : 0;
-  return len;
+    total += len[i] = *f[i] ? strlen(*f[i]) + 1 : 0;
+  return total;
 }
 
-/* Copies the strings *f[0..n) to w and points each *f[i] at its copy. */
-static void fmt_chrome_pipe_strs_copy(char *w, const char **const f[], int n) {
+/* Copies the strings *f[0..n) (len[i] bytes each) to w and points each
+ * *f[i] at its copy. */
+static void fmt_chrome_pipe_strs_copy(char *w, const char **const f[], int n,
+                                      const size_t *len) {
   for (int i = 0; i < n; i++) {
     if (!*f[i])
       continue;
-    size_t len = strlen(*f[i]) + 1;
-    memcpy(w, *f[i], len);
+    memcpy(w, *f[i], len[i]);
     *f[i] = w;
-    w += len;
+    w += len[i];
   }
 }
 
@@ -128,26 +132,29 @@ static int fmt_chrome_pipe_going(struct pipe *p) {
 static int fmt_chrome_pipe_slice(void *ud, const struct fmt_chrome_slice *s) {
   struct pipe *p = ud;
   struct fmt_chrome_slice c = *s;
-  const char **const f[] = {&c.name, &c.cat, &c.pid, &c.tid, &c.args_json};
-  size_t flows = sizeof *c.flow_ids * c.n_flow_ids;
+  const char **const f[PIPE_STRS] = {&c.name, &c.cat, &c.pid, &c.tid,
+                                     &c.args_json};
+  size_t flows = sizeof *c.flow_ids * c.n_flow_ids, len[PIPE_STRS];
   unsigned char *w = fmt_chrome_pipe_rec(
-      p, PIPE_SLICE, sizeof c + flows + fmt_chrome_pipe_strs_len(f, 5));
+      p, PIPE_SLICE, sizeof c + flows + fmt_chrome_pipe_strs_len(f, 5, len));
   if (flows) {
     memcpy(w + sizeof c, s->flow_ids, flows);
     c.flow_ids = (const uint64_t *)(w + sizeof c);
   }
-  fmt_chrome_pipe_strs_copy((char *)w + sizeof c + flows, f, 5);
+  fmt_chrome_pipe_strs_copy((char *)w + sizeof c + flows, f, 5, len);
   memcpy(w, &c, sizeof c);
   return fmt_chrome_pipe_going(p);
 }
 
 /* Queues record c (a copy of size bytes whose string fields are
- * *f[0..n)): the strings go after it, the fields point at them. */
+ * *f[0..n), n <= PIPE_STRS): the strings go after it, the fields point at
+ * them. */
 static void fmt_chrome_pipe_put(struct pipe *p, enum pipe_kind kind, void *c,
                                 size_t size, const char **const f[], int n) {
+  size_t len[PIPE_STRS];
   unsigned char *w =
-      fmt_chrome_pipe_rec(p, kind, size + fmt_chrome_pipe_strs_len(f, n));
-  fmt_chrome_pipe_strs_copy((char *)w + size, f, n);
+      fmt_chrome_pipe_rec(p, kind, size + fmt_chrome_pipe_strs_len(f, n, len));
+  fmt_chrome_pipe_strs_copy((char *)w + size, f, n, len);
   memcpy(w, c, size);
 }
 
