@@ -32,6 +32,7 @@ struct store_slices_job {
   struct store_block b;
   unsigned char *data; /* store_block_encode()'s, once encoded */
   size_t len, at;
+  bool encoded;
 };
 
 struct store_slices {
@@ -48,9 +49,10 @@ struct store_slices {
   pthread_t th;
   pthread_mutex_t mu;
   pthread_cond_t cv_todo, cv_done;
-  struct store_slices_job *todo, *todo_tail; /* to encode, in order */
-  struct store_slices_job *done, *done_tail; /* encoded, in order */
-  int inflight;                              /* jobs queued and not emitted */
+  /* the jobs handed over and not emitted, in order: the encoder takes
+   * them from `todo` on, the caller emits them from `head` once encoded */
+  struct store_slices_job *head, *tail, *todo;
+  int inflight;  /* their number */
   ZSTD_CCtx *zc; /* the encoder's compression context */
 };
 
@@ -87,17 +89,10 @@ static void *store_slices_thread(void *arg) {
     if (!j)
       break;
     s->todo = j->next;
-    if (!s->todo)
-      s->todo_tail = NULL;
     pthread_mutex_unlock(&s->mu);
     store_slices_encode(s, j);
     pthread_mutex_lock(&s->mu);
-    j->next = NULL;
-    if (s->done_tail)
-      s->done_tail->next = j;
-    else
-      s->done = j;
-    s->done_tail = j;
+    j->encoded = true;
     pthread_cond_signal(&s->cv_done);
   }
   pthread_mutex_unlock(&s->mu);
@@ -136,22 +131,22 @@ static void store_slices_emit(struct store_slices *s,
 /* Emits the jobs encoded so far, in order; waits until at most `keep` are
  * left in flight. */
 static void store_slices_reap(struct store_slices *s, int keep) {
+  pthread_mutex_lock(&s->mu);
   for (;;) {
-    pthread_mutex_lock(&s->mu);
-    while (s->inflight > keep && !s->done)
+    while (s->inflight > keep && !s->head->encoded)
       pthread_cond_wait(&s->cv_done, &s->mu);
-    struct store_slices_job *j = s->done;
-    s->done = s->done_tail = NULL;
+    struct store_slices_job *j = s->head;
+    if (!j || !j->encoded)
+      break;
+    s->head = j->next;
+    if (!s->head)
+      s->tail = NULL;
+    s->inflight--;
     pthread_mutex_unlock(&s->mu);
-    if (!j)
-      return;
-    while (j) {
-      struct store_slices_job *next = j->next;
-      store_slices_emit(s, j);
-      s->inflight--;
-      j = next;
-    }
+    store_slices_emit(s, j);
+    pthread_mutex_lock(&s->mu);
   }
+  pthread_mutex_unlock(&s->mu);
 }
 
 /* Hands closed block b of (track, lane) over (taking its buffers): to the
@@ -169,11 +164,13 @@ static void store_slices_send(struct store_slices *s, int64_t track,
     return;
   }
   pthread_mutex_lock(&s->mu);
-  if (s->todo_tail)
-    s->todo_tail->next = j;
+  if (s->tail)
+    s->tail->next = j;
   else
+    s->head = j;
+  s->tail = j;
+  if (!s->todo)
     s->todo = j;
-  s->todo_tail = j;
   s->inflight++;
   pthread_cond_signal(&s->cv_todo);
   pthread_mutex_unlock(&s->mu);
@@ -302,11 +299,7 @@ void store_slices_free(struct store_slices *s) {
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->th, NULL);
   }
-  for (struct store_slices_job *j = s->todo, *next; j; j = next) {
-    next = j->next;
-    store_slices_job_free(j);
-  }
-  for (struct store_slices_job *j = s->done, *next; j; j = next) {
+  for (struct store_slices_job *j = s->head, *next; j; j = next) {
     next = j->next;
     store_slices_job_free(j);
   }
