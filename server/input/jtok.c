@@ -252,44 +252,48 @@ static int jtok_scalar_scan(const uchar **pp, const uchar *end,
 
 static inline int jtok_digit(uchar c) { return c >= '0' && c <= '9'; }
 
-/* Returns 1 if s[0..n) is a JSON number. */
+/* 1 if the JSON number s[0..n) with an exponent (or of more than 300
+ * digits) fits a double (parsers refuse 1e999). */
+static int jtok_finite(const uchar *s, size_t n) {
+  char buf[512];
+  if (n >= sizeof buf)
+    return 0;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  return isfinite(strtod(buf, NULL));
+}
+
+/* Returns 0 if s[0..n) is a JSON number that fits a double, 1 if it is
+ * one beyond a double, -1 if it is not a JSON number. */
 static int jtok_json_number(const uchar *s, size_t n) {
   size_t i = s[0] == '-';
+  int ex = 0;
   if (i < n && s[i] == '0')
     i++;
   else if (i < n && jtok_digit(s[i]))
     while (i < n && jtok_digit(s[i]))
       i++;
   else
-    return 0;
+    return -1;
   if (i < n && s[i] == '.') {
     if (++i >= n || !jtok_digit(s[i]))
-      return 0;
+      return -1;
     while (i < n && jtok_digit(s[i]))
       i++;
   }
   if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ex = 1;
     if (++i < n && (s[i] == '+' || s[i] == '-'))
       i++;
     if (i >= n || !jtok_digit(s[i]))
-      return 0;
+      return -1;
     while (i < n && jtok_digit(s[i]))
       i++;
   }
-  return i == n;
-}
-
-/* 1 if the JSON number s[0..n) fits a double (parsers refuse 1e999). */
-static int jtok_finite(const uchar *s, size_t n) {
-  char buf[512];
+  if (i != n)
+    return -1;
   /* without an exponent, up to 300 digits are far below DBL_MAX */
-  if (n <= 300 && !memchr(s, 'e', n) && !memchr(s, 'E', n))
-    return 1;
-  if (n >= sizeof buf)
-    return 0;
-  memcpy(buf, s, n);
-  buf[n] = '\0';
-  return isfinite(strtod(buf, NULL));
+  return (ex || n > 300) && !jtok_finite(s, n);
 }
 
 /* Checks a JSON scalar inside an object or array: a number or true, false,
@@ -298,8 +302,9 @@ static int jtok_finite(const uchar *s, size_t n) {
 int jtok_scalar_check(const struct jtok_span *v, unsigned *fl) {
   static const char *const lit[] = {"true", "false", "null"};
   static const char *const nonfinite[] = {"NaN", "Infinity", "-Infinity"};
-  if (v->kind == JTOK_NUM && jtok_json_number(v->p, v->n)) {
-    if (!jtok_finite(v->p, v->n))
+  int num = v->kind == JTOK_NUM ? jtok_json_number(v->p, v->n) : -1;
+  if (num >= 0) {
+    if (num)
       *fl |= JTOK_F_NONFINITE;
     return 0;
   }
@@ -515,8 +520,7 @@ size_t jtok_nonfinite_len(const uchar *p, const uchar *end) {
     const uchar *q = p;
     while (q < end && !scalar_stop[*q])
       q++;
-    if (jtok_json_number(p, (size_t)(q - p)) &&
-        !jtok_finite(p, (size_t)(q - p)))
+    if (jtok_json_number(p, (size_t)(q - p)) == 1)
       return (size_t)(q - p);
   }
   return 0;
@@ -532,7 +536,7 @@ int jtok_number(const struct jtok_span *v) {
 
 int jtok_number_text(const char *s, size_t n) {
   const uchar *u = (const uchar *)s;
-  return n > 0 && jtok_json_number(u, n) && jtok_finite(u, n);
+  return n > 0 && jtok_json_number(u, n) == 0;
 }
 
 /* Skips blanks, refilling.  Returns 0 at a non-blank byte, -1 at the end. */

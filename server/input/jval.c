@@ -214,10 +214,45 @@ const char *jval_text(struct sbuf *b, const struct jtok_span *sp,
   return b->s;
 }
 
+/* jval_decimal for the common case, a plain [-]digits[.digits] with at
+ * most 18 digits at or above 10^-scale (so no overflow): returns 1 with
+ * *out set, or 0 for anything else (the general parser decides). */
+static int jval_decimal_plain(const uchar *s, size_t n, int scale,
+                              int64_t *out) {
+  size_t i = n && s[0] == '-';
+  int neg = (int)i, nd = 0, nf = 0, up = 0;
+  uint64_t v = 0;
+  for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, nd++)
+    v = v * 10 + (uint64_t)(s[i] - '0');
+  if (nd == 0 || nd + scale > 18)
+    return 0;
+  if (i < n && s[i] == '.') {
+    size_t d = ++i;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+      if (nf < scale)
+        v = v * 10 + (uint64_t)(s[i] - '0');
+      else if (nf == scale)
+        up = s[i] >= '5';
+      nf += nf <= scale;
+    }
+    if (i == d)
+      return 0;
+  }
+  if (i != n)
+    return 0;
+  for (; nf < scale; nf++)
+    v *= 10;
+  v += (uint64_t)up;
+  *out = neg ? -(int64_t)v : (int64_t)v;
+  return 1;
+}
+
 /* Parses the decimal number text s[0..n) ("12", "-3.5", "1.5e3") times
  * 10^scale exactly into *out, rounding digits below the unit half away from
  * zero.  Returns 0, -EINVAL if s is not a number or -ERANGE. */
 int jval_decimal(const uchar *s, size_t n, int scale, int64_t *out) {
+  if (scale >= 0 && jval_decimal_plain(s, n, scale, out))
+    return 0;
   uchar dig[24];
   size_t i = 0;
   long nd = 0, total = 0, nfrac = 0, ex = 0;

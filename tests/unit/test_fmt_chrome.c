@@ -17,6 +17,7 @@
 #include "fmt_chrome.h"
 #include "fmt_chrome_pipe.h"
 #include "fmt_chrome_tail.h"
+#include "jval.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -1074,6 +1075,80 @@ static void test_regress_inputs(void **state) {
   printf("# %d data files and %d regression inputs replayed\n", n, m);
 }
 
+/* Decimal numbers (ts and dur in µs to ns, args): exact values, rounding
+ * half away from zero, and the plain-number fast path against the general
+ * parser on random numbers (the same text with "e0" takes the general
+ * path). */
+static void test_decimal(void **state) {
+  (void)state;
+  static const struct {
+    const char *s;
+    int scale, rc;
+    int64_t v;
+  } c[] = {
+      {"4458676417768.751", 3, 0, 4458676417768751},
+      {"1.0005", 3, 0, 1001},
+      {"-1.0005", 3, 0, -1001},
+      {"1.00049", 3, 0, 1000},
+      {"999999999999999.9999", 3, 0, 1000000000000000000},
+      {"1234567890123456.5", 3, 0, 1234567890123456500},
+      {"9999999999999999.5", 3, -ERANGE, 0},
+      {"9223372036854775.807", 3, 0, INT64_MAX},
+      {"9223372036854775.808", 3, -ERANGE, 0},
+      {"-9223372036854775.808", 3, 0, INT64_MIN},
+      {"0.0", 3, 0, 0},
+      {"-0", 3, 0, 0},
+      {"0012", 3, 0, 12000},
+      {"1.", 3, 0, 1000},
+      {".5", 3, 0, 500},
+      {"+5", 3, 0, 5000},
+      {"1e3", 3, 0, 1000000},
+      {"1.5e-3", 3, 0, 2},
+      {"7.5", 0, 0, 8},
+      {"-7.5", 0, 0, -8},
+      {"7.49", 0, 0, 7},
+      {"-", 3, -EINVAL, 0},
+      {"1.2.3", 3, -EINVAL, 0},
+      {"12a", 0, -EINVAL, 0},
+      {"", 0, -EINVAL, 0},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+    int64_t v = 0;
+    int rc = jval_decimal((const unsigned char *)c[i].s, strlen(c[i].s),
+                          c[i].scale, &v);
+    if (rc != c[i].rc || (rc == 0 && v != c[i].v))
+      print_error("%s (scale %d): rc %d, %lld\n", c[i].s, c[i].scale, rc,
+                  (long long)v);
+    assert_int_equal(rc, c[i].rc);
+    if (rc == 0)
+      assert_int_equal(v, c[i].v);
+  }
+  srand(7);
+  for (int i = 0; i < 200000; i++) {
+    char s[64];
+    int n = 0;
+    if (rand() % 3 == 0)
+      s[n++] = '-';
+    for (int k = 1 + rand() % 20; k > 0; k--)
+      s[n++] = (char)('0' + rand() % 10);
+    if (rand() % 2) {
+      s[n++] = '.';
+      for (int k = 1 + rand() % 8; k > 0; k--)
+        s[n++] = (char)('0' + rand() % 10);
+    }
+    memcpy(s + n, "e0", 3);
+    int scale = rand() % 4;
+    int64_t a = 0, b = 0;
+    int ra = jval_decimal((const unsigned char *)s, (size_t)n, scale, &a);
+    int rb = jval_decimal((const unsigned char *)s, (size_t)n + 2, scale, &b);
+    if (ra != rb || a != b)
+      print_error("%s (scale %d): %d %lld, general %d %lld\n", s, scale, ra,
+                  (long long)a, rb, (long long)b);
+    assert_int_equal(ra, rb);
+    assert_int_equal(a, b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shared_traces),
@@ -1096,6 +1171,7 @@ int main(void) {
       cmocka_unit_test(test_pipe),
       cmocka_unit_test(test_probe),
       cmocka_unit_test(test_regress_inputs),
+      cmocka_unit_test(test_decimal),
   };
   return cmocka_run_group_tests(tests, testutil_setup, testutil_teardown);
 }
