@@ -379,7 +379,8 @@ static void ingest_place(struct ing *g, struct itrack *t, struct lanes_item *it,
   if (t->lod)
     lod_slice(t->lod, g->w, lane, it->ts, it->dur, it->id, it->name, it->grp);
   for (int i = 0; i < it->n_flows; i++)
-    store_writer_flow(g->w, (int64_t)it->flows[i], t->id, lane, it->ts, it->id);
+    store_writer_flow(g->w, STORE_FLOW_BY_ID | STORE_FLOW_BY_SLICE,
+                      (int64_t)it->flows[i], t->id, lane, it->ts, it->id);
   if (t->hook)
     t->hook->placed(g, t, lane, it);
   ingest_stat_add(g, t->id, it->name, it->dur);
@@ -562,6 +563,8 @@ static void ingest_track_finish(struct ing *g, struct itrack *t) {
   struct store_track_stats s = {0};
   if (t->kind == TRACK_SLICES) {
     ingest_track_drain(g, t);
+    if (t->hook && t->hook->finished)
+      t->hook->finished(g, t);
     if (t->lod)
       lod_flush(t->lod, g->w);
     s.lanes = lanes_count(t->lanes);

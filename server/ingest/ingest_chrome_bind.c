@@ -19,13 +19,17 @@
  * pass a budget, blocks move to an unlinked spill file beside the store
  * until half of it is left.  A track's endpoints are bound in batches of
  * at most INGEST_CHROME_BATCH, each batch over the whole history.  Each
- * batch, bound, gives two runs (kept in memory within the budget, else in
- * the spill file): its flows in the flow table's key order, and its
- * unbound endpoints in file order.  The runs of each kind are merged: the
- * unbound endpoints are warned about in file order, then the flows are
- * written in key order, so that each row goes at the end of the table's
- * B-tree (hashed flow ids in file order would land anywhere in it). */
+ * batch, bound, gives three runs (kept in memory within the budget, else
+ * in the spill file): its flows in the key order of the flow table, the
+ * same in the key order of the slice_flow table, and its unbound endpoints
+ * in file order.  The runs of each kind are merged, so that each row goes
+ * at the end of its table's B-tree (hashed flow ids in file order would
+ * land anywhere in it): a track's slice_flow runs once the track is swept
+ * (its rows are the only ones with its track id), then the unbound
+ * endpoints of all tracks, warned about in file order, then the flows of
+ * all tracks in the flow table's order. */
 
+#include "ingest_chrome_runs.h"
 #include "ingest_readers.h"
 #include "spill.h"
 #include "varint.h"
@@ -39,7 +43,7 @@
 #ifndef INGEST_CHROME_CHUNK /* tests/unit/test_ingest_chrome.c: tiny ones */
 #define INGEST_CHROME_CHUNK (64u << 10)  /* largest spool block */
 #define INGEST_CHROME_BUDGET (32u << 20) /* blocks and runs in memory */
-#define INGEST_CHROME_BATCH (256u << 10) /* endpoints bound at once */
+#define INGEST_CHROME_BATCH (128u << 10) /* endpoints bound at once */
 #endif
 
 /* An endpoint as read: pos is its place in the Chrome files read (the
@@ -57,31 +61,12 @@ struct ingest_chrome_bind_ep {
   int64_t lane, slice_ts, slice_id;
 };
 
-/* A bound endpoint (lane < 0: unbound, ts is the endpoint's). */
-struct ingest_chrome_bind_out {
-  uint64_t pos;
-  int64_t flow_id, track, lane, ts, id;
-};
-
 /* Part of a spool: len bytes at mem (cap allocated), or at off in the
  * spill file when mem is NULL. */
 struct ingest_chrome_bind_block {
   unsigned char *mem;
   uint64_t off;
   size_t len, cap;
-};
-
-/* Some of a batch's endpoints: the bound ones in flow key order, or the
- * unbound ones (warn) in file order; n records at off in the spill file,
- * or at mem without one; while merging, buf[at, nbuf) is read and done of
- * them were read. */
-struct ingest_chrome_bind_run {
-  uint64_t off;
-  size_t n;
-  int warn;
-  struct ingest_chrome_bind_out *mem;
-  struct ingest_chrome_bind_out *buf;
-  size_t nbuf, at, done;
 };
 
 /* Bytes appended in whole records: blocks [0, spilled) are in the spill
@@ -102,13 +87,22 @@ struct ingest_chrome_bind_state {
   unsigned char *rends, *rhist; /* blocks read back (one of each kind) */
   uint64_t *base;               /* per Chrome file: pos / 4 of its offset 0 */
   uint64_t next_base;           /* the next file's base */
-  struct ingest_chrome_bind_run *runs;
-  size_t nruns;
+  struct ingest_chrome_runs runs; /* sorted runs of the batches bound */
+  struct ingest_chrome_bind_ep *batch; /* the batch being bound */
+  size_t nbatch;                       /* its capacity */
   int error; /* the spill file or the store could not be read back: a
                negative errno */
 };
 
 static const char ingest_chrome_bind_key; /* its ingest_state key */
+
+/* Where a merge's records go: a flow table, or warnings (file: the file
+ * of the last one). */
+struct ingest_chrome_bind_emit {
+  struct ing *g;
+  unsigned table;
+  size_t file;
+};
 
 /* The binding's state: NULL before the first Chrome file and after the
  * binding. */
@@ -135,6 +129,7 @@ struct ingest_chrome_bind_sweep {
   struct ingest_chrome_bind_spool hist;
   int64_t hts, hid; /* the last slice added */
   int rebind;       /* the history cannot be used: sweep from the store */
+  int swept;        /* the endpoints are bound */
   struct ingest_chrome_bind_spool
       ends; /* struct ingest_chrome_bind_end records */
   size_t nends;
@@ -171,8 +166,11 @@ static void ingest_chrome_bind_placed(struct ing *g, struct itrack *t,
                                       int64_t lane,
                                       const struct lanes_item *it);
 
+static void ingest_chrome_bind_finished(struct ing *g, struct itrack *t);
+
 static const struct ingest_hook ingest_chrome_bind_hook = {
-    ingest_chrome_bind_placed, ingest_chrome_bind_sweep_free};
+    ingest_chrome_bind_placed, ingest_chrome_bind_finished,
+    ingest_chrome_bind_sweep_free};
 
 /* A track's binding state, or NULL when it has none. */
 static struct ingest_chrome_bind_sweep *
@@ -446,47 +444,6 @@ static int ingest_chrome_bind_ts_cmp(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-/* The order of a run of flows: the flow table's key (flow_id, track,
- * lane, ts, id). */
-static int ingest_chrome_bind_key_cmp(const void *x, const void *y) {
-  const struct ingest_chrome_bind_out *a = x, *b = y;
-  if (a->flow_id != b->flow_id)
-    return a->flow_id < b->flow_id ? -1 : 1;
-  if (a->track != b->track)
-    return a->track < b->track ? -1 : 1;
-  if (a->lane != b->lane)
-    return a->lane < b->lane ? -1 : 1;
-  if (a->ts != b->ts)
-    return a->ts < b->ts ? -1 : 1;
-  return (a->id > b->id) - (a->id < b->id);
-}
-
-/* The order of a run of unbound endpoints: file order. */
-static int ingest_chrome_bind_pos_cmp(const void *x, const void *y) {
-  const struct ingest_chrome_bind_out *a = x, *b = y;
-  return (a->pos > b->pos) - (a->pos < b->pos);
-}
-
-/* Keeps n records of out as a run (in memory within the budget, else in
- * the spill file). */
-static void
-ingest_chrome_bind_keep_run(struct ing *g,
-                            const struct ingest_chrome_bind_out *out, size_t n,
-                            int warn) {
-  if (n == 0)
-    return;
-  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
-  s->runs = xrealloc(s->runs, sizeof *s->runs * (s->nruns + 1));
-  struct ingest_chrome_bind_run *r = &s->runs[s->nruns++];
-  *r = (struct ingest_chrome_bind_run){.n = n, .warn = warn};
-  if (s->mem + n * sizeof *out > INGEST_CHROME_BUDGET &&
-      spill_write(s->spill, out, n * sizeof *out, &r->off) == 0)
-    return;
-  r->mem = xmalloc(n * sizeof *out);
-  memcpy(r->mem, out, n * sizeof *out);
-  s->mem += n * sizeof *out;
-}
-
 /* Binds a batch of a track's endpoints (v[0, n), f ones first: nnext)
  * and makes it runs (v is overwritten). */
 static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
@@ -514,21 +471,21 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
   }
   ingest_chrome_bind_sweep_end(w);
   w->next = w->encl = (struct ingest_chrome_bind_queue){0};
-  _Static_assert(sizeof(struct ingest_chrome_bind_out) ==
+  _Static_assert(sizeof(struct ingest_chrome_out) ==
                      sizeof(struct ingest_chrome_bind_ep),
                  "a run is written over its batch");
   /* the bound ones first (each written at or before its own place),
    * the unbound ones after them */
-  struct ingest_chrome_bind_out *out = (struct ingest_chrome_bind_out *)v;
+  struct ingest_chrome_out *out = (struct ingest_chrome_out *)v;
   size_t nbound = 0, nfree = 0;
   for (size_t i = 0; i < n; i++)
     nfree += v[i].lane < 0;
-  struct ingest_chrome_bind_out *unbound =
+  struct ingest_chrome_out *unbound =
       xmalloc(sizeof *unbound * (nfree ? nfree : 1));
   nfree = 0;
   for (size_t i = 0; i < n; i++) {
     struct ingest_chrome_bind_ep f = v[i];
-    struct ingest_chrome_bind_out o = {f.e.pos,
+    struct ingest_chrome_out o = {f.e.pos,
                                        f.e.flow_id,
                                        ingest_track_id(t),
                                        f.lane,
@@ -541,10 +498,9 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
   }
   memcpy(out + nbound, unbound, sizeof *unbound * nfree);
   free(unbound);
-  qsort(out, nbound, sizeof *out, ingest_chrome_bind_key_cmp);
-  qsort(out + nbound, nfree, sizeof *out, ingest_chrome_bind_pos_cmp);
-  ingest_chrome_bind_keep_run(g, out, nbound, 0);
-  ingest_chrome_bind_keep_run(g, out + nbound, nfree, 1);
+  ingest_chrome_runs_keep(&s->runs, out, nbound, RUN_BY_ID);
+  ingest_chrome_runs_keep(&s->runs, out, nbound, RUN_BY_SLICE);
+  ingest_chrome_runs_keep(&s->runs, out + nbound, nfree, RUN_UNBOUND);
 }
 
 /* Collects a track's endpoints into batches: f ones from the front, the
@@ -584,126 +540,58 @@ static int ingest_chrome_bind_sweep_track(struct ing *g, struct itrack *t) {
       .g = g,
       .t = t,
       .cap = w->nends < INGEST_CHROME_BATCH ? w->nends : INGEST_CHROME_BATCH};
-  b.v = xmalloc(b.cap * sizeof *b.v);
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
+  if (s->nbatch < b.cap) { /* kept for the next tracks: no new pages */
+    free(s->batch);
+    s->batch = xmalloc(b.cap * sizeof *s->batch);
+    s->nbatch = b.cap;
+  }
+  b.v = s->batch;
   int rc = ingest_chrome_bind_spool_each(g, &w->ends,
-                                         &ingest_chrome_bind_current(g)->rends,
+                                         &s->rends,
                                          ingest_chrome_bind_batch_add, &b);
   if (rc == 0 && b.nnext + b.nencl) {
     memmove(b.v + b.nnext, b.v + b.cap - b.nencl, b.nencl * sizeof *b.v);
     ingest_chrome_bind_sweep_batch(g, t, b.v, b.nnext + b.nencl, b.nnext);
   }
-  free(b.v);
   return rc;
 }
 
-/* The next record of a run (its buffer refilled when read): NULL at its
- * end, or when the spill file cannot be read (then the state's error is
- * set and the run ends there). */
-static const struct ingest_chrome_bind_out *
-ingest_chrome_bind_run_peek(struct ing *g, struct ingest_chrome_bind_run *r) {
-  if (r->at < r->nbuf)
-    return &r->buf[r->at];
-  if (r->done == r->n)
-    return NULL;
-  size_t n = r->n - r->done < r->nbuf ? r->n - r->done : r->nbuf;
+/* A bound endpoint: a row of the flow table or of slice_flow. */
+static void ingest_chrome_bind_emit_flow(void *ud,
+                                         const struct ingest_chrome_out *o) {
+  struct ingest_chrome_bind_emit *e = ud;
+  store_writer_flow(ingest_writer(e->g), e->table, o->flow_id, o->track,
+                    o->lane, o->ts, o->id);
+}
+
+/* An unbound endpoint: a warning at its place in its file. */
+static void ingest_chrome_bind_emit_warn(void *ud,
+                                         const struct ingest_chrome_out *o) {
+  struct ingest_chrome_bind_emit *e = ud;
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(e->g);
+  uint64_t pos = o->pos >> 2;
+  while (e->file + 1 < s->nfiles && s->base[e->file + 1] <= pos)
+    e->file++;
+  ingest_warn(e->g, "Missing Data", s->files[e->file], pos - s->base[e->file],
+              "flow endpoint '%c' at %" PRId64 " ns has no slice to bind to",
+              "stff"[o->pos & 3], o->ts);
+}
+
+/* Merges the runs of one kind into their table, or their warnings in file
+ * order. */
+static void ingest_chrome_bind_merge(struct ing *g,
+                                     enum ingest_chrome_run_kind kind) {
   struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
-  int rc = spill_read(s->spill, r->buf, n * sizeof *r->buf,
-                      r->off + r->done * sizeof *r->buf);
-  if (rc) {
-    if (!s->error)
-      s->error = rc;
-    r->done = r->n;
-    r->nbuf = r->at = 0;
-    return NULL;
-  }
-  r->done += n;
-  r->nbuf = n;
-  r->at = 0;
-  return r->buf;
-}
-
-/* Whether run x's next record comes before run y's (both have one, both
- * of one kind). */
-static bool ingest_chrome_bind_heap_less(struct ing *g, size_t x, size_t y) {
-  struct ingest_chrome_bind_run *runs = ingest_chrome_bind_current(g)->runs;
-  return (runs[x].warn ? ingest_chrome_bind_pos_cmp
-                       : ingest_chrome_bind_key_cmp)(
-             ingest_chrome_bind_run_peek(g, &runs[x]),
-             ingest_chrome_bind_run_peek(g, &runs[y])) < 0;
-}
-
-/* Restores the heap of runs h[0, n) (the next record first in run order)
- * below k.  The runs in the heap have their next record read. */
-static void ingest_chrome_bind_heap_down(struct ing *g, size_t *h, size_t n,
-                                         size_t k) {
-  for (;;) {
-    size_t m = k, l = 2 * k + 1;
-    if (l < n && ingest_chrome_bind_heap_less(g, h[l], h[m]))
-      m = l;
-    if (l + 1 < n && ingest_chrome_bind_heap_less(g, h[l + 1], h[m]))
-      m = l + 1;
-    if (m == k)
-      return;
-    size_t x = h[k];
-    h[k] = h[m];
-    h[m] = x;
-    k = m;
-  }
-}
-
-/* Merges the runs of one kind: the warnings of the unbound endpoints in
- * file order (warn), or the flows in key order; frees those runs. */
-static void ingest_chrome_bind_merge(struct ing *g, int warn) {
-  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
-  size_t nruns = 0;
-  for (size_t k = 0; k < s->nruns; k++)
-    nruns += s->runs[k].warn == warn;
-  size_t per = INGEST_CHROME_BUDGET / sizeof(struct ingest_chrome_bind_out) /
-               (nruns ? nruns : 1);
-  per = per < 64 ? 64 : per > 4096 ? 4096 : per;
-  size_t *h = xmalloc(sizeof *h * (nruns ? nruns : 1)), n = 0;
-  for (size_t k = 0; k < s->nruns; k++) {
-    struct ingest_chrome_bind_run *r = &s->runs[k];
-    if (r->warn != warn)
-      continue;
-    if (r->mem) { /* in memory: one buffer, read already */
-      r->buf = r->mem;
-      r->nbuf = r->done = r->n;
-      r->at = 0;
-    } else { /* an empty buffer of nbuf records */
-      r->nbuf = r->at = r->n < per ? r->n : per;
-      r->buf = xmalloc(sizeof *r->buf * r->nbuf);
-    }
-    if (ingest_chrome_bind_run_peek(g, r)) /* the heap holds runs read ahead */
-      h[n++] = k;
-  }
-  for (size_t k = n; k-- > 0;)
-    ingest_chrome_bind_heap_down(g, h, n, k);
-  size_t file = 0;
-  while (n) {
-    struct ingest_chrome_bind_run *r = &s->runs[h[0]];
-    const struct ingest_chrome_bind_out *o = ingest_chrome_bind_run_peek(g, r);
-    uint64_t pos = o->pos >> 2;
-    if (o->lane >= 0)
-      store_writer_flow(ingest_writer(g), o->flow_id, o->track, o->lane, o->ts,
-                        o->id);
-    else {
-      while (file + 1 < s->nfiles && s->base[file + 1] <= pos)
-        file++;
-      ingest_warn(g, "Missing Data", s->files[file], pos - s->base[file],
-                  "flow endpoint '%c' at %" PRId64
-                  " ns has no slice to bind to",
-                  "stff"[o->pos & 3], o -> ts);
-    }
-    r->at++;
-    if (!ingest_chrome_bind_run_peek(g, r))
-      h[0] = h[--n];
-    ingest_chrome_bind_heap_down(g, h, n, 0);
-  }
-  for (size_t k = 0; k < s->nruns; k++)
-    if (s->runs[k].warn == warn)
-      free(s->runs[k].mem ? s->runs[k].mem : s->runs[k].buf);
-  free(h);
+  struct ingest_chrome_bind_emit e = {
+      g, kind == RUN_BY_ID ? STORE_FLOW_BY_ID : STORE_FLOW_BY_SLICE, 0};
+  int rc = ingest_chrome_runs_merge(&s->runs, kind,
+                                    kind == RUN_UNBOUND
+                                        ? ingest_chrome_bind_emit_warn
+                                        : ingest_chrome_bind_emit_flow,
+                                    &e);
+  if (rc < 0 && !s->error)
+    s->error = rc;
 }
 
 /* Frees the binding's state. */
@@ -714,8 +602,27 @@ static void ingest_chrome_bind_state_free(void *state) {
   free(s->rends);
   free(s->rhist);
   free(s->base);
-  free(s->runs);
+  ingest_chrome_runs_free(&s->runs);
+  free(s->batch);
   free(s);
+}
+
+/* A track's slices are all placed: its endpoints are bound, and its rows
+ * of slice_flow are final (no other track has rows of this one), so the
+ * writer thread inserts them while the next track is drained and swept. */
+static void ingest_chrome_bind_finished(struct ing *g, struct itrack *t) {
+  struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
+  struct ingest_chrome_bind_sweep *w = ingest_chrome_bind_sweep_of(t);
+  if (!s || w->swept)
+    return;
+  int rc = w->nends && !s->error ? ingest_chrome_bind_sweep_track(g, t) : 0;
+  if (rc < 0 && !s->error)
+    s->error = rc;
+  ingest_chrome_bind_spool_free(&w->hist, &s->mem);
+  ingest_chrome_bind_spool_free(&w->ends, &s->mem);
+  w->rebind = w->swept = 1;
+  if (!s->error)
+    ingest_chrome_bind_merge(g, RUN_BY_SLICE);
 }
 
 int ingest_chrome_bind_flows(struct ing *g, size_t *endpoints) {
@@ -725,20 +632,13 @@ int ingest_chrome_bind_flows(struct ing *g, size_t *endpoints) {
     return 0;
   for (size_t k = 0; k < ingest_track_n(g); k++) {
     struct itrack *t = ingest_track_at(g, k);
-    struct ingest_chrome_bind_sweep *w = ingest_chrome_bind_sweep_of(t);
-    if (!w)
-      continue;
-    int rc = w->nends && !s->error ? ingest_chrome_bind_sweep_track(g, t) : 0;
-    if (rc < 0 && !s->error)
-      s->error = rc;
-    ingest_chrome_bind_spool_free(&w->hist, &s->mem);
-    ingest_chrome_bind_spool_free(&w->ends, &s->mem);
-    w->rebind = 1;
+    if (ingest_chrome_bind_sweep_of(t))
+      ingest_chrome_bind_finished(g, t);
   }
-  if (!s->error) {
-    ingest_chrome_bind_merge(g, 1);
-    ingest_chrome_bind_merge(g, 0);
-  }
+  if (!s->error)
+    ingest_chrome_bind_merge(g, RUN_UNBOUND);
+  if (!s->error)
+    ingest_chrome_bind_merge(g, RUN_BY_ID);
   int rc = s->error;
   ingest_state_set(g, &ingest_chrome_bind_key, NULL, NULL);
   return rc;
@@ -758,6 +658,8 @@ uint32_t ingest_chrome_bind_file(struct ing *g, const char *rel) {
   if (!s) {
     s = xcalloc(1, sizeof *s);
     s->spill = spill_new(ingest_opts(g)->db_path, "flow binding data");
+    s->runs = (struct ingest_chrome_runs){
+        .spill = s->spill, .mem = &s->mem, .budget = INGEST_CHROME_BUDGET};
     ingest_state_set(g, &ingest_chrome_bind_key, s,
                      ingest_chrome_bind_state_free);
   }

@@ -130,6 +130,8 @@ struct itrack *ingest_track_at(const struct ing *g, size_t i);
 struct ingest_hook {
   void (*placed)(struct ing *g, struct itrack *t, int64_t lane,
                  const struct lanes_item *it);
+  /* every slice read is placed (the reading is over); NULL: nothing */
+  void (*finished)(struct ing *g, struct itrack *t);
   void (*free)(void *state);
 };
 /* Gives a track a reader's hook and state (owned by the track from then:

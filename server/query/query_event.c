@@ -179,10 +179,11 @@ static json_t *query_event_link_json(const struct query_link *l) {
 /* flow_ids, upstream and downstream of ev. */
 static int query_event_flows(sqlite3 *db, const struct query_event *ev,
                              json_t *o, struct query_err *e) {
-  sqlite3_stmt *s = query_stmt(db,
-                               "SELECT flow_id FROM flow WHERE track=?1 AND "
-                               "lane=?2 AND ts=?3 AND id=?4 ORDER BY flow_id",
-                               e);
+  sqlite3_stmt *s =
+      query_stmt(db,
+                 "SELECT flow_id FROM slice_flow WHERE track=?1 AND "
+                 "lane=?2 AND ts=?3 AND id=?4 ORDER BY flow_id",
+                 e);
   int64_t flows[64];
   size_t nf = 0, n = 0;
   int rc;

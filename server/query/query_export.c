@@ -54,18 +54,19 @@ int query_export_next(struct query_export *x, struct query_export_event *ev,
       x->s = query_stmt(
           x->db,
           "SELECT s.ts, s.dur, s.id, n.s, s.args, (SELECT group_concat("
-          "flow_id) FROM flow f WHERE f.track = s.track AND f.lane = s.lane "
-          "AND f.ts = s.ts AND f.id = s.id), (SELECT group_concat(f.flow_id "
-          "|| ':' || EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = "
+          "flow_id) FROM slice_flow f WHERE f.track = s.track AND f.lane = "
+          "s.lane AND f.ts = s.ts AND f.id = s.id), (SELECT group_concat("
+          "f.flow_id || ':' || EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = "
           "f.flow_id AND (g.ts, g.track, g.lane, g.id) < (f.ts, f.track, "
           "f.lane, f.id)) || EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = "
           "f.flow_id AND (g.ts, g.track, g.lane, g.id) > (f.ts, f.track, "
-          "f.lane, f.id)) || NOT EXISTS (SELECT 1 FROM flow g JOIN flow h ON "
-          "h.track = g.track AND h.lane = g.lane AND h.ts = g.ts AND h.id = "
-          "g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = f.flow_id)) "
-          "FROM flow f WHERE f.track = s.track AND f.lane = s.lane AND f.ts = "
-          "s.ts AND f.id = s.id) FROM slice s JOIN str n ON n.id = s.name "
-          "WHERE s.track=?1 AND s.lane=?2 AND s.ts>=?3 AND s.ts<?4 "
+          "f.lane, f.id)) || NOT EXISTS (SELECT 1 FROM flow g JOIN slice_flow "
+          "h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts AND "
+          "h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = "
+          "f.flow_id)) FROM slice_flow f WHERE f.track = s.track AND f.lane = "
+          "s.lane AND f.ts = s.ts AND f.id = s.id) FROM slice s JOIN str n ON "
+          "n.id = s.name WHERE s.track=?1 AND s.lane=?2 AND s.ts>=?3 AND "
+          "s.ts<?4 "
           "ORDER BY s.ts",
           e);
       if (!x->s)

@@ -67,7 +67,7 @@ struct store_writer {
   sqlite3 *db;
   char *path, *tmp;
   struct store_batch str, track, slice, counter, slice_lod, counter_lod, flow,
-      name_stat;
+      slice_flow, name_stat;
   struct store_intern strs;
   struct store_slices *slices; /* the open slice blocks */
   int64_t tracks;
@@ -84,9 +84,9 @@ struct store_writer {
 };
 
 static struct store_batch *store_tables(struct store_writer *w, int i) {
-  struct store_batch *t[] = {&w->str,     &w->track,     &w->slice,
-                             &w->counter, &w->slice_lod, &w->counter_lod,
-                             &w->flow,    &w->name_stat};
+  struct store_batch *t[] = {&w->str,     &w->track,      &w->slice,
+                             &w->counter, &w->slice_lod,  &w->counter_lod,
+                             &w->flow,    &w->slice_flow, &w->name_stat};
   return i < (int)(sizeof t / sizeof *t) ? t[i] : NULL;
 }
 
@@ -183,7 +183,7 @@ static void store_batch_init(struct store_writer *w, struct store_batch *b,
                            "excluded.total_dur"
                          : "";
   sbuf_printf(&sql, "INSERT %sINTO %s (%s) VALUES ",
-              strcmp(table, "flow") == 0 ? "OR IGNORE " : "", table, cols);
+              strstr(table, "flow") ? "OR IGNORE " : "", table, cols);
   for (int r = 0; r < STORE_BATCH_ROWS; r++) {
     sbuf_adds(&sql, r ? ",(" : "(");
     for (int c = 0; c < b->ncols; c++)
@@ -433,6 +433,8 @@ int store_writer_open(const char *path, struct store_writer **out,
                    "track,series,level,bucket,ts,min,max,last,count",
                    "iiiiirrri", 4);
   store_batch_init(w, &w->flow, "flow", "flow_id,track,lane,ts,id", "iiiii", 5);
+  store_batch_init(w, &w->slice_flow, "slice_flow", "track,lane,ts,id,flow_id",
+                   "iiiii", 5);
   store_batch_init(w, &w->name_stat, "name_stat", "name,track,count,total_dur",
                    "iiii", 2);
   w->track_upd = store_prepare(
@@ -582,11 +584,16 @@ void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
   r->ints[c + 8] = count;
 }
 
-void store_writer_flow(struct store_writer *w, int64_t flow_id, int64_t track,
-                       int64_t lane, int64_t ts, int64_t id) {
-  int c = store_batch_row(w, &w->flow);
-  int64_t *v = w->flow.cur->ints + c;
-  v[0] = flow_id, v[1] = track, v[2] = lane, v[3] = ts, v[4] = id;
+void store_writer_flow(struct store_writer *w, unsigned tables, int64_t flow_id,
+                       int64_t track, int64_t lane, int64_t ts, int64_t id) {
+  const int64_t row[2][5] = {{flow_id, track, lane, ts, id},
+                             {track, lane, ts, id, flow_id}};
+  struct store_batch *b[2] = {&w->flow, &w->slice_flow};
+  for (int k = 0; k < 2; k++)
+    if (tables & (1u << k)) {
+      int c = store_batch_row(w, b[k]);
+      memcpy(b[k]->cur->ints + c, row[k], sizeof row[k]);
+    }
 }
 
 void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
@@ -742,16 +749,9 @@ int store_writer_finish(struct store_writer *w, char **cause) {
   store_drain(w);
   char *err = NULL;
   char *sql = xasprintf(
-      /* the index sorter takes as much memory as the page cache may: 16 MiB
-       * for both, not 64 MiB each; one helper thread sorts beside it (the
-       * other core is idle by now), 16 MiB more at most */
-      "PRAGMA cache_size=-16384; PRAGMA threads=1;"
-      "CREATE INDEX flow_by_slice ON flow(track, lane, ts, id);"
       "INSERT OR REPLACE INTO store_info VALUES ('generation', '%016" PRIx64
-      "');"
-      "INSERT OR REPLACE INTO store_info VALUES ('state','complete'); COMMIT;"
-      /* statistics from a sample: a full ANALYZE would read the whole store
-       * once more */
+      "'), ('state', 'complete'); COMMIT;"
+      /* statistics from a sample, not a whole read of the store again */
       "PRAGMA analysis_limit=1000; ANALYZE;",
       store_new_generation());
   if (!w->error && sqlite3_exec(w->db, sql, NULL, NULL, &err) != SQLITE_OK) {

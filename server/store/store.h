@@ -24,7 +24,8 @@ struct store_pool;
 
 /* Opens `n` read-only connections to the complete store at `path`, each
  * with the SQL function regexp(pattern, text) (POSIX extended, case-blind)
- * behind `text REGEXP pattern`.  Returns 0 or a negative errno-style code with *cause set. */
+ * behind `text REGEXP pattern`.  Returns 0 or a negative errno-style code with
+ * *cause set. */
 int store_pool_open(const char *path, int n, struct store_pool **out,
                     char **cause);
 /* Takes a connection, waiting while all are in use.  Never NULL. */
@@ -130,9 +131,15 @@ void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
 void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
                               int level, int64_t bucket, int64_t ts, double min,
                               double max, double last, int64_t count);
-/* The event (track, lane, ts, id) is an end of flow `flow_id`. */
-void store_writer_flow(struct store_writer *w, int64_t flow_id, int64_t track,
-                       int64_t lane, int64_t ts, int64_t id);
+/* The tables of store_writer_flow(): flow (keyed by flow id) and
+ * slice_flow (keyed by slice). */
+enum { STORE_FLOW_BY_ID = 1, STORE_FLOW_BY_SLICE = 2 };
+/* The event (track, lane, ts, id) is an end of flow `flow_id`: a row in
+ * each table of `tables` (a row given twice is kept once).  Both tables
+ * hold every end; a row that comes in its table's key order is appended
+ * to the B-tree, so writers that can give each table its order do. */
+void store_writer_flow(struct store_writer *w, unsigned tables, int64_t flow_id,
+                       int64_t track, int64_t lane, int64_t ts, int64_t id);
 /* Adds count events of name `name` lasting total_dur ns to the track's
  * statistics (rows for one (name, track) add up). */
 void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,

@@ -66,8 +66,10 @@ static void fuzz_api_store(const char *path) {
                                               .dur = 500,
                                               .id0 = 1000});
   teststore_counter(w, cpu, 300, base, 2);
-  store_writer_flow(w, 5, rt, 0, base, 1);
-  store_writer_flow(w, 5, hw, 0, base + 100, 1000);
+  store_writer_flow(w, STORE_FLOW_BY_ID | STORE_FLOW_BY_SLICE, 5, rt, 0, base,
+                    1);
+  store_writer_flow(w, STORE_FLOW_BY_ID | STORE_FLOW_BY_SLICE, 5, hw, 0,
+                    base + 100, 1000);
   store_writer_exec(w,
                     "INSERT INTO process (instance_id, pid, name, dir) "
                     "VALUES ('i-1', 10, NULL, 'i-1_pid_10')",

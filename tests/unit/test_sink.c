@@ -316,7 +316,7 @@ static void hook_placed(struct ing *g, struct itrack *t, int64_t lane,
   placed[placed_n++][1] = lane;
 }
 
-static const struct ingest_hook test_hook = {hook_placed, count_free};
+static const struct ingest_hook test_hook = {hook_placed, NULL, count_free};
 
 /* The current context is the sink's own copy; a reader's states are found
  * by key (or made on first use) and freed with its function, once; the
