@@ -125,9 +125,10 @@ def measure_ingest(a, folder, build=None):
 
 def measure_decoder(a, trace):
     prog = os.path.join(a.build, "bench/chrome_decode")
-    if not os.path.exists(prog):
-        subprocess.run(["make", "-C", a.build, "-s", "bench/chrome_decode"],
-                       check=True)
+    # always: make rebuilds it when the decoder changed (a binary left from
+    # an earlier build would measure the earlier decoder)
+    subprocess.run(["make", "-C", a.build, "-s", "bench/chrome_decode"],
+                   check=True)
     r = run([prog, trace], a.timeout)
     if r["rc"] == 0:
         kv = dict(x.split("=") for x in r["out"].split())
