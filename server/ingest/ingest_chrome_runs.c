@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,34 +21,35 @@ struct ingest_chrome_run {
   size_t nbuf, at, done;
 };
 
-/* The order of a RUN_BY_ID run: the flow table's key (flow_id, track,
- * lane, ts, id). */
-static int ingest_chrome_runs_id_cmp(const void *x, const void *y) {
-  const struct ingest_chrome_out *a = x, *b = y;
-  if (a->flow_id != b->flow_id)
-    return a->flow_id < b->flow_id ? -1 : 1;
-  if (a->track != b->track)
-    return a->track < b->track ? -1 : 1;
-  if (a->lane != b->lane)
-    return a->lane < b->lane ? -1 : 1;
-  if (a->ts != b->ts)
-    return a->ts < b->ts ? -1 : 1;
-  return (a->id > b->id) - (a->id < b->id);
+/* The key of a table, as the offsets of its columns in a record. */
+#define OUT(f) offsetof(struct ingest_chrome_out, f)
+static const size_t ingest_chrome_runs_id_key[] = {OUT(flow_id), OUT(track),
+                                                   OUT(lane), OUT(ts), OUT(id)};
+static const size_t ingest_chrome_runs_slice_key[] = {
+    OUT(track), OUT(lane), OUT(ts), OUT(id), OUT(flow_id)};
+#undef OUT
+
+/* Compares records x and y by the five int64 columns of key. */
+static inline int ingest_chrome_runs_key_cmp(const void *x, const void *y,
+                                             const size_t key[5]) {
+  for (int i = 0; i < 5; i++) {
+    int64_t a, b;
+    memcpy(&a, (const char *)x + key[i], sizeof a);
+    memcpy(&b, (const char *)y + key[i], sizeof b);
+    if (a != b)
+      return a < b ? -1 : 1;
+  }
+  return 0;
 }
 
-/* The order of a RUN_BY_SLICE run: the slice_flow table's key (track,
- * lane, ts, id, flow_id). */
+/* The order of a RUN_BY_ID run: the flow table's key. */
+static int ingest_chrome_runs_id_cmp(const void *x, const void *y) {
+  return ingest_chrome_runs_key_cmp(x, y, ingest_chrome_runs_id_key);
+}
+
+/* The order of a RUN_BY_SLICE run: the slice_flow table's key. */
 static int ingest_chrome_runs_slice_cmp(const void *x, const void *y) {
-  const struct ingest_chrome_out *a = x, *b = y;
-  if (a->track != b->track)
-    return a->track < b->track ? -1 : 1;
-  if (a->lane != b->lane)
-    return a->lane < b->lane ? -1 : 1;
-  if (a->ts != b->ts)
-    return a->ts < b->ts ? -1 : 1;
-  if (a->id != b->id)
-    return a->id < b->id ? -1 : 1;
-  return (a->flow_id > b->flow_id) - (a->flow_id < b->flow_id);
+  return ingest_chrome_runs_key_cmp(x, y, ingest_chrome_runs_slice_key);
 }
 
 /* The order of a RUN_UNBOUND run: file order. */
