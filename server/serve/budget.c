@@ -16,6 +16,7 @@ struct budget_entry {
   int fd;
   enum budget_state state;
   bool loopback;
+  bool served;   /* it has had a request answered */
   int64_t since; /* when it last started waiting */
 };
 
@@ -66,14 +67,25 @@ static void budget_drop(struct budget *b, struct budget_entry *x) {
   x->id = 0;
 }
 
-/* Evicts the connection that has waited longest -- a non-loopback one
- * only, when `any` is false (under mu).  Returns false if none waits. */
+/* Whether waiting entry x goes before y: one that never had a request
+ * answered (silent, slow headers) before an idle keep-alive, then the one
+ * that has waited longest. */
+static bool budget_older(const struct budget_entry *x,
+                         const struct budget_entry *y) {
+  if (x->served != y->served)
+    return !x->served;
+  return x->since < y->since;
+}
+
+/* Evicts the first waiting connection in budget_older()'s order -- a
+ * non-loopback one only, when `any` is false (under mu).  Returns false
+ * if none waits. */
 static bool budget_evict(struct budget *b, bool any) {
   struct budget_entry *old = NULL;
   for (int i = 0; i < b->max; i++) {
     struct budget_entry *x = &b->e[i];
     if (x->id && x->state == BUDGET_WAITING && (any || !x->loopback) &&
-        (!old || x->since < old->since))
+        (!old || budget_older(x, old)))
       old = x;
   }
   if (!old)
@@ -101,8 +113,11 @@ uint64_t budget_admit(struct budget *b, int fd, const struct sockaddr *sa) {
   for (int i = 0; i < b->max && !slot; i++)
     if (!b->e[i].id)
       slot = &b->e[i];
-  *slot = (struct budget_entry){++b->next_id, fd, BUDGET_WAITING, loop,
-                                util_now_ns()};
+  *slot = (struct budget_entry){.id = ++b->next_id,
+                                .fd = fd,
+                                .state = BUDGET_WAITING,
+                                .loopback = loop,
+                                .since = util_now_ns()};
   b->live++;
   id = slot->id;
 out:
@@ -137,9 +152,11 @@ int budget_set(struct budget *b, uint64_t id, enum budget_state s) {
       rc = -EBUSY;
     } else {
       b->ws += (s == BUDGET_WS) - (x->state == BUDGET_WS);
-      x->state = s;
-      if (s == BUDGET_WAITING)
+      if (s == BUDGET_WAITING) {
+        x->served |= x->state == BUDGET_BUSY;
         x->since = util_now_ns();
+      }
+      x->state = s;
     }
   }
   pthread_mutex_unlock(&b->mu);

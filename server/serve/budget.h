@@ -5,9 +5,12 @@
  * are never more than `max` of them: well below libmicrohttpd's own limit,
  * because libmicrohttpd 0.9.75 (Debian 12) deadlocks its polling thread
  * when it turns a connection away at that limit.  A connection over the
- * budget first evicts the one that has waited longest for a request's
- * headers (a silent or slow-header client, an idle keep-alive): its socket
- * is shut down, and its owner closes it as if the peer had gone.  If none
+ * budget first evicts one that waits for a request's headers: of those
+ * that never had a request answered (silent or slow-header clients) the
+ * one that has waited longest, and only when there is none, the idle
+ * keep-alive connection that has waited longest (so a flood of silent
+ * connections does not cut the page's keep-alive).  The evicted socket is
+ * shut down, and its owner closes it as if the peer had gone.  If none
  * waits, the new connection is refused.  `reserve` slots are only for
  * loopback peers (the user's page, directly or through its SSH tunnel):
  * connections from other addresses cannot take them nor evict a loopback
