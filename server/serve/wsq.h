@@ -49,7 +49,7 @@ struct wsq_conn;
 #define WSQ_WORKERS 3
 #define WSQ_MAX_JOBS 64
 #define WSQ_MAX_QUEUED (32u << 20)
-#define WSQ_MAX_QUEUED_TOTAL (256u << 20)
+#define WSQ_MAX_QUEUED_TOTAL (128u << 20)
 /* A request message may not be longer. */
 #define WSQ_MAX_MESSAGE 65536
 /* Progressive windows: a first answer at px / WSQ_COARSE_DIV, for requests
