@@ -87,10 +87,12 @@ void ingest_chrome_bind_track(struct itrack *t);
 void ingest_chrome_bind_endpoint(struct ing *g, struct itrack *t, uint32_t file,
                                  uint64_t offset, int64_t ts, int64_t flow_id,
                                  char phase, bool enclosing);
-/* Binds the endpoints, writes the flows (or their warnings) in file order
- * and frees the binding's state; *endpoints: how many were read.  Returns
- * 0, or a negative errno when the spill file or the store could not be
- * read back (the flows are then incomplete: the ingest fails). */
+/* Binds the endpoints of the tracks not bound yet (a track is bound, and
+ * its slice_flow rows written, when it is finished: every slice placed),
+ * warns of the unbound endpoints in file order, writes the flow table's
+ * rows and frees the binding's state; *endpoints: how many were read.
+ * Returns 0, or a negative errno when the spill file or the store could
+ * not be read back (the flows are then incomplete: the ingest fails). */
 int ingest_chrome_bind_flows(struct ing *g, size_t *endpoints);
 
 /* ------------------------------------------------------------ Perfetto
