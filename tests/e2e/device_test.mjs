@@ -131,6 +131,29 @@ test('HFU is shown beside MFU in the device bar and the System Profile Summary',
   eq(rows.map((r) => [r[mi], r[hi]]), s.device_profiles.map((d) => [pct(d.mfu_percent), pct(d.hfu_percent)]), 'MFU and HFU per device profile');
 });
 
+test('the summary\'s HBM chart draws no axis when it has no width (too narrow, or its view closed while the counters loaded)', async () => {
+  // Left the summary before its counters came back, the chart was 0 px
+  // wide: its time axis ran in 1 ns steps over the whole profile and held
+  // the page for minutes.  measureText is counted, and stops a runaway.
+  await page.waitForFunction(() => window.nexApp.view?.hbmData && document.getElementById('hbm-chart'));
+  const calls = await page.evaluate(() => {
+    const v = window.nexApp.view, c = document.getElementById('hbm-chart'), proto = CanvasRenderingContext2D.prototype;
+    const measure = proto.measureText, out = {};
+    let n = 0;
+    proto.measureText = function (...a) { if (++n > 10000) throw new Error('a runaway time axis'); return measure.apply(this, a); };
+    try {
+      for (const [k, w] of [['wide', ''], ['narrow', '40px'], ['none', '0px']]) {
+        c.style.width = w;
+        n = 0;
+        try { v.drawChart(); out[k] = n; } catch (e) { out[k] = e.message; }
+      }
+    } finally { proto.measureText = measure; c.style.width = ''; }
+    return out;
+  });
+  assert(calls.wide > 0 && calls.wide < 200, `the chart at its width draws its axis: ${JSON.stringify(calls)}`);
+  eq([calls.narrow, calls.none], [0, 0], 'no axis without room');
+});
+
 test('device counters have human names and units; the store name is in the tooltip', async () => {
   await open({ v: 'device', dp: dp.id });
   const tracks = await page.evaluate(() => window.nexTest.tracks());

@@ -239,6 +239,7 @@ const AXIS_FONT = '11px system-ui, sans-serif';
 /** Tick step (ns) for about `px` pixels between labelled ticks. */
 export function tickStep(nsPerPx, px = 110) {
   const raw = nsPerPx * px;
+  if (!(raw < Infinity)) return Infinity; // NaN or no end: one tick at most
   let p = 10 ** Math.floor(Math.log10(Math.max(raw, 1)));
   for (;;) {
     for (const s of STEPS) if (s * p >= raw) return Math.max(s * p, 1);

@@ -77,15 +77,19 @@ export class SummaryView {
 
   drawChart() {
     const canvas = this.el.querySelector('#hbm-chart');
-    if (!canvas || !this.hbmData) return;
+    if (this.closed || !canvas || !this.hbmData) return;
     const { r, shift, dur } = this.hbmData;
     const dpr = devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
     canvas.width = W * dpr; canvas.height = H * dpr;
+    const L = 70, B = 22, pw = W - L - 8, ph = H - B - 6;
+    // No plot area (a chart too narrow, or one whose view was closed while
+    // its counters loaded: 0 px wide): nothing to draw, and a time axis of
+    // 1 ns steps over the whole profile would hold the page for minutes.
+    if (pw < 1 || ph < 1 || !(dur > 0)) return;
     const ctx = canvas.getContext('2d');
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     const cs = getComputedStyle(document.documentElement);
     const fg = cs.getPropertyValue('--fg-dim'), grid = cs.getPropertyValue('--tl-grid');
-    const L = 70, B = 22, pw = W - L - 8, ph = H - B - 6;
     const X = (t) => L + ((t + shift) / dur) * pw;
     const tracks = r.tracks || [];
     const single = tracks.length === 1;
@@ -150,5 +154,5 @@ export class SummaryView {
   key() { return false; }
   setHits() {}
   goHit() {}
-  destroy() { this.ro.disconnect(); this.el.remove(); }
+  destroy() { this.closed = true; this.ro.disconnect(); this.el.remove(); }
 }
