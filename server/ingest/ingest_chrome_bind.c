@@ -81,12 +81,12 @@ struct ingest_chrome_bind_spool {
 struct ingest_chrome_bind_state {
   const char **files; /* the Chrome files read (borrowed) */
   size_t nfiles;
-  size_t nflows;                /* endpoints read */
-  struct spill *spill;          /* beside the store */
-  size_t mem;                   /* bytes of the blocks and runs in memory */
-  unsigned char *rends, *rhist; /* blocks read back (one of each kind) */
-  uint64_t *base;               /* per Chrome file: pos / 4 of its offset 0 */
-  uint64_t next_base;           /* the next file's base */
+  size_t nflows;                  /* endpoints read */
+  struct spill *spill;            /* beside the store */
+  size_t mem;                     /* bytes of the blocks and runs in memory */
+  unsigned char *rends, *rhist;   /* blocks read back (one of each kind) */
+  uint64_t *base;                 /* per Chrome file: pos / 4 of its offset 0 */
+  uint64_t next_base;             /* the next file's base */
   struct ingest_chrome_runs runs; /* sorted runs of the batches bound */
   struct ingest_chrome_bind_ep *batch; /* the batch being bound */
   size_t nbatch;                       /* its capacity */
@@ -486,11 +486,11 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
   for (size_t i = 0; i < n; i++) {
     struct ingest_chrome_bind_ep f = v[i];
     struct ingest_chrome_out o = {f.e.pos,
-                                       f.e.flow_id,
-                                       ingest_track_id(t),
-                                       f.lane,
-                                       f.lane >= 0 ? f.slice_ts : f.e.ts,
-                                       f.slice_id};
+                                  f.e.flow_id,
+                                  ingest_track_id(t),
+                                  f.lane,
+                                  f.lane >= 0 ? f.slice_ts : f.e.ts,
+                                  f.slice_id};
     if (f.lane >= 0)
       out[nbound++] = o;
     else
@@ -547,8 +547,7 @@ static int ingest_chrome_bind_sweep_track(struct ing *g, struct itrack *t) {
     s->nbatch = b.cap;
   }
   b.v = s->batch;
-  int rc = ingest_chrome_bind_spool_each(g, &w->ends,
-                                         &s->rends,
+  int rc = ingest_chrome_bind_spool_each(g, &w->ends, &s->rends,
                                          ingest_chrome_bind_batch_add, &b);
   if (rc == 0 && b.nnext + b.nencl) {
     memmove(b.v + b.nnext, b.v + b.cap - b.nencl, b.nencl * sizeof *b.v);
@@ -571,11 +570,12 @@ static void ingest_chrome_bind_emit_warn(void *ud,
   struct ingest_chrome_bind_emit *e = ud;
   struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(e->g);
   uint64_t pos = o->pos >> 2;
+  char phase = "stff"[o->pos & 3];
   while (e->file + 1 < s->nfiles && s->base[e->file + 1] <= pos)
     e->file++;
   ingest_warn(e->g, "Missing Data", s->files[e->file], pos - s->base[e->file],
               "flow endpoint '%c' at %" PRId64 " ns has no slice to bind to",
-              "stff"[o->pos & 3], o->ts);
+              phase, o->ts);
 }
 
 /* Merges the runs of one kind into their table, or their warnings in file

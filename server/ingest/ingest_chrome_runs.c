@@ -153,8 +153,7 @@ ingest_chrome_runs_peek(struct ingest_chrome_runs *rs,
 static bool ingest_chrome_runs_less(const struct ingest_chrome_runs *rs,
                                     size_t x, size_t y) {
   const struct ingest_chrome_run *a = &rs->v[x], *b = &rs->v[y];
-  return ingest_chrome_runs_order[a->kind](&a->buf[a->at], &b->buf[b->at]) <
-         0;
+  return ingest_chrome_runs_order[a->kind](&a->buf[a->at], &b->buf[b->at]) < 0;
 }
 
 /* Restores the heap of runs h[0, n) (the next record first in run order)
@@ -194,16 +193,14 @@ static void ingest_chrome_runs_drop(struct ingest_chrome_runs *rs, int kind) {
   rs->n = left;
 }
 
-int ingest_chrome_runs_merge(struct ingest_chrome_runs *rs,
-                             enum ingest_chrome_run_kind kind,
-                             void (*emit)(void *ud,
-                                          const struct ingest_chrome_out *o),
-                             void *ud) {
+int ingest_chrome_runs_merge(
+    struct ingest_chrome_runs *rs, enum ingest_chrome_run_kind kind,
+    void (*emit)(void *ud, const struct ingest_chrome_out *o), void *ud) {
   size_t nruns = 0;
   for (size_t k = 0; k < rs->n; k++)
     nruns += rs->v[k].kind == kind;
-  size_t per = rs->budget / sizeof(struct ingest_chrome_out) /
-               (nruns ? nruns : 1);
+  size_t per =
+      rs->budget / sizeof(struct ingest_chrome_out) / (nruns ? nruns : 1);
   per = per < 64 ? 64 : per > 4096 ? 4096 : per;
   size_t *h = xmalloc(sizeof *h * (nruns ? nruns : 1)), n = 0;
   int err = 0;

@@ -48,11 +48,9 @@ void ingest_chrome_runs_keep(struct ingest_chrome_runs *rs,
  * kind's order, and frees them.  Returns 0, or the negative errno of a
  * spill file that could not be read back (the records after it are then
  * missing). */
-int ingest_chrome_runs_merge(struct ingest_chrome_runs *rs,
-                             enum ingest_chrome_run_kind kind,
-                             void (*emit)(void *ud,
-                                          const struct ingest_chrome_out *o),
-                             void *ud);
+int ingest_chrome_runs_merge(
+    struct ingest_chrome_runs *rs, enum ingest_chrome_run_kind kind,
+    void (*emit)(void *ud, const struct ingest_chrome_out *o), void *ud);
 /* Frees every run. */
 void ingest_chrome_runs_free(struct ingest_chrome_runs *rs);
 
