@@ -47,6 +47,13 @@ static int evicted(struct budget *b, const struct conn *c) {
   return eof;
 }
 
+/* c has a request answered: busy, then waiting again (an idle
+ * keep-alive). */
+static void serve(struct budget *b, const struct conn *c) {
+  assert_int_equal(budget_set(b, c->id, BUDGET_BUSY), 0);
+  assert_int_equal(budget_set(b, c->id, BUDGET_WAITING), 0);
+}
+
 static void closeall(struct conn *c, int n) {
   for (int i = 0; i < n; i++) {
     close(c[i].fd);
@@ -59,10 +66,9 @@ static void closeall(struct conn *c, int n) {
 static void test_silent_before_keepalive(void **state) {
   (void)state;
   struct budget *b = budget_new(3, 0, 1);
-  struct conn c[6];
+  struct conn c[8];
   admit(b, &c[0], "10.0.0.1"); /* the page: one request answered */
-  assert_int_equal(budget_set(b, c[0].id, BUDGET_BUSY), 0);
-  assert_int_equal(budget_set(b, c[0].id, BUDGET_WAITING), 0);
+  serve(b, &c[0]);
   admit(b, &c[1], "10.0.0.2"); /* silent */
   admit(b, &c[2], "10.0.0.3"); /* silent */
   admit(b, &c[3], "10.0.0.4"); /* full: the oldest silent one goes */
@@ -75,20 +81,15 @@ static void test_silent_before_keepalive(void **state) {
   assert_true(evicted(b, &c[3]));
   assert_false(evicted(b, &c[0]));
   /* only served ones and one silent one left: the silent one goes */
-  assert_int_equal(budget_set(b, c[4].id, BUDGET_BUSY), 0);
-  assert_int_equal(budget_set(b, c[4].id, BUDGET_WAITING), 0);
-  struct conn d;
-  admit(b, &d, "10.0.0.7");
+  serve(b, &c[4]);
+  admit(b, &c[6], "10.0.0.7");
   assert_true(evicted(b, &c[5]));
-  /* then, d busy, the keep-alive that has waited longest */
-  assert_int_equal(budget_set(b, d.id, BUDGET_BUSY), 0);
-  struct conn e;
-  admit(b, &e, "10.0.0.8");
+  /* then, c[6] busy, the keep-alive that has waited longest */
+  assert_int_equal(budget_set(b, c[6].id, BUDGET_BUSY), 0);
+  admit(b, &c[7], "10.0.0.8");
   assert_true(evicted(b, &c[0]));
   assert_false(evicted(b, &c[4]));
-  closeall(c, 6);
-  closeall(&d, 1);
-  closeall(&e, 1);
+  closeall(c, 8);
   budget_free(b);
 }
 
@@ -119,7 +120,7 @@ static void test_reserve_and_ws_cap(void **state) {
   struct conn c[5];
   admit(b, &c[0], "127.0.0.1");
   admit(b, &c[1], "10.0.0.1");
-  admit(b, &c[2], "10.0.0.2"); /* the last unreserved slot is taken: */
+  admit(b, &c[2], "10.0.0.2");    /* the last unreserved slot is taken: */
   assert_true(evicted(b, &c[1])); /* it evicts the other remote one */
   assert_true(c[2].id > 0);
   assert_int_equal(budget_set(b, c[2].id, BUDGET_BUSY), 0);
