@@ -182,8 +182,9 @@ static void store_batch_init(struct store_writer *w, struct store_batch *b,
                            "count + excluded.count, total_dur = total_dur + "
                            "excluded.total_dur"
                          : "";
-  sbuf_printf(&sql, "INSERT %sINTO %s (%s) VALUES ",
-              strstr(table, "flow") ? "OR IGNORE " : "", table, cols);
+  int once = strcmp(table, "flow") == 0 || strcmp(table, "slice_flow") == 0;
+  sbuf_printf(&sql, "INSERT %sINTO %s (%s) VALUES ", once ? "OR IGNORE " : "",
+              table, cols);
   for (int r = 0; r < STORE_BATCH_ROWS; r++) {
     sbuf_adds(&sql, r ? ",(" : "(");
     for (int c = 0; c < b->ncols; c++)
@@ -747,17 +748,14 @@ static uint64_t store_new_generation(void) {
 
 int store_writer_finish(struct store_writer *w, char **cause) {
   store_drain(w);
-  char *err = NULL;
   char *sql = xasprintf(
       "INSERT OR REPLACE INTO store_info VALUES ('generation', '%016" PRIx64
       "'), ('state', 'complete'); COMMIT;"
       /* statistics from a sample, not a whole read of the store again */
       "PRAGMA analysis_limit=1000; ANALYZE;",
       store_new_generation());
-  if (!w->error && sqlite3_exec(w->db, sql, NULL, NULL, &err) != SQLITE_OK) {
-    store_error(w, "commit");
-    sqlite3_free(err);
-  }
+  if (!w->error && sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    store_error(w, "commit"); /* its message is the connection's */
   free(sql);
   if (w->error) {
     *cause = xasprintf("cannot complete store %s: %s", w->tmp, w->error);
