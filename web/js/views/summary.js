@@ -77,7 +77,7 @@ export class SummaryView {
 
   drawChart() {
     const canvas = this.el.querySelector('#hbm-chart');
-    if (this.closed || !canvas || !this.hbmData) return;
+    if (!canvas || !this.hbmData) return;
     const { r, shift, dur } = this.hbmData;
     const dpr = devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
     canvas.width = W * dpr; canvas.height = H * dpr;
@@ -154,5 +154,5 @@ export class SummaryView {
   key() { return false; }
   setHits() {}
   goHit() {}
-  destroy() { this.closed = true; this.ro.disconnect(); this.el.remove(); }
+  destroy() { this.ro.disconnect(); this.el.remove(); }
 }
