@@ -60,6 +60,7 @@ struct ingest_perfetto_neuron {
   const struct ingest_perfetto_neuron_dev *dev;
   int dev_open;
   uint64_t bad_args, misfits;
+  struct fmt_npf_scratch sc; /* what a slice's message holds, reset per slice */
 };
 
 /* The debug arguments of a slice in *a (none when the slice has none);
@@ -168,13 +169,17 @@ static char *ingest_perfetto_neuron_sys_name(const struct fmt_perfetto_slice *s,
 
 static int
 ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
-  static const char *const skip[] = {"instance_id", "process_id",
-                                     "timestamp_unit", "device_profile", NULL};
+  /* arguments that are not fields of the event: read beside them */
+  enum { INSTANCE, PROCESS, UNIT, DEVICE_PROFILE, NSKIP };
+  static const char *const skip[NSKIP + 1] = {
+      [INSTANCE] = "instance_id", [PROCESS] = "process_id",
+      [UNIT] = "timestamp_unit", [DEVICE_PROFILE] = "device_profile"};
   struct ingest_perfetto_neuron *n = ud;
   ingest_file_pos(n->g, s->offset);
   struct fmt_npf_args args;
   ingest_perfetto_neuron_args(n, s->args_json, &args);
-  struct fmt_npf_scratch sc = {NULL, 0};
+  struct fmt_npf_scratch *sc = &n->sc;
+  struct jtok_span got[NSKIP];
   Nex__SystemEvent e = NEX__SYSTEM_EVENT__INIT;
   struct fmt_npf_row r;
   e.nc_idx = e.pcore_idx = e.worker_gid = -1;
@@ -186,7 +191,7 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
     int src = fmt_npf_enum(&nex__trace_event_source__descriptor, r.source);
     e.source = src > 0 ? (Nex__TraceEventSource)src : e.source;
   }
-  n->misfits += fmt_npf_fill(&e.base, &args, skip, &sc);
+  n->misfits += fmt_npf_fill(&e.base, &args, skip, got, sc);
   e.timestamp = s->ts_ns;
   e.duration = s->dur_ns;
   char *name = ingest_perfetto_neuron_sys_name(s, &e);
@@ -197,24 +202,24 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   /* the process: the arguments, else the process name, else the file */
   const struct ingest_perfetto_neuron_proc *p =
       ingest_perfetto_neuron_proc_of(n, s->track->pid);
-  const char *inst = fmt_npf_args_str(&args, "instance_id", &sc);
+  const char *inst = fmt_npf_value_str(&got[INSTANCE], sc);
   int64_t pid;
   uint64_t u;
   double d;
-  if (!fmt_npf_args_num(&args, "process_id", &pid, &u, &d))
+  if (!fmt_npf_value_num(&got[PROCESS], &pid, &u, &d))
     pid = p ? p->pid : 0;
   ingest_perfetto_neuron_context(n,
                                  inst ? inst
                                  : p  ? p->instance
                                       : n->stem,
                                  pid);
-  const char *dp = fmt_npf_args_str(&args, "device_profile", &sc);
+  const char *dp = fmt_npf_value_str(&got[DEVICE_PROFILE], sc);
   if (dp)
     ingest_perfetto_neuron_dev_add(n, dp, &e);
   if (ingest_context_kept(n->g))
     ingest_system_event(n->g, &e, false);
   free(name);
-  fmt_npf_scratch_free(&sc);
+  fmt_npf_scratch_reset(sc);
   return 0;
 }
 
@@ -328,7 +333,7 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   ingest_file_pos(n->g, s->offset);
   struct fmt_npf_args args;
   ingest_perfetto_neuron_args(n, s->args_json, &args);
-  struct fmt_npf_scratch sc = {NULL, 0};
+  struct fmt_npf_scratch *sc = &n->sc;
   Nex__NtffRecord r = NEX__NTFF_RECORD__INIT;
   const char *row = ingest_perfetto_neuron_row_name(s->track);
   size_t bl, el = strlen(FMT_NPF_ENGINE_SUFFIX);
@@ -338,10 +343,10 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
     Nex__ExecutionInfo x = NEX__EXECUTION_INFO__INIT;
     x.execution_start_ts = s->ts_ns;
     x.neff_name = (char *)(uintptr_t)s->name;
-    n->misfits += fmt_npf_fill(&x.base, &args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&x.base, &args, NULL, NULL, sc);
     if (!n->dev_open) { /* the header rides on the first execution */
       Nex__NtffHeader h = NEX__NTFF_HEADER__INIT;
-      fmt_npf_fill(&h.base, &args, NULL, &sc); /* counted with x */
+      fmt_npf_fill(&h.base, &args, NULL, NULL, sc); /* counted with x */
       ingest_perfetto_neuron_dev_open(
           n, fmt_npf_args_has(&args, "ntff_version") ? &h : NULL);
     }
@@ -353,7 +358,7 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
     base[bl - el] = '\0';
     in.timeline_track = base;
     in.opcode = (char *)(uintptr_t)s->name;
-    n->misfits += fmt_npf_fill(&in.base, &args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&in.base, &args, NULL, NULL, sc);
     in.start_ts = s->ts_ns;
     in.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_INSTRUCTION;
@@ -362,7 +367,7 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   } else if (strcmp(base, FMT_NPF_ROW_CC) == 0) {
     Nex__CcOp c = NEX__CC_OP__INIT;
     c.operation = (char *)(uintptr_t)s->name;
-    n->misfits += fmt_npf_fill(&c.base, &args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&c.base, &args, NULL, NULL, sc);
     c.start_ts = s->ts_ns;
     c.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_CC_OP;
@@ -371,7 +376,7 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   } else { /* a DMA queue */
     Nex__DmaPacket p = NEX__DMA_PACKET__INIT;
     p.queue_name = base;
-    n->misfits += fmt_npf_fill(&p.base, &args, NULL, &sc);
+    n->misfits += fmt_npf_fill(&p.base, &args, NULL, NULL, sc);
     p.start_ts = s->ts_ns;
     p.duration_ns = s->dur_ns;
     r.record_case = NEX__NTFF_RECORD__RECORD_DMA;
@@ -379,7 +384,7 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
     ingest_perfetto_neuron_dev_record(n, &r);
   }
   free(base);
-  fmt_npf_scratch_free(&sc);
+  fmt_npf_scratch_reset(sc);
   return 0;
 }
 
@@ -617,6 +622,7 @@ static void ingest_perfetto_neuron_free(struct ingest_perfetto_neuron *n) {
   free(n->procs);
   free(n->seen);
   free(n->devs);
+  fmt_npf_scratch_free(&n->sc);
 }
 
 bool ingest_perfetto_neuron_read(struct ing *g, const char *rel) {

@@ -110,17 +110,12 @@ bool fmt_npf_row_base(const char *name, size_t *base_len) {
 
 /* ---------------------------------------------------------------- fill */
 
-static void *fmt_npf_keep(struct fmt_npf_scratch *sc, void *p) {
-  sc->owned = xrealloc(sc->owned, (sc->n + 1) * sizeof *sc->owned);
-  sc->owned[sc->n++] = p;
-  return p;
-}
+void fmt_npf_scratch_reset(struct fmt_npf_scratch *sc) { arena_reset(&sc->a); }
 
 void fmt_npf_scratch_free(struct fmt_npf_scratch *sc) {
-  for (size_t i = 0; i < sc->n; i++)
-    free(sc->owned[i]);
-  free(sc->owned);
-  *sc = (struct fmt_npf_scratch){NULL, 0};
+  arena_free(&sc->a);
+  sbuf_free(&sc->b);
+  sbuf_free(&sc->tmp);
 }
 
 bool fmt_npf_args_open(struct fmt_npf_args *a, const char *json) {
@@ -138,45 +133,41 @@ bool fmt_npf_args_open(struct fmt_npf_args *a, const char *json) {
   return obj || p == end;
 }
 
+/* Whether string v is its own text (nothing to decode). */
+static bool fmt_npf_plain(const struct jtok_span *v) {
+  return v->kind == JTOK_STR &&
+         !(v->fl & (JTOK_F_ESC | JTOK_F_BADUTF | JTOK_F_CTRL));
+}
+
 /* The text of v (decoded if a string, else valid JSON), kept in sc. */
 static char *fmt_npf_text(const struct jtok_span *v,
                           struct fmt_npf_scratch *sc) {
-  struct sbuf b = {0}, scratch = {0};
+  if (fmt_npf_plain(v))
+    return arena_strdup(&sc->a, (const char *)v->p, v->n);
+  sc->b.len = 0;
   if (v->kind == JTOK_STR)
-    jval_decode(&b, v);
+    jval_decode(&sc->b, v);
   else
-    jval_json(&b, v, &scratch);
-  sbuf_free(&scratch);
-  sbuf_addc(&b, '\0');
-  return fmt_npf_keep(sc, b.s);
-}
-
-/* Member key of a, or false. */
-static bool fmt_npf_find(const struct fmt_npf_args *a, const char *key,
-                         struct jtok_span *v) {
-  struct jtok_span obj = {a->p, (size_t)(a->end - a->p), JTOK_OBJ, 0};
-  return a->p != a->end && jtok_find(&obj, key, v);
+    jval_json(&sc->b, v, &sc->tmp);
+  return arena_strdup(&sc->a, sc->b.len ? sc->b.s : "", sc->b.len);
 }
 
 bool fmt_npf_args_has(const struct fmt_npf_args *a, const char *key) {
-  struct jtok_span v;
-  return fmt_npf_find(a, key, &v);
+  struct jtok_span obj = {a->p, (size_t)(a->end - a->p), JTOK_OBJ, 0}, v;
+  return a->p != a->end && jtok_find(&obj, key, &v);
 }
 
-const char *fmt_npf_args_str(const struct fmt_npf_args *a, const char *key,
-                             struct fmt_npf_scratch *sc) {
-  struct jtok_span v;
-  if (!fmt_npf_find(a, key, &v) || v.kind != JTOK_STR)
-    return NULL;
-  return fmt_npf_text(&v, sc);
+const char *fmt_npf_value_str(const struct jtok_span *v,
+                              struct fmt_npf_scratch *sc) {
+  return v->kind == JTOK_STR ? fmt_npf_text(v, sc) : NULL;
 }
 
 /* Whether d converts to an int64 (NaN does not). */
 static bool fmt_npf_fits(double d) { return d >= -0x1p63 && d < 0x1p63; }
 
 /* A number (JSON, or a string holding one) as int64/uint64/double. */
-static bool fmt_npf_num(const struct jtok_span *v, int64_t *i, uint64_t *u,
-                        double *d) {
+bool fmt_npf_value_num(const struct jtok_span *v, int64_t *i, uint64_t *u,
+                       double *d) {
   char t[64];
   if ((v->kind != JTOK_NUM && v->kind != JTOK_STR) || v->n == 0 ||
       v->n >= sizeof t || (v->fl & JTOK_F_ESC))
@@ -202,12 +193,6 @@ static bool fmt_npf_num(const struct jtok_span *v, int64_t *i, uint64_t *u,
   return true;
 }
 
-bool fmt_npf_args_num(const struct fmt_npf_args *a, const char *key, int64_t *i,
-                      uint64_t *u, double *d) {
-  struct jtok_span v;
-  return fmt_npf_find(a, key, &v) && fmt_npf_num(&v, i, u, d);
-}
-
 int fmt_npf_enum(const ProtobufCEnumDescriptor *e, const char *s) {
   for (unsigned k = 0; s && k < e->n_values; k++)
     if (strcasecmp(e->values[k].name, s) == 0)
@@ -223,18 +208,21 @@ static bool fmt_npf_set_ids(ProtobufCMessage *m,
   const unsigned char *p = v->p + 1, *end = v->p + v->n;
   struct jtok_span e;
   uint64_t *a = NULL;
-  size_t n = 0;
+  size_t n = 0, cap = 0;
   int64_t i;
   double d;
   int rc;
   while ((rc = jtok_element(&p, end, &e)) == JTOK_OK) {
-    a = xrealloc(a, (n + 1) * sizeof *a);
-    if (!fmt_npf_num(&e, &i, &a[n++], &d)) {
-      free(a);
-      return false;
+    if (n == cap) { /* the arena keeps the smaller copies until reset */
+      cap = cap ? 2 * cap : 8;
+      uint64_t *g = arena_alloc(&sc->a, cap * sizeof *g);
+      if (n)
+        memcpy(g, a, n * sizeof *g);
+      a = g;
     }
+    if (!fmt_npf_value_num(&e, &i, &a[n++], &d))
+      return false;
   }
-  fmt_npf_keep(sc, a);
   *(size_t *)((char *)m + f->quantifier_offset) = n;
   *(uint64_t **)((char *)m + f->offset) = a;
   return rc == JTOK_END;
@@ -259,7 +247,7 @@ static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
   if (f->type == PROTOBUF_C_TYPE_ENUM) {
     int e = v->kind == JTOK_STR
                 ? fmt_npf_enum(f->descriptor, fmt_npf_text(v, sc))
-            : fmt_npf_num(v, &i, &u, &d) ? (int)i
+            : fmt_npf_value_num(v, &i, &u, &d) ? (int)i
                                          : -1;
     if (e < 0)
       return false;
@@ -268,10 +256,10 @@ static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
   }
   if (f->type == PROTOBUF_C_TYPE_BOOL) {
     *(protobuf_c_boolean *)p =
-        jtok_true(v) || (fmt_npf_num(v, &i, &u, &d) && i != 0);
+        jtok_true(v) || (fmt_npf_value_num(v, &i, &u, &d) && i != 0);
     return true;
   }
-  if (!fmt_npf_num(v, &i, &u, &d))
+  if (!fmt_npf_value_num(v, &i, &u, &d))
     return false;
   switch (f->type) {
   case PROTOBUF_C_TYPE_INT32:
@@ -303,27 +291,32 @@ static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
   }
 }
 
-/* Adds key = v to the attributes f of m. */
+/* Adds key = v to the attributes f of m (grown in the arena, their
+ * room doubling from 4). */
 static void fmt_npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                         char *key, const struct jtok_span *v,
+                         const char *key, size_t key_len,
+                         const struct jtok_span *v,
                          struct fmt_npf_scratch *sc) {
   size_t *n = (size_t *)((char *)m + f->quantifier_offset);
   Nex__Attribute ***arr = (Nex__Attribute ***)((char *)m + f->offset);
-  Nex__Attribute **grown = xmalloc((*n + 1) * sizeof *grown);
-  if (*n)
-    memcpy(grown, *arr, *n * sizeof *grown);
-  Nex__Attribute *a = fmt_npf_keep(sc, xmalloc(sizeof *a));
+  if (*n == 0 || (*n >= 4 && (*n & (*n - 1)) == 0)) {
+    Nex__Attribute **grown =
+        arena_alloc(&sc->a, (*n ? 2 * *n : 4) * sizeof *grown);
+    if (*n)
+      memcpy(grown, *arr, *n * sizeof *grown);
+    *arr = grown;
+  }
+  Nex__Attribute *a = arena_alloc(&sc->a, sizeof *a);
   nex__attribute__init(a);
-  a->key = key;
+  a->key = arena_strdup(&sc->a, key, key_len);
   a->value = fmt_npf_text(v, sc);
   a->is_number = v->kind == JTOK_NUM;
-  grown[*n] = a;
-  *arr = fmt_npf_keep(sc, grown);
-  (*n)++;
+  (*arr)[(*n)++] = a;
 }
 
 uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
-                      const char *const *skip, struct fmt_npf_scratch *sc) {
+                      const char *const *skip, struct jtok_span *skipped,
+                      struct fmt_npf_scratch *sc) {
   const ProtobufCMessageDescriptor *d = m->descriptor;
   const ProtobufCFieldDescriptor *attrs =
       protobuf_c_message_descriptor_get_field_by_name(d, "attributes");
@@ -331,20 +324,34 @@ uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
   struct jtok_span k, v;
   uint64_t misfits = 0;
   int rc = JTOK_END;
+  for (size_t s = 0; skip && skip[s]; s++)
+    skipped[s] = (struct jtok_span){NULL, 0, JTOK_NONE, 0};
   if (p != end) {
     p++; /* past the '{' */
     while ((rc = jtok_member(&p, end, &k, &v)) == JTOK_OK) {
-      char *key = fmt_npf_text(&k, sc);
+      /* a key is looked up in place when it needs no decoding */
+      char plain[128];
+      const char *key = plain;
+      size_t kl = k.n;
+      if (fmt_npf_plain(&k) && k.n < sizeof plain) {
+        memcpy(plain, k.p, k.n);
+        plain[k.n] = '\0';
+      } else {
+        key = fmt_npf_text(&k, sc);
+        kl = strlen(key);
+      }
       size_t s = 0;
       while (skip && skip[s] && strcmp(skip[s], key) != 0)
         s++;
-      if (skip && skip[s])
+      if (skip && skip[s]) {
+        skipped[s] = v;
         continue;
+      }
       const ProtobufCFieldDescriptor *f = fmt_npf_field(d, key);
       if (f && f != attrs)
         misfits += !fmt_npf_set(m, f, &v, sc);
       else if (attrs)
-        fmt_npf_attr(m, attrs, key, &v, sc);
+        fmt_npf_attr(m, attrs, key, kl, &v, sc);
     }
   }
   return misfits + (rc != JTOK_END);

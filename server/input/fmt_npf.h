@@ -9,10 +9,15 @@
  * lnc_idx).
  *
  * Ownership: returned strings are static; parsed names point into the
- * caller's string; see fmt_npf_fill for filled messages.
+ * caller's string; filled messages point into the arguments and the
+ * scratch (struct fmt_npf_scratch).
  */
 #ifndef NEX_FMT_NPF_H
 #define NEX_FMT_NPF_H
+
+#include "arena.h"
+#include "jtok.h"
+#include "util.h"
 
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
@@ -61,38 +66,43 @@ bool fmt_npf_row_base(const char *name, size_t *base_len);
 struct fmt_npf_args {
   const unsigned char *p, *end; /* the object's text, p == end: none */
 };
-/* What a filled message holds besides pointers into the arguments:
- * arrays and texts, freed with fmt_npf_scratch_free (start from {0}). */
+/* What filled messages hold besides pointers into the arguments: arrays
+ * and texts.  Start from {0}; reset it between messages to reuse its
+ * memory, free it at the end. */
 struct fmt_npf_scratch {
-  void **owned;
-  size_t n;
+  struct arena a;
+  struct sbuf b, tmp; /* a text being decoded, and jval_json's scratch */
 };
+/* Forgets what sc holds (what it handed out is gone), keeping its memory. */
+void fmt_npf_scratch_reset(struct fmt_npf_scratch *sc);
 void fmt_npf_scratch_free(struct fmt_npf_scratch *sc);
 /* Sets a over json (NULL: no arguments).  Returns false when json is not
  * braces around anything (a then has none); what is inside is checked as
  * it is read. */
 bool fmt_npf_args_open(struct fmt_npf_args *a, const char *json);
-/* The text of argument `key` when it is a string (kept in sc), else
- * NULL. */
-const char *fmt_npf_args_str(const struct fmt_npf_args *a, const char *key,
-                             struct fmt_npf_scratch *sc);
-/* Argument `key` as a number (a JSON number or text holding one) in int64,
- * uint64 and double; false when absent, not a number, or a real beyond
- * int64. */
-bool fmt_npf_args_num(const struct fmt_npf_args *a, const char *key, int64_t *i,
-                      uint64_t *u, double *d);
 /* Whether argument `key` is there. */
 bool fmt_npf_args_has(const struct fmt_npf_args *a, const char *key);
-/* Fills message m (initialised by the caller) from args: each argument
- * fills the field fmt_npf_field names (numbers may be text, enums their
- * lower-case names, repeated integers a JSON array); the others, but the
- * keys of the NULL-terminated list skip (may be NULL), become attributes
- * when m has an `attributes` field (strings as such, other values as their
- * JSON text).  Returns how many arguments named a field their value does
+/* The text of value v when it is a string (kept in sc), else NULL (also
+ * for an absent value: kind JTOK_NONE). */
+const char *fmt_npf_value_str(const struct jtok_span *v,
+                              struct fmt_npf_scratch *sc);
+/* Value v as a number (a JSON number or text holding one) in int64, uint64
+ * and double; false when absent, not a number, or a real beyond int64. */
+bool fmt_npf_value_num(const struct jtok_span *v, int64_t *i, uint64_t *u,
+                       double *d);
+/* Fills message m (initialised by the caller, no attributes yet) from
+ * args: each argument fills the field fmt_npf_field names (numbers may be
+ * text, enums their lower-case names, repeated integers a JSON array); the
+ * others, but the keys of the NULL-terminated list skip (may be NULL),
+ * become attributes when m has an `attributes` field (strings as such,
+ * other values as their JSON text).  skipped (NULL when skip is) gets the
+ * value of each skipped key, the last one of duplicates, kind JTOK_NONE
+ * when absent.  Returns how many arguments named a field their value does
  * not fit (left out), plus 1 when the text stops being valid JSON.  m
- * points into sc until it is freed. */
+ * points into sc until it is reset. */
 uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
-                      const char *const *skip, struct fmt_npf_scratch *sc);
+                      const char *const *skip, struct jtok_span *skipped,
+                      struct fmt_npf_scratch *sc);
 /* The value of enum e named s (case-insensitive), or -1. */
 int fmt_npf_enum(const ProtobufCEnumDescriptor *e, const char *s);
 

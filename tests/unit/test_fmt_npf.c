@@ -107,15 +107,16 @@ static void test_fill(void **state) {
   struct fmt_npf_args a;
   struct fmt_npf_scratch sc = {0};
   Nex__SystemEvent e = NEX__SYSTEM_EVENT__INIT;
-  const char *skip[] = {"instance_id", NULL};
+  const char *skip[] = {"instance_id", "process_id", "nope", NULL};
+  struct jtok_span got[3];
   assert_true(fmt_npf_args_open(
       &a, " {\"name\":\"nc_exec_running\",\"lnc_idx\":\"3\","
           "\"trace_event_source\":\"neuron_hw\",\"model_id\":"
           "18446744073709551615,\"flow_id\":[\"7\",-1],\"instance_id\":\"i-1\","
           "\"tensor_name\":\"in\\u0030\",\"elements\":1.5,\"exec_id\":\"x\","
-          "\"worker_gid\":true} "));
+          "\"worker_gid\":true,\"process_id\":\"7\",\"process_id\":8} "));
   /* exec_id "x" and worker_gid true do not fit */
-  assert_int_equal(fmt_npf_fill(&e.base, &a, skip, &sc), 2);
+  assert_int_equal(fmt_npf_fill(&e.base, &a, skip, got, &sc), 2);
   assert_string_equal(e.name, "nc_exec_running");
   assert_int_equal(e.nc_idx, 3);
   assert_int_equal(e.source, NEX__TRACE_EVENT_SOURCE__NEURON_HW);
@@ -131,13 +132,34 @@ static void test_fill(void **state) {
   assert_string_equal(e.attributes[1]->key, "elements");
   assert_string_equal(e.attributes[1]->value, "1.5");
   assert_true(e.attributes[1]->is_number);
-  assert_string_equal(fmt_npf_args_str(&a, "instance_id", &sc), "i-1");
+  /* the skipped keys' values: the last of duplicates; none when absent */
+  assert_string_equal(fmt_npf_value_str(&got[0], &sc), "i-1");
   int64_t i;
   uint64_t u;
   double d;
-  assert_true(fmt_npf_args_num(&a, "lnc_idx", &i, &u, &d) && i == 3);
-  assert_false(fmt_npf_args_num(&a, "exec_id", &i, &u, &d));
+  assert_true(fmt_npf_value_num(&got[1], &i, &u, &d) && i == 8);
+  assert_int_equal(got[2].kind, JTOK_NONE);
+  assert_null(fmt_npf_value_str(&got[2], &sc));
+  assert_false(fmt_npf_value_num(&got[2], &i, &u, &d));
+  assert_null(fmt_npf_value_str(&got[1], &sc)); /* a number */
+  assert_true(fmt_npf_args_has(&a, "lnc_idx"));
   assert_false(fmt_npf_args_has(&a, "nope"));
+  /* the scratch reused: a second message filled after a reset */
+  fmt_npf_scratch_reset(&sc);
+  Nex__SystemEvent e2 = NEX__SYSTEM_EVENT__INIT;
+  assert_true(fmt_npf_args_open(
+      &a, "{\"a1\":1,\"a2\":\"x\",\"a3\":3,\"a4\":4,\"a5\":[1],"
+          "\"a6\":{\"k\":\"v\"},\"name\":\"n\",\"flow_id\":[1,2,3,4,5,6,7,8,9]}"));
+  assert_int_equal(fmt_npf_fill(&e2.base, &a, NULL, NULL, &sc), 0);
+  assert_int_equal(e2.n_attributes, 6);
+  assert_string_equal(e2.attributes[4]->key, "a5");
+  assert_string_equal(e2.attributes[4]->value, "[1]");
+  assert_string_equal(e2.attributes[5]->key, "a6");
+  assert_string_equal(e2.attributes[5]->value, "{\"k\":\"v\"}");
+  assert_string_equal(e2.attributes[1]->value, "x");
+  assert_string_equal(e2.name, "n");
+  assert_int_equal(e2.n_flow_id, 9);
+  assert_true(e2.flow_id[0] == 1 && e2.flow_id[8] == 9);
   fmt_npf_scratch_free(&sc);
   assert_false(fmt_npf_args_open(&a, "[1]"));
   assert_true(fmt_npf_args_open(&a, NULL));
