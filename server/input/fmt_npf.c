@@ -110,9 +110,25 @@ bool fmt_npf_row_base(const char *name, size_t *base_len) {
 
 /* ---------------------------------------------------------------- fill */
 
+#define FMT_NPF_KEY_MAX 48 /* longest argument name remembered, + 1 */
+#define FMT_NPF_KEYS 256   /* slots of the table of names (a power of 2) */
+
+/* What an argument name means for a message type and skip list: the field
+ * it fills, or the skip entry it is (skip < 0: neither). */
+struct fmt_npf_key {
+  const ProtobufCMessageDescriptor *d;
+  const char *const *skip;
+  const ProtobufCFieldDescriptor *f;
+  int skip_at;
+  unsigned char len; /* 0: a free slot */
+  char name[FMT_NPF_KEY_MAX];
+};
+
 void fmt_npf_scratch_reset(struct fmt_npf_scratch *sc) { arena_reset(&sc->a); }
 
 void fmt_npf_scratch_free(struct fmt_npf_scratch *sc) {
+  free(sc->keys);
+  sc->keys = NULL;
   arena_free(&sc->a);
   sbuf_free(&sc->b);
   sbuf_free(&sc->tmp);
@@ -131,6 +147,43 @@ bool fmt_npf_args_open(struct fmt_npf_args *a, const char *json) {
   a->p = obj ? p : end;
   a->end = end;
   return obj || p == end;
+}
+
+/* The meaning of argument name key (kl bytes, NUL-terminated) in message
+ * type d read with skip: remembered by name in sc's table, where names
+ * shorter than FMT_NPF_KEY_MAX stay (the first FMT_NPF_KEYS that hash
+ * apart; the others are looked up each time). */
+static struct fmt_npf_key fmt_npf_key(struct fmt_npf_scratch *sc,
+                                      const ProtobufCMessageDescriptor *d,
+                                      const char *const *skip, const char *key,
+                                      size_t kl) {
+  struct fmt_npf_key *slot = NULL;
+  if (kl > 0 && kl < FMT_NPF_KEY_MAX) {
+    if (!sc->keys)
+      sc->keys = xcalloc(FMT_NPF_KEYS, sizeof *sc->keys);
+    uint64_t h = util_hash(key, kl) ^ (uint64_t)(uintptr_t)d ^
+                 ((uint64_t)(uintptr_t)skip << 1);
+    for (size_t i = 0; i < 4 && !slot; i++) {
+      struct fmt_npf_key *k = &sc->keys[(h + i) & (FMT_NPF_KEYS - 1)];
+      if (k->len == 0 || (k->d == d && k->skip == skip && k->len == kl &&
+                          memcmp(k->name, key, kl) == 0))
+        slot = k;
+    }
+    if (slot && slot->len)
+      return *slot;
+  }
+  struct fmt_npf_key r = {.d = d, .skip = skip, .skip_at = -1};
+  for (size_t s = 0; skip && skip[s] && r.skip_at < 0; s++)
+    if (strcmp(skip[s], key) == 0)
+      r.skip_at = (int)s;
+  if (r.skip_at < 0)
+    r.f = fmt_npf_field(d, key);
+  if (slot) {
+    *slot = r;
+    slot->len = (unsigned char)kl;
+    memcpy(slot->name, key, kl);
+  }
+  return r;
 }
 
 /* Whether string v is its own text (nothing to decode). */
@@ -172,6 +225,20 @@ bool fmt_npf_value_num(const struct jtok_span *v, int64_t *i, uint64_t *u,
   if ((v->kind != JTOK_NUM && v->kind != JTOK_STR) || v->n == 0 ||
       v->n >= sizeof t || (v->fl & JTOK_F_ESC))
     return false;
+  /* the common case: at most 18 digits, maybe signed, that strtoll would
+   * read the same */
+  size_t at = v->p[0] == '-', nd = v->n - at;
+  if (nd > 0 && nd <= 18) {
+    int64_t x = 0;
+    while (at < v->n && v->p[at] >= '0' && v->p[at] <= '9')
+      x = x * 10 + (v->p[at++] - '0');
+    if (at == v->n) {
+      *i = v->p[0] == '-' ? -x : x;
+      *u = (uint64_t)*i;
+      *d = (double)*i;
+      return true;
+    }
+  }
   memcpy(t, v->p, v->n);
   t[v->n] = '\0';
   char *end;
@@ -340,14 +407,12 @@ uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
         key = fmt_npf_text(&k, sc);
         kl = strlen(key);
       }
-      size_t s = 0;
-      while (skip && skip[s] && strcmp(skip[s], key) != 0)
-        s++;
-      if (skip && skip[s]) {
-        skipped[s] = v;
+      struct fmt_npf_key mk = fmt_npf_key(sc, d, skip, key, kl);
+      if (mk.skip_at >= 0) {
+        skipped[mk.skip_at] = v;
         continue;
       }
-      const ProtobufCFieldDescriptor *f = fmt_npf_field(d, key);
+      const ProtobufCFieldDescriptor *f = mk.f;
       if (f && f != attrs)
         misfits += !fmt_npf_set(m, f, &v, sc);
       else if (attrs)

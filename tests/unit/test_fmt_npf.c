@@ -160,6 +160,19 @@ static void test_fill(void **state) {
   assert_string_equal(e2.name, "n");
   assert_int_equal(e2.n_flow_id, 9);
   assert_true(e2.flow_id[0] == 1 && e2.flow_id[8] == 9);
+  /* a name means what it means in each message type: "timestamp" is the
+   * event's own field, and an instruction's start_ts */
+  for (int round = 0; round < 2; round++) {
+    assert_true(fmt_npf_args_open(&a, "{\"timestamp\":5,\"opcode\":\"MM\"}"));
+    Nex__Instruction in = NEX__INSTRUCTION__INIT;
+    Nex__SystemEvent e3 = NEX__SYSTEM_EVENT__INIT;
+    assert_int_equal(fmt_npf_fill(&in.base, &a, NULL, NULL, &sc), 0);
+    assert_int_equal(fmt_npf_fill(&e3.base, &a, NULL, NULL, &sc), 0);
+    assert_int_equal(in.start_ts, 5);
+    assert_string_equal(in.opcode, "MM");
+    assert_int_equal(e3.timestamp, 5);
+    assert_int_equal(e3.n_attributes, 1); /* opcode */
+  }
   fmt_npf_scratch_free(&sc);
   assert_false(fmt_npf_args_open(&a, "[1]"));
   assert_true(fmt_npf_args_open(&a, NULL));
