@@ -1,0 +1,57 @@
+/* recpipe.h -- a decoder on a thread of its own, its records handed to the
+ * calling thread in batches.
+ *
+ * The decoder thread copies every record it reports (a struct, the strings
+ * and arrays it points to) into batches of about 1 MiB; the calling thread
+ * takes the batches in order and replays the records, so the caller sees
+ * exactly the calls the decoder made, in the same order, on its own thread,
+ * while the next part of the file is decoded on the other core.  At most a
+ * few batches wait between the two threads: memory stays bounded whatever
+ * the file size.  fmt_chrome_pipe.c and fmt_perfetto_pipe.c put their
+ * decoders behind it.
+ *
+ * Ownership: a record's body lives in its batch; replay() may read it only
+ * during its call.
+ */
+#ifndef NEX_RECPIPE_H
+#define NEX_RECPIPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Strings of a record at most (recpipe_put). */
+#define RECPIPE_STRS 6
+
+struct recpipe;
+
+/* ---------------------------------------------------------- decoder side */
+
+/* Queues a record of `kind`: a copy of the size bytes at c, then a copy of
+ * the blob_len bytes at *blob (blob: NULL, or a pointer field of c), then
+ * the strings *f[0..n) (fields of c; NULL ones take no room).  In the copy
+ * the blob and string fields point at their copies.  The body is aligned
+ * for any struct. */
+void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
+                 const void **blob, size_t blob_len, const char **const f[],
+                 int n);
+/* 1 once the calling thread stopped taking records, else 0: what the
+ * decoder's callbacks return, so that the decoding stops. */
+int recpipe_stopped(struct recpipe *p);
+
+/* ---------------------------------------------------------- caller side */
+
+/* The decoder: run on the new thread, records queued with recpipe_put;
+ * what it returns is its own business (keep it in arg). */
+typedef void (*recpipe_decode_fn)(struct recpipe *p, void *arg);
+/* Replays one record on the calling thread; non-zero stops the replay. */
+typedef int (*recpipe_replay_fn)(void *ud, uint32_t kind, const void *body);
+
+/* Runs decode(p, arg) on a thread of its own and replay(ud, ...) for each
+ * of its records in order on this one until a replay returns non-zero;
+ * waits for the decoder to end.  When no thread can be started, decode
+ * runs on this thread and each record is replayed as it is put.  Returns
+ * the first non-zero replay value, or 0 when every record was replayed. */
+int recpipe_run(recpipe_decode_fn decode, void *arg, recpipe_replay_fn replay,
+                void *ud);
+
+#endif
