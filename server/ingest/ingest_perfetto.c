@@ -6,7 +6,7 @@
  * counter track per counter.  Two Perfetto tracks of one (pid, tid) share
  * a track (no pid/tid reuse).  Flows come bound to their slices by the
  * decoder.  See ingest_readers.h. */
-#include "fmt_perfetto.h"
+#include "fmt_perfetto_pipe.h"
 #include "ingest_readers.h"
 
 #include <inttypes.h>
@@ -146,7 +146,7 @@ void ingest_perfetto_read(struct ing *g, const char *rel) {
                                ingest_perfetto_warning};
   struct fmt_perfetto_stats st = {0};
   char *cause = NULL;
-  int rc = fmt_perfetto_read(path, &cb, &st, &cause);
+  int rc = fmt_perfetto_pipe_read(path, &cb, &st, &cause);
   /* warnings were recorded one by one; packets without state are one */
   ingest_skipped(g, st.skipped + st.no_state);
   if (st.no_state)

@@ -19,7 +19,7 @@
  * See ingest_readers.h. */
 #include "filter.h"
 #include "fmt_npf.h"
-#include "fmt_perfetto.h"
+#include "fmt_perfetto_pipe.h"
 #include "ingest_readers.h"
 
 #include <dirent.h>
@@ -515,7 +515,7 @@ static void ingest_perfetto_neuron_file(struct ingest_perfetto_neuron *n,
   struct fmt_perfetto_stats st = {0};
   char *cause = NULL;
   size_t seen = n->nseen;
-  if (fmt_perfetto_read(path, &cb, &st, &cause) < 0) {
+  if (fmt_perfetto_pipe_read(path, &cb, &st, &cause) < 0) {
     ingest_skipped(g, 1);
     ingest_warn(g, "Corrupt Data", rel, 0, "%s", cause ? cause : "unreadable");
   }
