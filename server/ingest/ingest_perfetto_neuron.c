@@ -46,6 +46,18 @@ struct ingest_perfetto_neuron_dev {
   int nc, pcore;
 };
 
+/* A system row's name as fmt_npf_row_parse() read it (ok), and its
+ * source's enum value, remembered per track (a slot per track object,
+ * checked against the name: a track may be renamed). */
+struct ingest_perfetto_neuron_row {
+  const struct fmt_perfetto_track *track; /* NULL: a free slot */
+  char *name;
+  bool ok;
+  struct fmt_npf_row r; /* r.source points into name */
+  int src;
+};
+#define NPF_ROWS 64 /* slots (a power of 2) */
+
 struct ingest_perfetto_neuron {
   struct ing *g;
   const char *rel;
@@ -61,6 +73,7 @@ struct ingest_perfetto_neuron {
   int dev_open;
   uint64_t bad_args, misfits;
   struct fmt_npf_scratch sc; /* what a slice's message holds, reset per slice */
+  struct ingest_perfetto_neuron_row rows[NPF_ROWS];
 };
 
 /* The debug arguments of a slice in *a (none when the slice has none);
@@ -128,6 +141,25 @@ ingest_perfetto_neuron_row_name(const struct fmt_perfetto_track *t) {
 
 /* -------------------------------------------------------------- system */
 
+/* Track t's system row name parsed; NULL when it is not one. */
+static const struct ingest_perfetto_neuron_row *
+ingest_perfetto_neuron_row(struct ingest_perfetto_neuron *n,
+                           const struct fmt_perfetto_track *t) {
+  const char *name = ingest_perfetto_neuron_row_name(t);
+  uintptr_t h = (uintptr_t)t / sizeof *t;
+  struct ingest_perfetto_neuron_row *w = &n->rows[(h ^ (h >> 7)) % NPF_ROWS];
+  if (w->track != t || strcmp(w->name, name) != 0) {
+    free(w->name);
+    w->track = t;
+    w->name = xstrdup(name);
+    w->ok = fmt_npf_row_parse(w->name, &w->r);
+    w->src = w->ok ? fmt_npf_enum(&nex__trace_event_source__descriptor,
+                                  w->r.source)
+                   : -1;
+  }
+  return w->ok ? w : NULL;
+}
+
 /* Remembers the device export an nc_exec_running names. */
 static void ingest_perfetto_neuron_dev_add(struct ingest_perfetto_neuron *n,
                                            const char *file,
@@ -181,15 +213,15 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   struct fmt_npf_scratch *sc = &n->sc;
   struct jtok_span got[NSKIP];
   Nex__SystemEvent e = NEX__SYSTEM_EVENT__INIT;
-  struct fmt_npf_row r;
   e.nc_idx = e.pcore_idx = e.worker_gid = -1;
   e.thread_id = s->tid >= 0 ? s->tid : 0;
-  if (fmt_npf_row_parse(ingest_perfetto_neuron_row_name(s->track), &r)) {
-    e.worker_gid = (int32_t)r.worker;
-    e.nc_idx = (int32_t)r.nc;
-    e.thread_id = r.tid >= 0 ? r.tid : e.thread_id;
-    int src = fmt_npf_enum(&nex__trace_event_source__descriptor, r.source);
-    e.source = src > 0 ? (Nex__TraceEventSource)src : e.source;
+  const struct ingest_perfetto_neuron_row *row =
+      ingest_perfetto_neuron_row(n, s->track);
+  if (row) {
+    e.worker_gid = (int32_t)row->r.worker;
+    e.nc_idx = (int32_t)row->r.nc;
+    e.thread_id = row->r.tid >= 0 ? row->r.tid : e.thread_id;
+    e.source = row->src > 0 ? (Nex__TraceEventSource)row->src : e.source;
   }
   n->misfits += fmt_npf_fill(&e.base, &args, skip, got, sc);
   e.timestamp = s->ts_ns;
@@ -623,6 +655,8 @@ static void ingest_perfetto_neuron_free(struct ingest_perfetto_neuron *n) {
   free(n->seen);
   free(n->devs);
   fmt_npf_scratch_free(&n->sc);
+  for (size_t i = 0; i < NPF_ROWS; i++)
+    free(n->rows[i].name);
 }
 
 bool ingest_perfetto_neuron_read(struct ing *g, const char *rel) {

@@ -161,8 +161,10 @@ static struct fmt_npf_key fmt_npf_key(struct fmt_npf_scratch *sc,
   if (kl > 0 && kl < FMT_NPF_KEY_MAX) {
     if (!sc->keys)
       sc->keys = xcalloc(FMT_NPF_KEYS, sizeof *sc->keys);
-    uint64_t h = util_hash(key, kl) ^ (uint64_t)(uintptr_t)d ^
-                 ((uint64_t)(uintptr_t)skip << 1);
+    uint64_t h = (uint64_t)(uintptr_t)d ^ ((uint64_t)(uintptr_t)skip << 1);
+    for (size_t i = 0; i < kl; i++) /* names are short: inline */
+      h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;
+    h ^= h >> 29;
     for (size_t i = 0; i < 4 && !slot; i++) {
       struct fmt_npf_key *k = &sc->keys[(h + i) & (FMT_NPF_KEYS - 1)];
       if (k->len == 0 || (k->d == d && k->skip == skip && k->len == kl &&
