@@ -13,6 +13,8 @@ directory of its own.  Then, in the same run, it measures
   pftrace   --ingest-only of the pftrace export
   json      --ingest-only of the Chrome JSON export (slices only: the JSON
             export has no counters)
+  baseline  --ingest-only of the pftrace export by the server of another
+            build (--baseline BUILD), when given
 
 (the three ingests alternated, the best of --runs by wall time) and prints
 input MB, the slices and counter samples each store ends with, seconds, M
@@ -23,7 +25,7 @@ within 10 % of the native rate, peak RSS <= 256 MiB.
 
   make -C BUILD bench/perfetto_decode
   bench/pftrace_bench.py --build BUILD [--events 4000000] [--runs 2]
-                         [--work /tmp/nex-pftrace-bench]
+                         [--work /tmp/nex-pftrace-bench] [--baseline BUILD]
 
 4 M events make a pftrace of about 1 GB.
 """
@@ -78,6 +80,8 @@ def main():
     ap.add_argument("--events", type=int, default=4_000_000)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--work", default="/tmp/nex-pftrace-bench")
+    ap.add_argument("--baseline", help="another build: its pftrace ingest "
+                    "alternated with this one's")
     a = ap.parse_args()
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "tests", "integration"))
@@ -126,13 +130,17 @@ def main():
           f"second), {float(f['MB_per_s']):.0f} MB/s")
 
     best = {}
+    inputs = [(name, d, server) for name, d in dirs.items()]
+    if a.baseline:
+        inputs.append(("baseline", dirs["pftrace"], os.path.join(
+            a.baseline, "server/neuron-explorer-server")))
     for _ in range(a.runs):
-        for name, d in dirs.items():
+        for name, d, srv in inputs:
             db = os.path.join(a.work, f"bench-{name}.db")
             for g in (db, db + ".tmp"):
                 if os.path.exists(g):
                     os.remove(g)
-            secs, rss = run([server, "--dir", d, "--db", db, "--ingest-only",
+            secs, rss = run([srv, "--dir", d, "--db", db, "--ingest-only",
                              "--quiet"])
             n = rows(db)
             os.remove(db)
@@ -143,13 +151,16 @@ def main():
           f"|---|---|---|---|---|---|---|---|---|")
     rate = {}
     for name, (secs, rss, (sl, co)) in best.items():
-        mb = du(dirs[name]) / 1e6
+        mb = du(dirs.get(name, dirs["pftrace"])) / 1e6
         rate[name] = events / secs
         print(f"| {name} | {mb:.0f} | {sl} | {co} | {secs:.2f} | "
               f"{events / secs / 1e6:.2f} | {(sl + co) / secs / 1e6:.2f} | "
               f"{mb / secs:.0f} | {rss:.0f} |")
     ratio = rate["pftrace"] / rate["native"]
-    rss = max(v[1] for v in best.values())
+    rss = max(v[1] for k, v in best.items() if k != "baseline")
+    if a.baseline:
+        print(f"\npftrace ingest: {rate['pftrace'] / rate['baseline']:.2f}x "
+              f"the baseline build's rate")
     print(f"\ndecoder >= {TARGET_DECODE / 1e6:.0f} M events/s: "
           f"{'met' if dec_rate >= TARGET_DECODE else 'NOT met'} "
           f"({dec_rate / 1e6:.2f})")
