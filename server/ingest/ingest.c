@@ -384,7 +384,6 @@ static void ingest_place(struct ing *g, struct itrack *t, struct lanes_item *it,
   if (t->hook)
     t->hook->placed(g, t, lane, it);
   ingest_stat_add(g, t->id, it->name, it->dur);
-  lanes_item_clear(it);
 }
 
 /* Picks the finest LOD level of a slice track from the slices it holds
@@ -400,8 +399,8 @@ static void ingest_decide_level(struct itrack *t) {
   t->lod = lod_new(t->id, t->level);
 }
 
-/* Adds a slice (taking ownership of it->args and it->flows): it waits in
- * the track's sorter until the track is drained. */
+/* Adds a slice (a copy of it->args and it->flows): it waits in the
+ * track's sorter until the track is drained. */
 void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it) {
   if (it->dur < 0)
     it->dur = 0;
@@ -499,13 +498,7 @@ void ingest_trace_slice(struct ing *g, struct itrack *t,
   else if (al > 0 && !object)
     ingest_args_raw(g, "args", a);
   ingest_args_take(g, &it);
-  /* the store's flow ids are int64 */
-  if (s->n_flow_ids) {
-    it.flows = xmalloc(sizeof *it.flows * s->n_flow_ids);
-    it.n_flows = (int)s->n_flow_ids;
-    for (size_t i = 0; i < s->n_flow_ids; i++)
-      it.flows[i] = s->flow_ids[i] & INT64_MAX;
-  }
+  ingest_item_flows(g, &it, s->flow_ids, s->n_flow_ids);
   ingest_slice(g, t, &it);
 }
 
@@ -704,5 +697,6 @@ void ingest_sink_close(struct ing *g) {
   free(g->stats);
   free(g->instance);
   sbuf_free(&g->args);
+  free(g->flows);
   free(g);
 }

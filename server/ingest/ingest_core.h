@@ -84,6 +84,8 @@ struct ing {
   char *instance;
   int64_t pid;
   struct sbuf args;
+  uint64_t *flows; /* ingest_item_flows(): flows_cap ids */
+  size_t flows_cap;
   /* the readers' per-run states (ingest_state) */
   struct ingest_state {
     const void *key;

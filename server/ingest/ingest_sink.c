@@ -189,7 +189,6 @@ void ingest_args_splice(struct ing *g, const char *obj, size_t len) {
   sbuf_add(&g->args, obj + 1, len - 2);
 }
 
-/* Moves the args text into an item (NULL when empty). */
 void ingest_args_take(struct ing *g, struct lanes_item *it) {
   if (g->args.len <= 1) {
     it->args = NULL;
@@ -197,8 +196,21 @@ void ingest_args_take(struct ing *g, struct lanes_item *it) {
     return;
   }
   sbuf_addc(&g->args, '}');
-  it->args = xstrndup(g->args.s, g->args.len);
+  it->args = g->args.s;
   it->args_len = g->args.len;
+}
+
+void ingest_item_flows(struct ing *g, struct lanes_item *it,
+                       const uint64_t *ids, size_t n) {
+  if (n > g->flows_cap) {
+    g->flows_cap = n;
+    free(g->flows);
+    g->flows = xmalloc(sizeof *g->flows * n);
+  }
+  for (size_t i = 0; i < n; i++)
+    g->flows[i] = ids[i] & INT64_MAX;
+  it->flows = n ? g->flows : NULL;
+  it->n_flows = (int)n;
 }
 
 int64_t ingest_intern(struct ing *g, const char *s) {

@@ -148,8 +148,8 @@ void ingest_drain_device(struct ing *g, size_t from, int64_t dp_id);
 
 /* ------------------------------------------------------------ slices */
 
-/* Adds a slice to a track (takes ownership of it->args and it->flows; a
- * negative duration becomes 0). */
+/* Adds a slice to a track (a copy of it->args and it->flows: the caller
+ * keeps its own; a negative duration becomes 0). */
 void ingest_slice(struct ing *g, struct itrack *t, struct lanes_item *it);
 
 /* A slice of a trace format (Chrome JSON, Perfetto): cat and the flags
@@ -176,7 +176,8 @@ void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
 /* ------------------------------------------------------------ args JSON */
 
 /* Building the args JSON object of the next slice: begin, then keys and
- * values, then take (moves the text into the item; NULL when empty). */
+ * values, then take (points the item at the text, NULL when empty: it
+ * stays until the next begin, and ingest_slice() copies it). */
 void ingest_args_begin(struct ing *g);
 void ingest_args_key(struct ing *g, const char *key);
 /* A string member; nothing when v is NULL or empty. */
@@ -196,6 +197,11 @@ void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
 /* JSON text after key (a value the caller vouches for). */
 void ingest_args_raw(struct ing *g, const char *key, const char *json);
 void ingest_args_take(struct ing *g, struct lanes_item *it);
+/* Points the item at the n flow ids ids[] as the store keeps them (int64:
+ * the top bit dropped), in g's memory until the next call (ingest_slice()
+ * copies them). */
+void ingest_item_flows(struct ing *g, struct lanes_item *it,
+                       const uint64_t *ids, size_t n);
 
 /* ------------------------------------------------------------ store */
 

@@ -220,12 +220,7 @@ void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
                           .id = ingest_id(g, e->id),
                           .name = ingest_intern(g, name)};
   ingest_args_take(g, &it);
-  if (e->n_flow_id) {
-    it.flows = xmalloc(sizeof *it.flows * e->n_flow_id);
-    it.n_flows = (int)e->n_flow_id;
-    for (size_t i = 0; i < e->n_flow_id; i++)
-      it.flows[i] = e->flow_id[i] & INT64_MAX;
-  }
+  ingest_item_flows(g, &it, e->flow_id, e->n_flow_id);
   /* host<->device copies also go to the transfer track of their NC */
   bool in = strcmp(name, "dmem_buf_copyin") == 0;
   if ((in || strcmp(name, "dmem_buf_copyout") == 0) && e->nc_idx >= 0) {
@@ -235,7 +230,6 @@ void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
                                        ingest_context_instance(g));
     x.nc_idx = e->nc_idx;
     struct lanes_item copy = it;
-    copy.args = it.args ? xstrndup(it.args, it.args_len) : NULL;
     copy.flows = NULL;
     copy.n_flows = 0;
     ingest_slice(g, ingest_track(g, &x), &copy);

@@ -1,5 +1,6 @@
 /* lanes.c -- see lanes.h. */
 #include "lanes.h"
+#include "arena.h"
 #include "log.h"
 #include "spill.h"
 #include "util.h"
@@ -11,10 +12,12 @@
 
 /* A sorter's buffer handed to the pool's thread, which sorts it and writes
  * it to the spill file as the sorter's run number `run`; done, it is off
- * and bytes there, or failed: its slices are still in v. */
+ * and bytes there, or failed: its slices are still in v (their args and
+ * flows in argmem). */
 struct lanes_job {
   struct lanes *l;
   struct lanes_item *v;
+  struct arena argmem;
   size_t n, mem, run;
   uint64_t off, bytes;
   int failed;
@@ -52,21 +55,25 @@ struct lanes_rec {
 };
 
 /* A source of the merge: the sorted buffer (mem), or a run read through
- * buf[at, len); head is its next slice. */
+ * buf[at, len); head is its next slice (a run's: its args point into buf,
+ * not NUL-terminated, its flows are the unaligned bytes at flows). */
 struct lanes_src {
   int mem;
   unsigned char *buf;
   size_t cap, at, len;
   uint64_t off, left; /* the run's next offset and bytes not read yet */
   struct lanes_item head;
+  const unsigned char *flows;
 };
 
 struct lanes {
   struct lanes_pool *pool;
   struct lanes *prev, *next;
   size_t jobs; /* buffers handed to the pool's thread, not collected yet */
-  /* the buffer: slices in push order, mem bytes of the pool's budget */
+  /* the buffer: slices in push order (their args and flows in argmem),
+   * mem bytes of the pool's budget */
   struct lanes_item *v;
+  struct arena argmem;
   size_t n, cap, mem;
   enum lanes_order mode;
   uint64_t pushed; /* LANES_PUSH_ORDER: the order of the next push */
@@ -79,6 +86,10 @@ struct lanes {
   size_t vat;
   struct lanes_src *src;
   size_t *heap, nheap, nsrc;
+  /* the args and flows of the slice lanes_pop() handed back last, when it
+   * came from a run */
+  unsigned char *out;
+  size_t out_cap;
   /* per lane: start and end of its latest slice; lanes above top are
    * free */
   int64_t *starts, *ends;
@@ -126,26 +137,19 @@ struct lanes *lanes_new(struct lanes_pool *p, enum lanes_order order) {
   return l;
 }
 
-void lanes_item_clear(struct lanes_item *it) {
-  free(it->args);
-  free(it->flows);
-  it->args = NULL;
-  it->flows = NULL;
-  it->n_flows = 0;
-}
-
-/* Bytes an item holds (its malloc'd parts with some allocator overhead). */
+/* Bytes an item's args and flows take in a buffer (with their alignment). */
 static size_t lanes_item_mem(const struct lanes_item *it) {
-  return (it->args ? it->args_len + 32 : 0) +
-         (it->flows ? sizeof *it->flows * (size_t)it->n_flows + 16 : 0);
+  return (it->args ? it->args_len + 16 : 0) +
+         (it->flows ? sizeof *it->flows * (size_t)it->n_flows + 8 : 0);
 }
 
-/* Forgets the buffer (its items were handed on or freed). */
+/* Forgets the buffer (its items were handed on or dropped). */
 static void lanes_buffer_reset(struct lanes *l) {
   l->pool->mem -= l->mem;
   l->mem = 0;
   free(l->v);
   free(l->idx);
+  arena_free(&l->argmem);
   l->v = NULL;
   l->idx = NULL;
   l->n = l->cap = l->vat = 0;
@@ -166,21 +170,11 @@ static void lanes_drain_end(struct lanes *l) {
   l->draining = 0;
 }
 
-/* Frees every slice the sorter holds (in its buffer, or at the heads of
+/* Drops every slice the sorter holds (in its buffer, or at the heads of
  * a drain's sources) and ends the drain; the runs are forgotten. */
 static void lanes_drop(struct lanes *l) {
   lanes_pool_wait(l->pool, l); /* failed jobs: their slices come back */
-  if (l->draining) {
-    /* v[idx[0, vat)] were handed on, or are the buffer source's head */
-    for (size_t k = 0; k < l->nheap; k++)
-      lanes_item_clear(&l->src[l->heap[k]].head);
-    l->nheap = 0;
-    for (size_t k = l->vat; k < l->n; k++)
-      lanes_item_clear(&l->v[l->idx[k]]);
-  } else {
-    for (size_t k = 0; k < l->n; k++)
-      lanes_item_clear(&l->v[k]);
-  }
+  l->nheap = 0;
   lanes_drain_end(l);
   lanes_buffer_reset(l);
   l->pending = 0;
@@ -198,6 +192,7 @@ void lanes_free(struct lanes *l) {
     l->next->prev = l->prev;
   free(l->starts);
   free(l->ends);
+  free(l->out);
   free(l);
 }
 
@@ -327,10 +322,9 @@ static void *lanes_pool_thread(void *arg) {
     int failed = p->failed;
     pthread_mutex_unlock(&p->mu);
     if (!failed && lanes_job_write(p, j) == 0) {
-      for (size_t k = 0; k < j->n; k++)
-        lanes_item_clear(&j->v[k]);
       free(j->v);
       j->v = NULL;
+      arena_free(&j->argmem);
     } else {
       j->failed = 1;
     }
@@ -344,7 +338,7 @@ static void *lanes_pool_thread(void *arg) {
   return NULL;
 }
 
-/* Adds a slice to the buffer (taking its args and flows). */
+/* Adds a slice to the buffer (copying its args and flows there). */
 static void lanes_buffer_add(struct lanes *l, const struct lanes_item *in) {
   if (l->n == l->cap) {
     if (l->n >= UINT32_MAX)
@@ -355,8 +349,18 @@ static void lanes_buffer_add(struct lanes *l, const struct lanes_item *in) {
     l->pool->mem += sizeof *l->v * (cap - l->cap);
     l->cap = cap;
   }
-  l->v[l->n++] = *in;
-  size_t m = lanes_item_mem(in);
+  struct lanes_item *it = &l->v[l->n++];
+  *it = *in;
+  if (in->args)
+    it->args = arena_strdup(&l->argmem, in->args, in->args_len);
+  if (in->flows && in->n_flows > 0) {
+    size_t fb = sizeof *in->flows * (size_t)in->n_flows;
+    it->flows = memcpy(arena_alloc(&l->argmem, fb), in->flows, fb);
+  } else {
+    it->flows = NULL;
+    it->n_flows = 0;
+  }
+  size_t m = lanes_item_mem(it);
   l->mem += m;
   l->pool->mem += m;
 }
@@ -376,6 +380,7 @@ static void lanes_pool_collect(struct lanes_pool *p) {
       for (size_t k = 0; k < j->n; k++)
         lanes_buffer_add(l, &j->v[k]);
       free(j->v);
+      arena_free(&j->argmem);
     } else {
       l->runs[j->run] = (struct lanes_run){j->off, j->bytes};
     }
@@ -404,8 +409,9 @@ static void lanes_pool_wait(struct lanes_pool *p, const struct lanes *l) {
 static void lanes_hand_over(struct lanes *l) {
   struct lanes_pool *p = l->pool;
   struct lanes_job *j = xcalloc(1, sizeof *j);
-  *j = (struct lanes_job){.l = l, .v = l->v, .n = l->n, .mem = l->mem,
-                          .run = l->nruns};
+  *j = (struct lanes_job){.l = l, .v = l->v, .argmem = l->argmem, .n = l->n,
+                          .mem = l->mem, .run = l->nruns};
+  l->argmem = (struct arena){0};
   l->runs = xrealloc(l->runs, sizeof *l->runs * (l->nruns + 1));
   l->runs[l->nruns++] = (struct lanes_run){0, 0}; /* set when collected */
   l->jobs++;
@@ -459,9 +465,6 @@ void lanes_push(struct lanes *l, struct lanes_item *in) {
   if (l->pending == 0 || in->ts > l->max_ts)
     l->max_ts = in->ts;
   l->pending++;
-  in->args = NULL;
-  in->flows = NULL;
-  in->n_flows = 0;
   if (l->pool->mem > l->pool->budget)
     lanes_pool_spill(l->pool);
 }
@@ -518,14 +521,11 @@ static int lanes_src_next(struct lanes *l, struct lanes_src *s) {
                                 .grp = r.grp,
                                 .order = r.order};
   if (r.args_len) {
-    s->head.args = xstrndup((const char *)p, alen);
+    s->head.args = (const char *)p;
     s->head.args_len = alen;
   }
-  if (r.n_flows) {
-    s->head.flows = xmalloc(flen);
-    memcpy(s->head.flows, p + alen, flen);
-    s->head.n_flows = (int)r.n_flows;
-  }
+  s->head.n_flows = (int)r.n_flows;
+  s->flows = p + alen;
   s->at += sizeof r + alen + flen;
   return 1;
 }
@@ -615,6 +615,25 @@ static int64_t lanes_assign(struct lanes *l, const struct lanes_item *it) {
   return lane;
 }
 
+/* Copies the args and the flows (the unaligned bytes at flows) of it, the
+ * head of a run, to l->out: it then holds them until the next pop. */
+static void lanes_out(struct lanes *l, struct lanes_item *it,
+                      const unsigned char *flows) {
+  size_t ab = it->args ? (it->args_len + 8) & ~(size_t)7 : 0;
+  size_t fb = sizeof *it->flows * (size_t)it->n_flows;
+  if (l->out_cap < ab + fb) {
+    l->out_cap = ab + fb;
+    free(l->out);
+    l->out = xmalloc(l->out_cap);
+  }
+  if (it->args) {
+    memcpy(l->out, it->args, it->args_len);
+    l->out[it->args_len] = '\0';
+    it->args = (const char *)l->out;
+  }
+  it->flows = fb ? memcpy(l->out + ab, flows, fb) : NULL;
+}
+
 int lanes_pop(struct lanes *l, struct lanes_item *out, int64_t *lane) {
   if (!l->draining) {
     if (l->pending == 0)
@@ -633,11 +652,12 @@ int lanes_pop(struct lanes *l, struct lanes_item *out, int64_t *lane) {
   }
   struct lanes_src *s = &l->src[l->heap[0]];
   *out = s->head;
+  if (!s->mem)
+    lanes_out(l, out, s->flows);
   s->head = (struct lanes_item){0};
   l->pending--;
   int rc = lanes_src_next(l, s);
   if (rc < 0) {
-    lanes_item_clear(out);
     lanes_drop(l);
     return rc;
   }

@@ -29,9 +29,12 @@
  * that are free at their start after what was placed.  Every call is made
  * by one thread, the pool's thread being internal.
  *
- * Ownership: lanes_push() takes ownership of item->args and item->flows;
- * items handed back by lanes_pop() belong to the caller, who frees them
- * with lanes_item_clear().  A pool is freed after all its sorters.
+ * Ownership: lanes_push() copies item->args and item->flows (into memory
+ * of the sorter's that dies with the buffer or run holding them: no
+ * allocation per slice); the caller keeps its own.  The args and flows of
+ * an item handed back by lanes_pop() belong to the sorter and stay valid
+ * until the next lanes_pop() or lanes_free() on it (args NUL-terminated).
+ * A pool is freed after all its sorters.
  */
 #ifndef NEX_LANES_H
 #define NEX_LANES_H
@@ -41,9 +44,9 @@
 
 struct lanes_item {
   int64_t ts, dur, id, name, grp;
-  char *args; /* JSON object text or NULL */
+  const char *args; /* JSON object text (args_len bytes) or NULL */
   size_t args_len;
-  uint64_t *flows; /* flow ids or NULL */
+  const uint64_t *flows; /* n_flows flow ids or NULL */
   int n_flows;
   /* The order of slices with equal start and duration (the first one
    * encloses the next): set by lanes_push in a LANES_PUSH_ORDER sorter,
@@ -85,8 +88,5 @@ int lanes_pop(struct lanes *l, struct lanes_item *out, int64_t *lane);
 int64_t lanes_pending(const struct lanes *l, int64_t *min_ts, int64_t *max_ts);
 /* Number of lanes used so far. */
 int64_t lanes_count(const struct lanes *l);
-
-/* Frees an item's args and flows. */
-void lanes_item_clear(struct lanes_item *it);
 
 #endif
