@@ -29,6 +29,10 @@ struct ingest_progress {
 
 enum ingest_progress_style { INGEST_QUIET, INGEST_BAR, INGEST_LINES };
 
+/* The default sort budget (ingest_opts.sort_budget); half of it bounds
+ * the instruction dependencies resolved in memory (ingest_deps.h). */
+#define INGEST_SORT_BUDGET (64u << 20)
+
 struct ingest_opts {
   const char *dir;              /* the profile directory */
   const char *db_path;          /* the store file to build or reuse */
@@ -37,7 +41,8 @@ struct ingest_opts {
   int force;                    /* rebuild even if the store is current */
   enum ingest_progress_style style;
   size_t sort_budget;           /* bytes of slices held in memory for
-                                   their sort before spilling; 0: 64 MiB */
+                                   their sort before spilling; 0:
+                                   INGEST_SORT_BUDGET */
   /* Optional callbacks, called from the ingest thread. */
   void (*on_progress)(void *ud, const struct ingest_progress *p);
   void (*on_warning)(void *ud, const char *file, uint64_t offset,

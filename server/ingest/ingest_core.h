@@ -13,7 +13,6 @@
 #include "ingest_sink.h"
 
 #define INGEST_LOD_MIN 256 /* fewer slices or samples: no LOD rows */
-#define INGEST_SORT_BUDGET (64u << 20) /* slices held for their sort */
 #define INGEST_STDERR_WARNINGS 100     /* warning lines printed, then a sum */
 #define INGEST_FILE_WARNINGS 1000 /* Warning rows of one file, then a sum */
 #define INGEST_SYNTHETIC_ID (1LL << 62)

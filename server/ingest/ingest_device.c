@@ -3,6 +3,7 @@
  * device tracks (engine rows, DMA queues, semaphores, usage counters) and
  * the instruction dependencies (inst_dep).  See ingest_readers.h. */
 #include "fmt_neff.h"
+#include "ingest_deps.h"
 #include "ingest_readers.h"
 
 #include "ntff.pb-c.h"
@@ -24,18 +25,27 @@ struct ingest_device_totals {
   size_t first_track; /* tracks created since then may be its own */
 };
 
-/* The reader's state for the run: the device profile being read. */
+/* The reader's state for the run: the device profile being read, and
+ * the resolution of instruction dependencies (made when one has some). */
 struct ingest_device_state {
   int64_t dp_id;
   struct ingest_device_totals dev;
+  struct ingest_deps *deps;
 };
 
 static const char ingest_device_key; /* its ingest_state key */
 
+static void ingest_device_state_free(void *state) {
+  struct ingest_device_state *dv = state;
+  ingest_deps_free(dv->deps);
+  free(dv);
+}
+
 /* The reader's state, created on first use. */
 static struct ingest_device_state *ingest_device_state(struct ing *g) {
   return ingest_state_make(g, &ingest_device_key,
-                           sizeof(struct ingest_device_state), NULL);
+                           sizeof(struct ingest_device_state),
+                           ingest_device_state_free);
 }
 
 /* The description of a track of the device profile being read. */
@@ -248,36 +258,6 @@ void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
   dv->dev.nc = d->nc;
 }
 
-/* The inst_dep rows of the device profile being read (its slices are all
- * placed): one per entry of an instruction's inst_dep_ids, with where the
- * instruction it names lies when the profile has it.  The instructions are
- * found by id through a temporary table, dropped after.  CROSS JOIN: the
- * profile's tracks first, then their slices (without statistics the
- * planner would read every slice of the store for each profile). */
-static void ingest_device_deps(struct ing *g) {
-  struct ingest_device_state *dv = ingest_device_state(g);
-  store_writer_exec(ingest_writer(g),
-                    "CREATE TEMP TABLE inst_at (id INTEGER PRIMARY KEY, "
-                    "track INTEGER, lane INTEGER, ts INTEGER)",
-                    "");
-  store_writer_exec(
-      ingest_writer(g),
-      "INSERT OR IGNORE INTO temp.inst_at SELECT s.id, s.track, "
-      "s.lane, s.ts FROM track t CROSS JOIN slice s ON s.track = t.id "
-      "WHERE t.device_profile_id = ?1 AND t.source = 'engine'",
-      "i", dv->dp_id);
-  store_writer_exec(
-      ingest_writer(g),
-      "INSERT INTO inst_dep (track, ts, lane, id, seq, dep_id, dep_track, "
-      "dep_lane, dep_ts) SELECT s.track, s.ts, s.lane, s.id, j.key, j.value, "
-      "a.track, a.lane, a.ts FROM track t CROSS JOIN slice s ON s.track = t.id "
-      "JOIN json_each(s.args, '$.inst_dep_ids') j LEFT JOIN temp.inst_at a "
-      "ON a.id = j.value WHERE t.device_profile_id = ?1 AND t.source = "
-      "'engine' AND instr(s.args, '\"inst_dep_ids\"')",
-      "i", dv->dp_id);
-  store_writer_exec(ingest_writer(g), "DROP TABLE temp.inst_at", "");
-}
-
 void ingest_device_end(struct ing *g) {
   struct ingest_device_state *dv = ingest_device_state(g);
   struct ingest_device_totals *t = &dv->dev;
@@ -289,9 +269,16 @@ void ingest_device_end(struct ing *g) {
                     "IIiirrri", any ? t->first : -1, any ? t->last : -1,
                     t->instructions, t->dmas, t->flops, t->transpose_flops,
                     t->hbm, dv->dp_id);
+  if (t->inst_deps) {
+    if (!dv->deps) {
+      size_t budget = ingest_opts(g)->sort_budget;
+      dv->deps = ingest_deps_new((budget ? budget : INGEST_SORT_BUDGET) / 2);
+    }
+    ingest_deps_watch(g, dv->deps, t->first_track, dv->dp_id);
+  }
   ingest_drain_device(g, t->first_track, dv->dp_id);
   if (t->inst_deps)
-    ingest_device_deps(g);
+    ingest_deps_write(g, dv->deps, dv->dp_id);
   if (t->exec_id)
     ingest_system_device_hint(g, dv->dp_id, t->nc, t->exec_id);
 }

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,7 +66,7 @@ struct store_writer {
   sqlite3 *db;
   char *path, *tmp;
   struct store_batch str, track, slice, counter, slice_lod, counter_lod, flow,
-      slice_flow, name_stat;
+      slice_flow, name_stat, inst_dep;
   struct store_intern strs;
   struct store_slices *slices; /* the open slice blocks */
   int64_t tracks;
@@ -84,9 +83,10 @@ struct store_writer {
 };
 
 static struct store_batch *store_tables(struct store_writer *w, int i) {
-  struct store_batch *t[] = {&w->str,     &w->track,      &w->slice,
-                             &w->counter, &w->slice_lod,  &w->counter_lod,
-                             &w->flow,    &w->slice_flow, &w->name_stat};
+  struct store_batch *t[] = {&w->str,       &w->track,     &w->slice,
+                             &w->counter,   &w->slice_lod, &w->counter_lod,
+                             &w->flow,      &w->slice_flow, &w->name_stat,
+                             &w->inst_dep};
   return i < (int)(sizeof t / sizeof *t) ? t[i] : NULL;
 }
 
@@ -438,6 +438,9 @@ int store_writer_open(const char *path, struct store_writer **out,
                    "iiiii", 5);
   store_batch_init(w, &w->name_stat, "name_stat", "name,track,count,total_dur",
                    "iiii", 2);
+  store_batch_init(w, &w->inst_dep, "inst_dep",
+                   "track,ts,lane,id,seq,dep_id,dep_track,dep_lane,dep_ts",
+                   "iiiiiinnn", 5);
   w->track_upd = store_prepare(
       w, "UPDATE track SET lanes=?, max_dur=?, event_count=?, first_ts=?, "
          "last_ts=?, lod_min_level=? WHERE id=?");
@@ -599,9 +602,14 @@ void store_writer_flow(struct store_writer *w, unsigned tables, int64_t flow_id,
 
 void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
                             int64_t count, int64_t total_dur) {
+  const int64_t row[4] = {name, track, count, total_dur};
   int c = store_batch_row(w, &w->name_stat);
-  int64_t *v = w->name_stat.cur->ints + c;
-  v[0] = name, v[1] = track, v[2] = count, v[3] = total_dur;
+  memcpy(w->name_stat.cur->ints + c, row, sizeof row);
+}
+
+void store_writer_inst_dep(struct store_writer *w, const int64_t row[9]) {
+  int c = store_batch_row(w, &w->inst_dep);
+  memcpy(w->inst_dep.cur->ints + c, row, 9 * sizeof *row);
 }
 
 /* Binds varargs to st per `types` (see store.h). */
@@ -736,16 +744,6 @@ void store_writer_abort(struct store_writer *w) {
   free(tmp);
 }
 
-/* A new store generation: 64 random bits (the clock and the process id
- * hashed when the system gives none). */
-static uint64_t store_new_generation(void) {
-  uint64_t g;
-  if (getrandom(&g, sizeof g, 0) == (ssize_t)sizeof g)
-    return g;
-  int64_t seed[2] = {util_now_ns(), (int64_t)getpid()};
-  return util_hash(seed, sizeof seed);
-}
-
 int store_writer_finish(struct store_writer *w, char **cause) {
   store_drain(w);
   char *sql = xasprintf(
@@ -753,7 +751,7 @@ int store_writer_finish(struct store_writer *w, char **cause) {
       "'), ('state', 'complete'); COMMIT;"
       /* statistics from a sample, not a whole read of the store again */
       "PRAGMA analysis_limit=1000; ANALYZE;",
-      store_new_generation());
+      store_generation_new());
   if (!w->error && sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
     store_error(w, "commit"); /* its message is the connection's */
   free(sql);

@@ -48,6 +48,9 @@ void store_pool_close(struct store_pool *p);
 #define STORE_GEN_LEN 16
 /* Writes db's generation (a NUL-terminated string) to out. */
 void store_generation(sqlite3 *db, char out[STORE_GEN_LEN + 1]);
+/* A new store's generation: 64 random bits (the clock and the process id
+ * hashed when the system gives none). */
+uint64_t store_generation_new(void);
 /* p's generation (borrowed: valid until store_pool_close(p)). */
 const char *store_pool_generation(const struct store_pool *p);
 
@@ -144,6 +147,10 @@ void store_writer_flow(struct store_writer *w, unsigned tables, int64_t flow_id,
  * statistics (rows for one (name, track) add up). */
 void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
                             int64_t count, int64_t total_dur);
+/* A row of inst_dep: track, ts, lane, id, seq, dep_id, then dep_track,
+ * dep_lane, dep_ts (INT64_MIN: NULL, the dependency is not in the
+ * profile). */
+void store_writer_inst_dep(struct store_writer *w, const int64_t row[9]);
 
 /* Small tables.  Each takes a statement text with ? placeholders and a
  * type string: one char per parameter, 'i' int64, 'I' int64 or NULL when

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -161,6 +162,14 @@ void store_generation(sqlite3 *db, char out[STORE_GEN_LEN + 1]) {
     snprintf(out, STORE_GEN_LEN + 1, "%s",
              (const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
+}
+
+uint64_t store_generation_new(void) {
+  uint64_t g;
+  if (getrandom(&g, sizeof g, 0) == (ssize_t)sizeof g)
+    return g;
+  int64_t seed[2] = {util_now_ns(), (int64_t)getpid()};
+  return util_hash(seed, sizeof seed);
 }
 
 const char *store_pool_generation(const struct store_pool *p) { return p->gen; }

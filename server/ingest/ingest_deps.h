@@ -1,0 +1,37 @@
+/* ingest_deps.h -- the inst_dep rows of a device profile: one per entry of
+ * an instruction's inst_dep_ids, with where the instruction it names lies
+ * (schema.sql).
+ *
+ * The profile's engine tracks get a hook that sees each instruction as it
+ * is placed: where it lies, by id, and its dependencies, read from the
+ * args text (`"inst_dep_ids":[...]`, as ingest_args_ids() writes it).  Once
+ * the profile is placed they are resolved in memory and handed to the
+ * store writer's thread with the other rows.  What that takes is bounded
+ * (half the sort budget): a profile beyond it is resolved in SQL over the
+ * stored slices instead, as it was before, slower but with no bound.  Both
+ * give the same rows: where an id is on several instructions, the
+ * dependency lies at the first in (track, lane, ts) order.
+ *
+ * Ownership: the state is the device reader's (ingest_deps_free).
+ */
+#ifndef NEX_INGEST_DEPS_H
+#define NEX_INGEST_DEPS_H
+
+#include "ingest_sink.h"
+
+struct ingest_deps;
+
+/* A state for one device profile after another, remembering at most about
+ * `budget` bytes. */
+struct ingest_deps *ingest_deps_new(size_t budget);
+void ingest_deps_free(struct ingest_deps *d);
+
+/* Gives the engine tracks of device profile dp_id created since track
+ * index `from` the hook, before they are placed. */
+void ingest_deps_watch(struct ing *g, struct ingest_deps *d, size_t from,
+                       int64_t dp_id);
+
+/* The profile is placed: writes its inst_dep rows and forgets it. */
+void ingest_deps_write(struct ing *g, struct ingest_deps *d, int64_t dp_id);
+
+#endif
