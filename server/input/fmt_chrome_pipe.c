@@ -8,10 +8,6 @@
 
 enum pipe_kind { PIPE_SLICE, PIPE_COUNTER, PIPE_FLOW, PIPE_META, PIPE_WARNING };
 
-struct pipe_warning {
-  uint64_t offset;
-  const char *msg;
-};
 
 /* The decoder thread's: what it reads and what the read returned. */
 struct pipe {
@@ -56,9 +52,7 @@ static int fmt_chrome_pipe_meta(void *ud, const struct fmt_chrome_meta *m) {
 
 static void fmt_chrome_pipe_warning(void *ud, uint64_t offset,
                                     const char *msg) {
-  struct pipe_warning c = {offset, msg};
-  const char **const f[] = {&c.msg};
-  recpipe_put(ud, PIPE_WARNING, &c, sizeof c, NULL, 0, f, 1);
+  recpipe_put_warning(ud, PIPE_WARNING, offset, msg);
 }
 
 static void fmt_chrome_pipe_decode(struct recpipe *rp, void *arg) {
@@ -81,7 +75,7 @@ static int fmt_chrome_pipe_replay(void *ud, uint32_t kind, const void *body) {
   case PIPE_META:
     return cb->meta(cb->ud, body);
   case PIPE_WARNING: {
-    const struct pipe_warning *w = body;
+    const struct recpipe_warning *w = body;
     cb->warning(cb->ud, w->offset, w->msg);
     return 0;
   }
@@ -103,14 +97,7 @@ int fmt_chrome_pipe_read(const char *path, const struct fmt_chrome_cb *cb,
              cb->warning ? fmt_chrome_pipe_warning : NULL}};
   int rc = recpipe_run(fmt_chrome_pipe_decode, &p, fmt_chrome_pipe_replay,
                        (void *)(uintptr_t)cb);
-  if (!rc && cause) { /* else the decoder's cause is not the answer */
-    *cause = p.cause;
-    p.cause = NULL;
-  }
-  if (!rc)
-    rc = p.rc;
-  free(p.cause);
   if (st)
     *st = p.st;
-  return rc;
+  return recpipe_result(rc, p.rc, &p.cause, cause);
 }

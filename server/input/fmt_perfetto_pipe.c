@@ -25,10 +25,6 @@ struct pipe_counter {
   uint64_t uuid;
   struct fmt_perfetto_counter c;
 };
-struct pipe_warning {
-  uint64_t offset;
-  const char *msg;
-};
 
 /* A track with its own copies of its strings: the decoder side's last sent
  * state of a track, the caller side's copy. */
@@ -158,9 +154,7 @@ static int fmt_perfetto_pipe_counter(void *ud,
 static void fmt_perfetto_pipe_warning(void *ud, uint64_t offset,
                                       const char *msg) {
   struct pipe *p = ud;
-  struct pipe_warning c = {offset, msg};
-  const char **const f[] = {&c.msg};
-  recpipe_put(p->rp, PIPE_WARNING, &c, sizeof c, NULL, 0, f, 1);
+  recpipe_put_warning(p->rp, PIPE_WARNING, offset, msg);
 }
 
 static void fmt_perfetto_pipe_decode(struct recpipe *rp, void *arg) {
@@ -178,6 +172,13 @@ struct pipe_caller {
   struct fmt_perfetto_map tracks; /* uuid -> struct pipe_copy * */
 };
 
+/* The caller side's copy of track uuid (sent before any record naming it). */
+static const struct fmt_perfetto_track *
+fmt_perfetto_pipe_track_of(struct pipe_caller *pc, uint64_t uuid) {
+  const struct pipe_copy *c = fmt_perfetto_state_map_get(&pc->tracks, uuid);
+  return &c->t;
+}
+
 static int fmt_perfetto_pipe_replay(void *ud, uint32_t kind, const void *body) {
   struct pipe_caller *pc = ud;
   const struct fmt_perfetto_cb *cb = pc->cb;
@@ -190,21 +191,17 @@ static int fmt_perfetto_pipe_replay(void *ud, uint32_t kind, const void *body) {
   case PIPE_SLICE: {
     const struct pipe_slice *r = body;
     struct fmt_perfetto_slice s = r->s;
-    s.track = &((struct pipe_copy *)fmt_perfetto_state_map_get(&pc->tracks,
-                                                               r->uuid))
-                   ->t;
+    s.track = fmt_perfetto_pipe_track_of(pc, r->uuid);
     return cb->slice(cb->ud, &s);
   }
   case PIPE_COUNTER: {
     const struct pipe_counter *r = body;
     struct fmt_perfetto_counter c = r->c;
-    c.track = &((struct pipe_copy *)fmt_perfetto_state_map_get(&pc->tracks,
-                                                               r->uuid))
-                   ->t;
+    c.track = fmt_perfetto_pipe_track_of(pc, r->uuid);
     return cb->counter(cb->ud, &c);
   }
   case PIPE_WARNING: {
-    const struct pipe_warning *w = body;
+    const struct recpipe_warning *w = body;
     cb->warning(cb->ud, w->offset, w->msg);
     return 0;
   }
@@ -226,14 +223,7 @@ int fmt_perfetto_pipe_read(const char *path, const struct fmt_perfetto_cb *cb,
   int rc = recpipe_run(fmt_perfetto_pipe_decode, &p, fmt_perfetto_pipe_replay,
                        &pc);
   fmt_perfetto_state_map_clear(&pc.tracks, fmt_perfetto_pipe_copy_free);
-  if (!rc && cause) { /* else the decoder's cause is not the answer */
-    *cause = p.cause;
-    p.cause = NULL;
-  }
-  if (!rc)
-    rc = p.rc;
-  free(p.cause);
   if (st)
     *st = p.st;
-  return rc;
+  return recpipe_result(rc, p.rc, &p.cause, cause);
 }

@@ -128,6 +128,13 @@ void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
   }
 }
 
+void recpipe_put_warning(struct recpipe *p, uint32_t kind, uint64_t offset,
+                         const char *msg) {
+  struct recpipe_warning c = {offset, msg};
+  const char **const f[] = {&c.msg};
+  recpipe_put(p, kind, &c, sizeof c, NULL, 0, f, 1);
+}
+
 int recpipe_stopped(struct recpipe *p) {
   return __atomic_load_n(&p->stop, __ATOMIC_RELAXED) ? 1 : 0;
 }
@@ -229,4 +236,14 @@ int recpipe_run(recpipe_decode_fn decode, void *arg, recpipe_replay_fn replay,
   pthread_mutex_destroy(&p->mu);
   free(p);
   return rc;
+}
+
+int recpipe_result(int rc, int dec_rc, char **dec_cause, char **cause) {
+  if (!rc && cause) { /* else the decoder's cause is not the answer */
+    *cause = *dec_cause;
+    *dec_cause = NULL;
+  }
+  free(*dec_cause);
+  *dec_cause = NULL;
+  return rc ? rc : dec_rc;
 }

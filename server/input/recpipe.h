@@ -38,6 +38,15 @@ void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
  * decoder's callbacks return, so that the decoding stops. */
 int recpipe_stopped(struct recpipe *p);
 
+/* A decoder's warning as a record of `kind` (its body a struct
+ * recpipe_warning). */
+struct recpipe_warning {
+  uint64_t offset;
+  const char *msg;
+};
+void recpipe_put_warning(struct recpipe *p, uint32_t kind, uint64_t offset,
+                         const char *msg);
+
 /* ---------------------------------------------------------- caller side */
 
 /* The decoder: run on the new thread, records queued with recpipe_put;
@@ -53,5 +62,11 @@ typedef int (*recpipe_replay_fn)(void *ud, uint32_t kind, const void *body);
  * the first non-zero replay value, or 0 when every record was replayed. */
 int recpipe_run(recpipe_decode_fn decode, void *arg, recpipe_replay_fn replay,
                 void *ud);
+
+/* What a piped read returns, from recpipe_run()'s value rc and what the
+ * decoder's own read returned (dec_rc, *dec_cause): rc when a replay
+ * stopped it, else dec_rc, whose cause then goes to *cause (the caller
+ * frees it; cause may be NULL).  *dec_cause is consumed either way. */
+int recpipe_result(int rc, int dec_rc, char **dec_cause, char **cause);
 
 #endif

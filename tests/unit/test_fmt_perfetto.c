@@ -19,6 +19,7 @@
 #include "../fuzz/fuzz_fmt.h"
 #include "fmt_perfetto.h"
 #include "perfetto_trace.pb-c.h"
+#include "testpf.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -404,20 +405,6 @@ static void test_merged_args(void **state) {
 
 /* ------------------------------------------------------------ built here */
 
-/* Appends packet p as one frame of a Trace. */
-static void put(struct sbuf *b, const Perfetto__Protos__TracePacket *p) {
-  size_t n = perfetto__protos__trace_packet__get_packed_size(p);
-  uint8_t *buf = xmalloc(n ? n : 1);
-  perfetto__protos__trace_packet__pack(p, buf);
-  sbuf_addc(b, 0x0a);
-  for (size_t v = n;; v >>= 7) {
-    sbuf_addc(b, (char)(v < 0x80 ? v : (v & 0x7f) | 0x80));
-    if (v < 0x80)
-      break;
-  }
-  sbuf_add(b, (const char *)buf, n);
-  free(buf);
-}
 
 static void seq(Perfetto__Protos__TracePacket *p, uint32_t id) {
   p->optional_trusted_packet_sequence_id_case =
@@ -481,20 +468,20 @@ static void build_interning(struct sbuf *b) {
   p.interned_data = &id;
   p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
   p.track_event = &e;
-  put(b, &p);
+  testpf_put(b, &p);
   /* cleared again: iid 1 is unknown until re-emitted */
   p.timestamp = 200;
   p.interned_data = NULL;
-  put(b, &p);
+  testpf_put(b, &p);
   /* sequence 8 never cleared its state: skipped */
   seq(&p, 8);
   p.timestamp = 300;
   p.sequence_flags = 2;
-  put(b, &p);
+  testpf_put(b, &p);
   /* a packet kind this decoder does not read: counted */
   p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA__NOT_SET;
   p.sequence_flags = 0;
-  put(b, &p);
+  testpf_put(b, &p);
   sbuf_add(b, "\x12\x02\x08\x01", 4); /* packet 2: process_tree-like bytes */
 }
 
@@ -570,7 +557,7 @@ static void test_legacy_json(void **state) {
   p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
   p.track_event = &e;
   struct sbuf b = {0};
-  put(&b, &p);
+  testpf_put(&b, &p);
   char *path = testutil_path("legacy.pftrace");
   testutil_write(path, b.s, b.len);
   struct rec r = {0};
@@ -760,17 +747,17 @@ static void build_wire_event(struct sbuf *b) {
   p.trusted_pid = -1;
   p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
   p.track_event = &e;
-  put(b, &p);
+  testpf_put(b, &p);
   /* interned data and descriptors go to protobuf-c */
   Perfetto__Protos__InternedData id = PERFETTO__PROTOS__INTERNED_DATA__INIT;
   p.interned_data = &id;
-  put(b, &p);
+  testpf_put(b, &p);
   Perfetto__Protos__TrackDescriptor td =
       PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
   p.interned_data = NULL;
   p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
   p.track_descriptor = &td;
-  put(b, &p);
+  testpf_put(b, &p);
 }
 
 static void test_wire(void **state) {

@@ -15,6 +15,7 @@
 #include "fmt_perfetto.h"
 #include "fmt_perfetto_pipe.h"
 #include "perfetto_trace.pb-c.h"
+#include "testpf.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -125,20 +126,6 @@ static char *decode_both(const char *path, long stop_at) {
 
 /* ------------------------------------------------------------ a trace */
 
-/* Appends packet p as one frame of a Trace. */
-static void put(struct sbuf *b, const Perfetto__Protos__TracePacket *p) {
-  size_t n = perfetto__protos__trace_packet__get_packed_size(p);
-  uint8_t *buf = xmalloc(n ? n : 1);
-  perfetto__protos__trace_packet__pack(p, buf);
-  sbuf_addc(b, 0x0a);
-  for (size_t v = n;; v >>= 7) {
-    sbuf_addc(b, (char)(v < 0x80 ? v : (v & 0x7f) | 0x80));
-    if (v < 0x80)
-      break;
-  }
-  sbuf_add(b, (const char *)buf, n);
-  free(buf);
-}
 
 static Perfetto__Protos__TracePacket packet(uint64_t ts) {
   Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -189,7 +176,7 @@ static void put_track(struct sbuf *b, uint64_t uuid, uint64_t parent,
   Perfetto__Protos__TracePacket p = packet(0);
   p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
   p.track_descriptor = &d;
-  put(b, &p);
+  testpf_put(b, &p);
 }
 
 static void put_event(struct sbuf *b, uint64_t ts, uint64_t track,
@@ -227,7 +214,7 @@ static void put_event(struct sbuf *b, uint64_t ts, uint64_t track,
   Perfetto__Protos__TracePacket p = packet(ts);
   p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
   p.track_event = &e;
-  put(b, &p);
+  testpf_put(b, &p);
 }
 
 /* n slices over four tracks, counters, flows; along the way a thread is
