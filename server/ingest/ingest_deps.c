@@ -116,9 +116,9 @@ static void ingest_deps_rows(struct ingest_deps *d, int64_t track,
     }
     d->rows[d->nrows++] =
         (struct ingest_deps_row){track, it->ts, lane, it->id, seq, v};
-    p = *end == ',' ? end + 1 : end;
-    if (*p != ']' && *end != ',')
+    if (*end != ',' && *end != ']')
       return;
+    p = *end == ',' ? end + 1 : end;
   }
 }
 

@@ -276,22 +276,15 @@ static bool fmt_npf_set_ids(ProtobufCMessage *m,
                             struct fmt_npf_scratch *sc) {
   const unsigned char *p = v->p + 1, *end = v->p + v->n;
   struct jtok_span e;
-  uint64_t *a = NULL;
-  size_t n = 0, cap = 0;
+  void *a = NULL;
+  size_t n = 0;
   int64_t i;
   double d;
   int rc;
-  while ((rc = jtok_element(&p, end, &e)) == JTOK_OK) {
-    if (n == cap) { /* the arena keeps the smaller copies until reset */
-      cap = cap ? 2 * cap : 8;
-      uint64_t *g = arena_alloc(&sc->a, cap * sizeof *g);
-      if (n)
-        memcpy(g, a, n * sizeof *g);
-      a = g;
-    }
-    if (!fmt_npf_value_num(&e, &i, &a[n++], &d))
+  while ((rc = jtok_element(&p, end, &e)) == JTOK_OK)
+    if (!fmt_npf_value_num(&e, &i,
+                           arena_push(&sc->a, &a, n++, sizeof(uint64_t)), &d))
       return false;
-  }
   *(size_t *)((char *)m + f->quantifier_offset) = n;
   *(uint64_t **)((char *)m + f->offset) = a;
   return rc == JTOK_END;
@@ -360,27 +353,19 @@ static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
   }
 }
 
-/* Adds key = v to the attributes f of m (grown in the arena, their
- * room doubling from 4). */
+/* Adds key = v to the attributes f of m (grown in the arena). */
 static void fmt_npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
                          const char *key, size_t key_len,
                          const struct jtok_span *v,
                          struct fmt_npf_scratch *sc) {
   size_t *n = (size_t *)((char *)m + f->quantifier_offset);
   Nex__Attribute ***arr = (Nex__Attribute ***)((char *)m + f->offset);
-  if (*n == 0 || (*n >= 4 && (*n & (*n - 1)) == 0)) {
-    Nex__Attribute **grown =
-        arena_alloc(&sc->a, (*n ? 2 * *n : 4) * sizeof *grown);
-    if (*n)
-      memcpy(grown, *arr, *n * sizeof *grown);
-    *arr = grown;
-  }
   Nex__Attribute *a = arena_alloc(&sc->a, sizeof *a);
   nex__attribute__init(a);
   a->key = arena_strdup(&sc->a, key, key_len);
   a->value = fmt_npf_text(v, sc);
   a->is_number = v->kind == JTOK_NUM;
-  (*arr)[(*n)++] = a;
+  *(Nex__Attribute **)arena_push(&sc->a, (void **)arr, (*n)++, sizeof a) = a;
 }
 
 uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,

@@ -26,20 +26,15 @@ struct pipe_counter {
   struct fmt_perfetto_counter c;
 };
 
-/* A track with its own copies of its strings: the decoder side's last sent
- * state of a track, the caller side's copy. */
-struct pipe_copy {
-  struct fmt_perfetto_track t;
-};
-
 /* The decoder thread's: what it reads, what it sent and what the read
  * returned. */
 struct pipe {
   const char *path;
   struct fmt_perfetto_cb cb; /* the recording callbacks */
   struct recpipe *rp;
-  struct fmt_perfetto_map sent; /* uuid -> struct pipe_copy * */
-  struct pipe_copy *last;       /* the latest track sent */
+  /* the last state sent of each track, its strings its own */
+  struct fmt_perfetto_map sent;    /* uuid -> struct fmt_perfetto_track * */
+  struct fmt_perfetto_track *last; /* the latest track sent */
   struct fmt_perfetto_stats st;
   char *cause;
   int rc;
@@ -54,10 +49,9 @@ static bool fmt_perfetto_pipe_str_eq(const char *a, const char *b) {
   return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* Whether copy c holds track t as it is. */
-static bool fmt_perfetto_pipe_same(const struct pipe_copy *c,
+/* Whether a (a copy) holds track t as it is. */
+static bool fmt_perfetto_pipe_same(const struct fmt_perfetto_track *a,
                                    const struct fmt_perfetto_track *t) {
-  const struct fmt_perfetto_track *a = &c->t;
   return a->uuid == t->uuid && a->parent_uuid == t->parent_uuid &&
          a->pid == t->pid && a->tid == t->tid &&
          a->is_process == t->is_process && a->is_thread == t->is_thread &&
@@ -71,8 +65,9 @@ static bool fmt_perfetto_pipe_same(const struct pipe_copy *c,
          fmt_perfetto_pipe_str_eq(a->unit, t->unit);
 }
 
-static void fmt_perfetto_pipe_copy_clear(struct pipe_copy *c) {
-  const char **const f[] = PIPE_TRACK_STRS(&c->t);
+/* Frees the strings of copy c. */
+static void fmt_perfetto_pipe_copy_clear(struct fmt_perfetto_track *c) {
+  const char **const f[] = PIPE_TRACK_STRS(c);
   for (size_t i = 0; i < sizeof f / sizeof *f; i++)
     free((void *)(uintptr_t)*f[i]);
 }
@@ -82,18 +77,19 @@ static void fmt_perfetto_pipe_copy_free(void *c) {
   free(c);
 }
 
-/* Makes the copy of t's uuid in map m hold t as it is; returns it. */
-static struct pipe_copy *fmt_perfetto_pipe_copy_set(struct fmt_perfetto_map *m,
-                                                    const struct
-                                                    fmt_perfetto_track *t) {
+/* Makes the copy of t's uuid in map m (a track with its own copies of its
+ * strings) hold t as it is; returns it. */
+static struct fmt_perfetto_track *
+fmt_perfetto_pipe_copy_set(struct fmt_perfetto_map *m,
+                           const struct fmt_perfetto_track *t) {
   void **slot = fmt_perfetto_state_map_slot(m, t->uuid);
-  struct pipe_copy *c = *slot;
+  struct fmt_perfetto_track *c = *slot;
   if (c)
     fmt_perfetto_pipe_copy_clear(c);
   else
     *slot = c = xcalloc(1, sizeof *c);
-  c->t = *t;
-  const char **const f[] = PIPE_TRACK_STRS(&c->t);
+  *c = *t;
+  const char **const f[] = PIPE_TRACK_STRS(c);
   for (size_t i = 0; i < sizeof f / sizeof *f; i++)
     *f[i] = *f[i] ? xstrdup(*f[i]) : NULL;
   return c;
@@ -114,9 +110,10 @@ static void fmt_perfetto_pipe_put_track(struct pipe *p,
 /* Sends track t when the caller side's copy is not as t is now. */
 static void fmt_perfetto_pipe_sync(struct pipe *p,
                                    const struct fmt_perfetto_track *t) {
-  struct pipe_copy *c = p->last && p->last->t.uuid == t->uuid
-                            ? p->last
-                            : fmt_perfetto_state_map_get(&p->sent, t->uuid);
+  struct fmt_perfetto_track *c =
+      p->last && p->last->uuid == t->uuid
+          ? p->last
+          : fmt_perfetto_state_map_get(&p->sent, t->uuid);
   if (c && fmt_perfetto_pipe_same(c, t))
     p->last = c;
   else
@@ -169,14 +166,13 @@ static void fmt_perfetto_pipe_decode(struct recpipe *rp, void *arg) {
 /* The caller's callbacks and its copies of the tracks. */
 struct pipe_caller {
   const struct fmt_perfetto_cb *cb;
-  struct fmt_perfetto_map tracks; /* uuid -> struct pipe_copy * */
+  struct fmt_perfetto_map tracks; /* uuid -> struct fmt_perfetto_track * */
 };
 
 /* The caller side's copy of track uuid (sent before any record naming it). */
 static const struct fmt_perfetto_track *
 fmt_perfetto_pipe_track_of(struct pipe_caller *pc, uint64_t uuid) {
-  const struct pipe_copy *c = fmt_perfetto_state_map_get(&pc->tracks, uuid);
-  return &c->t;
+  return fmt_perfetto_state_map_get(&pc->tracks, uuid);
 }
 
 static int fmt_perfetto_pipe_replay(void *ud, uint32_t kind, const void *body) {
@@ -185,8 +181,9 @@ static int fmt_perfetto_pipe_replay(void *ud, uint32_t kind, const void *body) {
   switch ((enum pipe_kind)kind) {
   case PIPE_TRACK: {
     const struct pipe_track *r = body;
-    struct pipe_copy *c = fmt_perfetto_pipe_copy_set(&pc->tracks, &r->t);
-    return r->report ? cb->track(cb->ud, &c->t) : 0;
+    const struct fmt_perfetto_track *c =
+        fmt_perfetto_pipe_copy_set(&pc->tracks, &r->t);
+    return r->report ? cb->track(cb->ud, c) : 0;
   }
   case PIPE_SLICE: {
     const struct pipe_slice *r = body;

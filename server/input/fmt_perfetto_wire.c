@@ -268,15 +268,8 @@ static inline __attribute__((always_inline)) void *
 fmt_perfetto_wire_append(struct fmt_perfetto_wire *w,
                          const struct fmt_perfetto_wire_fd *f, char *m) {
   size_t *n = (size_t *)(m + f->qoff);
-  void **arr = (void **)(m + f->offset);
-  size_t sz = fmt_pb_elem_size((ProtobufCType)f->type);
-  if (*n == 0 || (*n >= 4 && !(*n & (*n - 1)))) {
-    void *grown = arena_alloc(w->a, sz * (*n ? 2 * *n : 4));
-    if (*n)
-      memcpy(grown, *arr, sz * *n);
-    *arr = grown;
-  }
-  return (char *)*arr + sz * (*n)++;
+  return arena_push(w->a, (void **)(m + f->offset), (*n)++,
+                    fmt_pb_elem_size((ProtobufCType)f->type));
 }
 
 /* The elements of a packed repeated field in v[0, n). */
