@@ -94,12 +94,11 @@ static bool ingest_deps_put(struct ingest_deps *d, int64_t id, int64_t track,
 }
 
 /* The instruction's dependencies, from its args text. */
-static void ingest_deps_rows(struct ingest_deps *d, int64_t track,
-                             int64_t lane, const struct lanes_item *it) {
+static void ingest_deps_rows(struct ingest_deps *d, int64_t track, int64_t lane,
+                             const struct lanes_item *it) {
   static const char key[] = "\"inst_dep_ids\":[";
-  const char *p = it->args ? memmem(it->args, it->args_len, key,
-                                    sizeof key - 1)
-                           : NULL;
+  const char *p =
+      it->args ? memmem(it->args, it->args_len, key, sizeof key - 1) : NULL;
   if (!p)
     return;
   p += sizeof key - 1;

@@ -153,9 +153,9 @@ ingest_perfetto_neuron_row(struct ingest_perfetto_neuron *n,
     w->track = t;
     w->name = xstrdup(name);
     w->ok = fmt_npf_row_parse(w->name, &w->r);
-    w->src = w->ok ? fmt_npf_enum(&nex__trace_event_source__descriptor,
-                                  w->r.source)
-                   : -1;
+    w->src =
+        w->ok ? fmt_npf_enum(&nex__trace_event_source__descriptor, w->r.source)
+              : -1;
   }
   return w->ok ? w : NULL;
 }
@@ -203,9 +203,11 @@ static int
 ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   /* arguments that are not fields of the event: read beside them */
   enum { INSTANCE, PROCESS, UNIT, DEVICE_PROFILE, NSKIP };
-  static const char *const skip[NSKIP + 1] = {
-      [INSTANCE] = "instance_id", [PROCESS] = "process_id",
-      [UNIT] = "timestamp_unit", [DEVICE_PROFILE] = "device_profile"};
+  static const char *const skip[NSKIP + 1] = {[INSTANCE] = "instance_id",
+                                              [PROCESS] = "process_id",
+                                              [UNIT] = "timestamp_unit",
+                                              [DEVICE_PROFILE] =
+                                                  "device_profile"};
   struct ingest_perfetto_neuron *n = ud;
   ingest_file_pos(n->g, s->offset);
   struct fmt_npf_args args;

@@ -409,8 +409,12 @@ static void lanes_pool_wait(struct lanes_pool *p, const struct lanes *l) {
 static void lanes_hand_over(struct lanes *l) {
   struct lanes_pool *p = l->pool;
   struct lanes_job *j = xcalloc(1, sizeof *j);
-  *j = (struct lanes_job){.l = l, .v = l->v, .argmem = l->argmem, .n = l->n,
-                          .mem = l->mem, .run = l->nruns};
+  *j = (struct lanes_job){.l = l,
+                          .v = l->v,
+                          .argmem = l->argmem,
+                          .n = l->n,
+                          .mem = l->mem,
+                          .run = l->nruns};
   l->argmem = (struct arena){0};
   l->runs = xrealloc(l->runs, sizeof *l->runs * (l->nruns + 1));
   l->runs[l->nruns++] = (struct lanes_run){0, 0}; /* set when collected */

@@ -22,12 +22,12 @@
  * left; that thread sorts them and writes them as runs to the pool's spill
  * file beside the store (spill.h) while the caller goes on pushing (what
  * waits for it is at most half of the budget plus the buffer handed over
- * last: lanes_push() waits when it is behind).  lanes_pop() waits for the track's runs to be written, then
- * merges them and its buffer.  Without a usable spill file everything
- * stays in memory (a buffer that could not be written goes back to its
- * sorter).  Slices pushed after a track was drained get the first lanes
- * that are free at their start after what was placed.  Every call is made
- * by one thread, the pool's thread being internal.
+ * last: lanes_push() waits when it is behind).  lanes_pop() waits for the
+ * track's runs to be written, then merges them and its buffer.  Without a
+ * usable spill file everything stays in memory (a buffer that could not be
+ * written goes back to its sorter).  Slices pushed after a track was drained
+ * get the first lanes that are free at their start after what was placed. Every
+ * call is made by one thread, the pool's thread being internal.
  *
  * Ownership: lanes_push() copies item->args and item->flows (into memory
  * of the sorter's that dies with the buffer or run holding them: no

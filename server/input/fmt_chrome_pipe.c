@@ -8,7 +8,6 @@
 
 enum pipe_kind { PIPE_SLICE, PIPE_COUNTER, PIPE_FLOW, PIPE_META, PIPE_WARNING };
 
-
 /* The decoder thread's: what it reads and what the read returned. */
 struct pipe {
   const char *path;
@@ -88,13 +87,12 @@ int fmt_chrome_pipe_read(const char *path, const struct fmt_chrome_cb *cb,
   if (!cb) /* nothing to hand over */
     return fmt_chrome_read(path, cb, st, cause);
   /* the decoder makes only the calls the caller would receive */
-  struct pipe p = {
-      .path = path,
-      .cb = {NULL, cb->slice ? fmt_chrome_pipe_slice : NULL,
-             cb->counter ? fmt_chrome_pipe_counter : NULL,
-             cb->flow ? fmt_chrome_pipe_flow : NULL,
-             cb->meta ? fmt_chrome_pipe_meta : NULL,
-             cb->warning ? fmt_chrome_pipe_warning : NULL}};
+  struct pipe p = {.path = path,
+                   .cb = {NULL, cb->slice ? fmt_chrome_pipe_slice : NULL,
+                          cb->counter ? fmt_chrome_pipe_counter : NULL,
+                          cb->flow ? fmt_chrome_pipe_flow : NULL,
+                          cb->meta ? fmt_chrome_pipe_meta : NULL,
+                          cb->warning ? fmt_chrome_pipe_warning : NULL}};
   int rc = recpipe_run(fmt_chrome_pipe_decode, &p, fmt_chrome_pipe_replay,
                        (void *)(uintptr_t)cb);
   if (st)

@@ -310,7 +310,7 @@ static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
     int e = v->kind == JTOK_STR
                 ? fmt_npf_enum(f->descriptor, fmt_npf_text(v, sc))
             : fmt_npf_value_num(v, &i, &u, &d) ? (int)i
-                                         : -1;
+                                               : -1;
     if (e < 0)
       return false;
     *(int *)p = e;

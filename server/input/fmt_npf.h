@@ -72,7 +72,7 @@ struct fmt_npf_args {
 struct fmt_npf_key;
 struct fmt_npf_scratch {
   struct arena a;
-  struct sbuf b, tmp;    /* a text being decoded, and jval_json's scratch */
+  struct sbuf b, tmp;       /* a text being decoded, and jval_json's scratch */
   struct fmt_npf_key *keys; /* what argument names meant (kept by reset) */
 };
 /* Forgets what sc holds (what it handed out is gone), keeping its memory. */
@@ -100,9 +100,9 @@ bool fmt_npf_value_num(const struct jtok_span *v, int64_t *i, uint64_t *u,
  * other values as their JSON text).  skipped (NULL when skip is) gets the
  * value of each skipped key, the last one of duplicates, kind JTOK_NONE
  * when absent.  What a name means is remembered in sc by the address of d
- * and of skip: pass one unchanging skip list per address.  Returns how many arguments named a field their value does
- * not fit (left out), plus 1 when the text stops being valid JSON.  m
- * points into sc until it is reset. */
+ * and of skip: pass one unchanging skip list per address.  Returns how many
+ * arguments named a field their value does not fit (left out), plus 1 when the
+ * text stops being valid JSON.  m points into sc until it is reset. */
 uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
                       const char *const *skip, struct jtok_span *skipped,
                       struct fmt_npf_scratch *sc);

@@ -42,8 +42,10 @@ struct pipe {
 
 /* The string fields of a track. */
 #define PIPE_TRACK_STRS(t)                                                     \
-  {&(t)->name, &(t)->process_name, &(t)->thread_name, &(t)->counter_name,     \
-   &(t)->unit}
+  {                                                                            \
+    &(t)->name, &(t)->process_name, &(t)->thread_name, &(t)->counter_name,     \
+        &(t)->unit                                                             \
+  }
 
 static bool fmt_perfetto_pipe_str_eq(const char *a, const char *b) {
   return a == b || (a && b && strcmp(a, b) == 0);
@@ -210,15 +212,14 @@ int fmt_perfetto_pipe_read(const char *path, const struct fmt_perfetto_cb *cb,
                            struct fmt_perfetto_stats *st, char **cause) {
   /* the decoder makes only the calls the caller would receive; tracks are
    * sent for the records that name them all the same */
-  struct pipe p = {
-      .path = path,
-      .cb = {&p, cb->track ? fmt_perfetto_pipe_track : NULL,
-             cb->slice ? fmt_perfetto_pipe_slice : NULL,
-             cb->counter ? fmt_perfetto_pipe_counter : NULL,
-             cb->warning ? fmt_perfetto_pipe_warning : NULL}};
+  struct pipe p = {.path = path,
+                   .cb = {&p, cb->track ? fmt_perfetto_pipe_track : NULL,
+                          cb->slice ? fmt_perfetto_pipe_slice : NULL,
+                          cb->counter ? fmt_perfetto_pipe_counter : NULL,
+                          cb->warning ? fmt_perfetto_pipe_warning : NULL}};
   struct pipe_caller pc = {cb, {0}};
-  int rc = recpipe_run(fmt_perfetto_pipe_decode, &p, fmt_perfetto_pipe_replay,
-                       &pc);
+  int rc =
+      recpipe_run(fmt_perfetto_pipe_decode, &p, fmt_perfetto_pipe_replay, &pc);
   fmt_perfetto_state_map_clear(&pc.tracks, fmt_perfetto_pipe_copy_free);
   if (st)
     *st = p.st;

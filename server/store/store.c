@@ -83,10 +83,9 @@ struct store_writer {
 };
 
 static struct store_batch *store_tables(struct store_writer *w, int i) {
-  struct store_batch *t[] = {&w->str,       &w->track,     &w->slice,
-                             &w->counter,   &w->slice_lod, &w->counter_lod,
-                             &w->flow,      &w->slice_flow, &w->name_stat,
-                             &w->inst_dep};
+  struct store_batch *t[] = {
+      &w->str,         &w->track, &w->slice,      &w->counter,   &w->slice_lod,
+      &w->counter_lod, &w->flow,  &w->slice_flow, &w->name_stat, &w->inst_dep};
   return i < (int)(sizeof t / sizeof *t) ? t[i] : NULL;
 }
 

@@ -148,8 +148,9 @@ static void test_fill(void **state) {
   fmt_npf_scratch_reset(&sc);
   Nex__SystemEvent e2 = NEX__SYSTEM_EVENT__INIT;
   assert_true(fmt_npf_args_open(
-      &a, "{\"a1\":1,\"a2\":\"x\",\"a3\":3,\"a4\":4,\"a5\":[1],"
-          "\"a6\":{\"k\":\"v\"},\"name\":\"n\",\"flow_id\":[1,2,3,4,5,6,7,8,9]}"));
+      &a,
+      "{\"a1\":1,\"a2\":\"x\",\"a3\":3,\"a4\":4,\"a5\":[1],"
+      "\"a6\":{\"k\":\"v\"},\"name\":\"n\",\"flow_id\":[1,2,3,4,5,6,7,8,9]}"));
   assert_int_equal(fmt_npf_fill(&e2.base, &a, NULL, NULL, &sc), 0);
   assert_int_equal(e2.n_attributes, 6);
   assert_string_equal(e2.attributes[4]->key, "a5");

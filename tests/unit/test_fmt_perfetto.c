@@ -405,7 +405,6 @@ static void test_merged_args(void **state) {
 
 /* ------------------------------------------------------------ built here */
 
-
 static void seq(Perfetto__Protos__TracePacket *p, uint32_t id) {
   p->optional_trusted_packet_sequence_id_case =
       PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;

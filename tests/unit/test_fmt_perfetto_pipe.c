@@ -52,13 +52,10 @@ static void log_track(struct log *l, const struct fmt_perfetto_track *t) {
               t->thread_name ? t->thread_name : "(null)", t->is_process,
               t->is_thread, t->is_counter,
               t->counter_name ? t->counter_name : "(null)",
-              t->unit ? t->unit : "(null)", t->unit_multiplier,
-              t->incremental);
+              t->unit ? t->unit : "(null)", t->unit_multiplier, t->incremental);
 }
 
-static int log_stop(struct log *l) {
-  return ++l->calls == l->stop_at ? 7 : 0;
-}
+static int log_stop(struct log *l) { return ++l->calls == l->stop_at ? 7 : 0; }
 
 static int log_track_cb(void *ud, const struct fmt_perfetto_track *t) {
   struct log *l = ud;
@@ -126,7 +123,6 @@ static char *decode_both(const char *path, long stop_at) {
 
 /* ------------------------------------------------------------ a trace */
 
-
 static Perfetto__Protos__TracePacket packet(uint64_t ts) {
   Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
   p.optional_trusted_packet_sequence_id_case =
@@ -141,7 +137,8 @@ static Perfetto__Protos__TracePacket packet(uint64_t ts) {
  * parent (pid < 0); counter: a counter track. */
 static void put_track(struct sbuf *b, uint64_t uuid, uint64_t parent,
                       int32_t pid, int32_t tid, const char *name, int counter) {
-  Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+  Perfetto__Protos__TrackDescriptor d =
+      PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
   Perfetto__Protos__ProcessDescriptor pd =
       PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
   Perfetto__Protos__ThreadDescriptor td =
@@ -236,8 +233,9 @@ static void build_many(struct sbuf *b, int n) {
     snprintf(name, sizeof name, "ev%d", i % 7);
     snprintf(arg, sizeof arg, "%d-0123456789abcdef0123456789abcdef0123456789",
              i);
-    put_event(b, ts, track, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN,
-              name, arg, i % 5 == 0 ? (uint64_t)(i / 10 + 1) : 0, 0);
+    put_event(b, ts, track,
+              PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, name, arg,
+              i % 5 == 0 ? (uint64_t)(i / 10 + 1) : 0, 0);
     put_event(b, ts + 5, track,
               PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END, NULL, NULL,
               0, 0);
