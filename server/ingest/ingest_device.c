@@ -3,6 +3,7 @@
  * device tracks (engine rows, DMA queues, semaphores, usage counters) and
  * the instruction dependencies (inst_dep).  See ingest_readers.h. */
 #include "fmt_neff.h"
+#include "fmt_pb_pipe.h"
 #include "ingest_deps.h"
 #include "ingest_readers.h"
 
@@ -290,6 +291,23 @@ void ingest_device_finish(struct ing *g) {
                     "");
 }
 
+/* A device trace being read by ingest_device_read. */
+struct ingest_device_each {
+  struct ing *g;
+  const char *rel;
+};
+
+static int ingest_device_each_record(void *ud,
+                                     const struct fmt_pb_pipe_rec *x) {
+  const struct ingest_device_each *e = ud;
+  ingest_file_pos(e->g, x->pos);
+  if (x->rc > 0)
+    ingest_device_record(e->g, (Nex__NtffRecord *)x->msg);
+  else
+    ingest_system_pb_error(e->g, e->rel, x->rc, x->offset);
+  return 0;
+}
+
 void ingest_device_read(struct ing *g, const struct discover_device *dev,
                         const char *profile_base) {
   if (dev->size == 0) {
@@ -346,15 +364,10 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
   ingest_device_begin(g, &info);
   if (first && !h)
     ingest_device_record(g, first);
-  while (rc != 0 && rc != -EPIPE &&
-         (rc = fmt_pb_next(r, &nex__ntff_record__descriptor, &m, &off)) != 0) {
-    ingest_file_pos(g, fmt_pb_pos(r));
-    if (rc < 0) {
-      ingest_system_pb_error(g, dev->ntff, rc, off);
-      continue;
-    }
-    ingest_device_record(g, (Nex__NtffRecord *)m);
-  }
+  struct ingest_device_each e = {g, dev->ntff};
+  if (rc != 0 && rc != -EPIPE)
+    fmt_pb_pipe_each(r, &nex__ntff_record__descriptor,
+                     ingest_device_each_record, &e);
   ingest_device_end(g);
   free(name);
   free(model_name);

@@ -4,6 +4,7 @@
  * is stored (transfer bandwidth, DMA throughput, device time offsets).
  * See ingest_readers.h. */
 #include "filter.h"
+#include "fmt_pb_pipe.h"
 #include "ingest_readers.h"
 
 #include "cpu_util.pb-c.h"
@@ -270,9 +271,30 @@ void ingest_system_hbm(struct ing *g, const Nex__HbmUsage *h) {
     ingest_counter(g, t, i, h->timestamp, (double)v[i]);
 }
 
-/* Calls fn for every record of a capture file (messages of descriptor d).
- * report: record each unusable record as a Warning (else they are left for
- * a later pass to report). */
+/* A capture file being read by ingest_system_pb_each. */
+struct ingest_system_each {
+  struct ing *g;
+  const char *rel;
+  bool report;
+  void (*fn)(struct ing *g, const char *rel, ProtobufCMessage *m, uint64_t off);
+};
+
+static int ingest_system_each_record(void *ud,
+                                     const struct fmt_pb_pipe_rec *x) {
+  const struct ingest_system_each *e = ud;
+  if (e->report)
+    ingest_file_pos(e->g, x->pos);
+  if (x->rc > 0)
+    e->fn(e->g, e->rel, x->msg, x->offset);
+  else if (e->report)
+    ingest_system_pb_error(e->g, e->rel, x->rc, x->offset);
+  return 0;
+}
+
+/* Calls fn for every record of a capture file (messages of descriptor d),
+ * unpacked on a thread of their own (fmt_pb_pipe.h).  report: record each
+ * unusable record as a Warning (else they are left for a later pass to
+ * report). */
 static void
 ingest_system_pb_each(struct ing *g, const char *rel, const char *magic,
                       const ProtobufCMessageDescriptor *d, bool report,
@@ -281,21 +303,8 @@ ingest_system_pb_each(struct ing *g, const char *rel, const char *magic,
   struct fmt_pb *r = ingest_system_pb_open(g, rel, magic);
   if (!r)
     return;
-  ProtobufCMessage *m;
-  uint64_t off;
-  int rc;
-  while ((rc = fmt_pb_next(r, d, &m, &off)) != 0) {
-    if (report)
-      ingest_file_pos(g, fmt_pb_pos(r));
-    if (rc < 0) {
-      if (report)
-        ingest_system_pb_error(g, rel, rc, off);
-      if (rc == -EPIPE)
-        break;
-      continue;
-    }
-    fn(g, rel, m, off);
-  }
+  struct ingest_system_each e = {g, rel, report, fn};
+  fmt_pb_pipe_each(r, d, ingest_system_each_record, &e);
   fmt_pb_close(r);
 }
 

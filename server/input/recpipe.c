@@ -35,6 +35,7 @@ struct recpipe {
   bool done, stop; /* the decoding ended; the caller wants no more */
   /* the decoder thread's */
   struct recpipe_batch *open;
+  struct recpipe_record *last; /* the record recpipe_begin made */
   recpipe_decode_fn decode;
   void *arg;
   /* without a thread: each record is replayed as soon as it is put */
@@ -100,13 +101,32 @@ static void *recpipe_rec(struct recpipe *p, uint32_t kind, size_t size) {
   return r->body;
 }
 
+void *recpipe_begin(struct recpipe *p, uint32_t kind, size_t max) {
+  unsigned char *body = recpipe_rec(p, kind, max);
+  p->last = (struct recpipe_record *)(body - sizeof(struct recpipe_record));
+  return body;
+}
+
+void recpipe_end(struct recpipe *p, size_t used) {
+  struct recpipe_record *r = p->last;
+  size_t need = (sizeof *r + used + 7) & ~(size_t)7;
+  p->open->len -= r->size - need;
+  r->size = (uint32_t)need;
+  if (p->inline_mode) {
+    if (!p->rc)
+      p->rc = p->replay(p->ud, r->kind, r->body);
+    p->stop = p->rc != 0;
+    p->open->len = 0;
+  }
+}
+
 void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
                  const void **blob, size_t blob_len, const char **const f[],
                  int n) {
   size_t len[RECPIPE_STRS], total = size + (blob ? blob_len : 0);
   for (int i = 0; i < n; i++)
     total += len[i] = *f[i] ? strlen(*f[i]) + 1 : 0;
-  unsigned char *body = recpipe_rec(p, kind, total), *w = body + size;
+  unsigned char *body = recpipe_begin(p, kind, total), *w = body + size;
   if (blob && blob_len) {
     memcpy(w, *blob, blob_len);
     *blob = w;
@@ -120,12 +140,7 @@ void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
     w += len[i];
   }
   memcpy(body, c, size);
-  if (p->inline_mode) {
-    if (!p->rc)
-      p->rc = p->replay(p->ud, kind, body);
-    p->stop = p->rc != 0;
-    p->open->len = 0;
-  }
+  recpipe_end(p, total);
 }
 
 void recpipe_put_warning(struct recpipe *p, uint32_t kind, uint64_t offset,

@@ -34,6 +34,12 @@ struct recpipe;
 void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
                  const void **blob, size_t blob_len, const char **const f[],
                  int n);
+/* A record of `kind` filled in place: recpipe_begin returns room for at
+ * most `max` bytes of body (aligned as recpipe_put's), recpipe_end queues
+ * it with the `used` bytes the decoder wrote there (used <= max).  No other
+ * recpipe call may come between the two. */
+void *recpipe_begin(struct recpipe *p, uint32_t kind, size_t max);
+void recpipe_end(struct recpipe *p, size_t used);
 /* 1 once the calling thread stopped taking records, else 0: what the
  * decoder's callbacks return, so that the decoding stops. */
 int recpipe_stopped(struct recpipe *p);

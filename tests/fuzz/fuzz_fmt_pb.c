@@ -3,10 +3,14 @@
  * Input: one selector byte choosing the record type (ntrace, trace_info,
  * cpu_util, host_mem, ntff: byte % 5), then the bytes of the file.  The file
  * is written to a memfd and read to its end; every decoded message is
- * checked and walked.  Also linked into test_fmt_pb, which replays the
+ * checked and walked.  Then it is read again through fmt_pb_pipe_each
+ * (unpacked on another thread, copied whole), which must give the same
+ * records: the same codes, offsets and positions, and messages that pack
+ * to the same bytes.  Also linked into test_fmt_pb, which replays the
  * inputs kept in tests/data/regress/pb-*.
  */
 #include "fmt_pb.h"
+#include "fmt_pb_pipe.h"
 #include "fuzz_fmt.h"
 
 #include "cpu_util.pb-c.h"
@@ -88,6 +92,47 @@ static void fuzz_fmt_pb_walk(const ProtobufCMessage *m) {
   }
 }
 
+/* What a direct read gave for one record. */
+struct fuzz_fmt_pb_rec {
+  int rc;
+  uint64_t off, pos;
+  uint8_t *packed; /* rc 1: the message packed (malloc'd) */
+  size_t len;
+};
+
+struct fuzz_fmt_pb_read {
+  struct fuzz_fmt_pb_rec *recs;
+  size_t n, cap, seen;
+};
+
+static uint8_t *fuzz_fmt_pb_pack(const ProtobufCMessage *m, size_t *len) {
+  *len = protobuf_c_message_get_packed_size(m);
+  uint8_t *b = malloc(*len ? *len : 1);
+  if (!b || protobuf_c_message_pack(m, b) != *len)
+    abort();
+  return b;
+}
+
+/* A record of the piped read, checked against the direct read's. */
+static int fuzz_fmt_pb_piped(void *ud, const struct fmt_pb_pipe_rec *x) {
+  struct fuzz_fmt_pb_read *d = ud;
+  if (d->seen >= d->n)
+    abort();
+  const struct fuzz_fmt_pb_rec *w = &d->recs[d->seen++];
+  if (x->rc != w->rc || x->offset != w->off || x->pos != w->pos ||
+      (x->rc == 1) != (x->msg != NULL))
+    abort();
+  if (x->rc == 1) {
+    size_t len;
+    uint8_t *b = fuzz_fmt_pb_pack(x->msg, &len);
+    if (len != w->len || memcmp(b, w->packed, len) != 0)
+      abort();
+    fuzz_fmt_pb_walk(x->msg);
+    free(b);
+  }
+  return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
@@ -103,23 +148,45 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     close(fd);
     return 0;
   }
+  struct fuzz_fmt_pb_read d = {0};
   uint64_t last = 0;
   for (;;) {
     ProtobufCMessage *m;
     uint64_t off;
     int rc = fmt_pb_next(r, fuzz_fmt_pb_types[t].desc, &m, &off);
-    if (rc == 0 || rc == -EPIPE)
+    if (rc == 0)
+      break;
+    if (d.n == d.cap) {
+      d.cap = d.cap ? d.cap * 2 : 16;
+      d.recs = realloc(d.recs, d.cap * sizeof *d.recs);
+      if (!d.recs)
+        abort();
+    }
+    struct fuzz_fmt_pb_rec *w = &d.recs[d.n++];
+    *w = (struct fuzz_fmt_pb_rec){rc, off, fmt_pb_pos(r), NULL, 0};
+    if (rc == -EPIPE)
       break;
     if ((rc != 1 && rc != -EBADMSG) || off < last || off >= fmt_pb_size(r) ||
         (rc == 1 && !protobuf_c_message_check(m)))
       abort();
-    if (rc == 1)
+    if (rc == 1) {
       fuzz_fmt_pb_walk(m);
+      w->packed = fuzz_fmt_pb_pack(m, &w->len);
+    }
     last = off + 1;
   }
   if (fmt_pb_pos(r) > fmt_pb_size(r))
     abort();
   fmt_pb_close(r);
+  if (fmt_pb_open(path, fuzz_fmt_pb_types[t].magic, &r, &cause) < 0 ||
+      fmt_pb_pipe_each(r, fuzz_fmt_pb_types[t].desc, fuzz_fmt_pb_piped, &d) !=
+          0 ||
+      d.seen != d.n)
+    abort();
+  fmt_pb_close(r);
+  for (size_t i = 0; i < d.n; i++)
+    free(d.recs[i].packed);
+  free(d.recs);
   close(fd);
   return 0;
 }

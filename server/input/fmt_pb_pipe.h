@@ -1,0 +1,38 @@
+/* fmt_pb_pipe.h -- the records of a capture file (fmt_pb.h) unpacked on a
+ * thread of their own.
+ *
+ * The decoder thread reads an open reader from where it stands to the end,
+ * as fmt_pb_next() would, and copies each unpacked message whole (every
+ * string, array and sub-message it points to) into a recpipe batch; the
+ * calling thread gets the records in order, so it sees what a fmt_pb_next()
+ * loop would see, while the next records are unpacked on the other core.
+ * Memory stays bounded: a few batches of about 1 MiB wait at most.
+ *
+ * Ownership: a record and its message live in their batch and are valid
+ * only during the callback; the reader stays the caller's (do not use it
+ * until fmt_pb_pipe_each returns).
+ */
+#ifndef NEX_FMT_PB_PIPE_H
+#define NEX_FMT_PB_PIPE_H
+
+#include "fmt_pb.h"
+
+/* One record, as fmt_pb_next() returned it. */
+struct fmt_pb_pipe_rec {
+  int rc;                /* 1, -EBADMSG (skipped) or -EPIPE (the last) */
+  ProtobufCMessage *msg; /* rc 1: the message, else NULL */
+  uint64_t offset;       /* fmt_pb_next()'s *offset */
+  uint64_t pos;          /* fmt_pb_pos() after the record */
+};
+
+/* Returns 0 to go on, non-zero to stop reading. */
+typedef int (*fmt_pb_pipe_fn)(void *ud, const struct fmt_pb_pipe_rec *rec);
+
+/* Calls fn for every record of r from its position to the end of the file
+ * (or up to and including a -EPIPE), unpacked as messages of descriptor d,
+ * in order, on this thread.  Returns the first non-zero value fn returned
+ * (no record follows it), else 0.  Without a thread it reads on this one. */
+int fmt_pb_pipe_each(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
+                     fmt_pb_pipe_fn fn, void *ud);
+
+#endif
