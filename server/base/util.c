@@ -3,6 +3,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,14 +50,19 @@ char *xasprintf(const char *fmt, ...) {
   return s;
 }
 
-static void sbuf_grow(struct sbuf *b, size_t extra) {
-  if (b->len + extra + 1 <= b->cap)
-    return;
+/* The buffer grown to hold at least `need` bytes. */
+static __attribute__((noinline)) void sbuf_grow_to(struct sbuf *b,
+                                                   size_t need) {
   size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->len + extra + 1)
+  while (cap < need)
     cap *= 2;
   b->s = xrealloc(b->s, cap);
   b->cap = cap;
+}
+
+void sbuf_grow(struct sbuf *b, size_t extra) {
+  if (b->len + extra + 1 > b->cap)
+    sbuf_grow_to(b, b->len + extra + 1);
 }
 
 void sbuf_add(struct sbuf *b, const char *s, size_t n) {
@@ -67,12 +73,6 @@ void sbuf_add(struct sbuf *b, const char *s, size_t n) {
 }
 
 void sbuf_adds(struct sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
-
-void sbuf_addc(struct sbuf *b, char c) {
-  sbuf_grow(b, 1);
-  b->s[b->len++] = c;
-  b->s[b->len] = '\0';
-}
 
 void sbuf_printf(struct sbuf *b, const char *fmt, ...) {
   va_list ap;
@@ -154,7 +154,8 @@ static size_t util_json_plain(const unsigned char *p, size_t n) {
   return i;
 }
 
-void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
+/* sbuf_add_json_str, or with cstr the text up to its first NUL. */
+static void util_json_str(struct sbuf *b, const char *s, size_t n, bool cstr) {
   const unsigned char *p = (const unsigned char *)s;
   /* room for the quotes and every byte as it is: the plain runs are copied
    * without a check; an escape or a replacement grows the buffer again */
@@ -172,6 +173,8 @@ void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
       char esc[2] = {'\\', (char)c};
       sbuf_add(b, esc, 2);
       i++;
+    } else if (c == 0 && cstr) {
+      break;
     } else if (c < 0x20) {
       char esc[7] = "\\u00";
       esc[4] = "0123456789abcdef"[c >> 4];
@@ -192,6 +195,14 @@ void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
   }
   b->s[b->len++] = '"';
   b->s[b->len] = '\0';
+}
+
+void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n) {
+  util_json_str(b, s, n, false);
+}
+
+void sbuf_add_json_cstr(struct sbuf *b, const char *s, size_t n) {
+  util_json_str(b, s, n, true);
 }
 
 /* Writes the decimal digits of u to end on the left, two at a time;

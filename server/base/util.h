@@ -25,14 +25,25 @@ struct sbuf {
   char *s;
   size_t len, cap;
 };
+/* Makes room for `extra` more bytes and the NUL (the buffer may move). */
+void sbuf_grow(struct sbuf *b, size_t extra);
 void sbuf_add(struct sbuf *b, const char *s, size_t n);
 void sbuf_adds(struct sbuf *b, const char *s);
-void sbuf_addc(struct sbuf *b, char c);
+/* Appends one byte (inline: the JSON writers call it per punctuation). */
+static inline void sbuf_addc(struct sbuf *b, char c) {
+  if (b->len + 2 > b->cap)
+    sbuf_grow(b, 1);
+  b->s[b->len++] = c;
+  b->s[b->len] = '\0';
+}
 void sbuf_printf(struct sbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Appends s as a JSON string literal (quotes and escapes included);
  * invalid UTF-8 bytes become U+FFFD. */
 void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n);
+/* The same of s[0, n) up to its first NUL (a protobuf string as protobuf-c
+ * gives it). */
+void sbuf_add_json_cstr(struct sbuf *b, const char *s, size_t n);
 /* Appends the n bytes at s with invalid UTF-8 bytes replaced by U+FFFD. */
 void sbuf_add_utf8(struct sbuf *b, const char *s, size_t n);
 /* Append a decimal integer (no printf). */

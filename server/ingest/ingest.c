@@ -253,12 +253,31 @@ static void ingest_track_put(struct ing *g, struct itrack *t) {
 
 static const char *ingest_dup(const char *s) { return s ? xstrdup(s) : NULL; }
 
+/* The slot of d among the recent tracks: a hash of its numbers and of
+ * where its strings are (not what they hold: cheap, and a slot's track is
+ * compared whole before it is used). */
+static size_t ingest_track_recent_slot(const struct store_track *d) {
+  uintptr_t k[] = {(uintptr_t)d->tid,         (uintptr_t)d->pid,
+                   (uintptr_t)d->nc_idx,      (uintptr_t)d->worker_gid,
+                   (uintptr_t)d->stream_id,   (uintptr_t)d->hbm_idx,
+                   (uintptr_t)d->source,      (uintptr_t)d->instance_id,
+                   (uintptr_t)d->label,       (uintptr_t)d->device_profile_id};
+  uint64_t h = 0;
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+    h = (h ^ k[i]) * 0x9e3779b97f4a7c15ULL;
+  return (size_t)(h >> 58) & (INGEST_RECENT - 1);
+}
+
 struct itrack *ingest_track_ordered(struct ing *g, const struct store_track *d,
                                     enum lanes_order order) {
-  uint64_t h = ingest_desc_hash(d);
-  struct itrack *t = ingest_track_find(g, d, h);
-  if (t)
+  size_t slot = ingest_track_recent_slot(d);
+  struct itrack *t = g->recent[slot];
+  if (t && ingest_desc_eq(&t->desc, d))
     return t;
+  uint64_t h = ingest_desc_hash(d);
+  t = ingest_track_find(g, d, h);
+  if (t)
+    return g->recent[slot] = t;
   t = xcalloc(1, sizeof *t);
   t->desc = *d;
   t->desc.kind = ingest_dup(d->kind);
@@ -672,6 +691,7 @@ static void ingest_tracks_free(struct ing *g) {
   free(g->order);
   g->tracks = g->order = NULL;
   g->tn = g->tcap = 0;
+  memset(g->recent, 0, sizeof g->recent);
 }
 
 /* ------------------------------------------------------------ the sink */

@@ -49,6 +49,9 @@ struct istat {
   int64_t track, name, count, dur;
 };
 
+/* Slots of the recently found tracks (a power of two). */
+#define INGEST_RECENT 64
+
 struct ing {
   const struct ingest_opts *o;
   struct store_writer *w;
@@ -57,6 +60,9 @@ struct ing {
   /* tracks by key */
   struct itrack **tracks;
   size_t tcap, tn;
+  /* the track each recent description found, by a hash of its numbers and
+   * string addresses (checked against the whole description) */
+  struct itrack *recent[INGEST_RECENT];
   struct itrack **order;    /* creation order */
   struct lanes_pool *lanes; /* the sorters' memory budget and spill file */
   int failed; /* a negative errno that fails the ingest (a spill file could

@@ -3,8 +3,8 @@
  * Reading order: the packet arena, sequences and interning,
  * clocks, tracks, the packet, the stream.
  */
-#include "fmt_perfetto_priv.h"
 #include "arena.h"
+#include "fmt_perfetto_priv.h"
 #include "jtok.h"
 
 #include <errno.h>
@@ -425,13 +425,18 @@ static int fmt_perfetto_varint(struct jsrc *s, uint64_t *v) {
   return -1;
 }
 
-/* The packet of data[0, len) in the arena: by the wire walker, else by
- * protobuf-c (NULL when it does not decode). */
+/* The packet of data[0, len) in the arena: by the wire walker (its
+ * annotations then in r->ann), else by protobuf-c (NULL when it does not
+ * decode). */
 static Perfetto__Protos__TracePacket *
-fmt_perfetto_unpack(struct fmt_perfetto_wire *w, ProtobufCAllocator *alloc,
-                    const uint8_t *data, size_t len) {
+fmt_perfetto_unpack(struct fmt_perfetto *r, struct fmt_perfetto_wire *w,
+                    ProtobufCAllocator *alloc, const uint8_t *data,
+                    size_t len) {
   Perfetto__Protos__TracePacket *p = fmt_perfetto_wire_packet(w, data, len);
-  if (!p && fmt_perfetto_args_depth_ok(data, len))
+  r->walked = p != NULL;
+  if (p)
+    r->ann = fmt_perfetto_wire_annotations(w, &r->nann);
+  else if (fmt_perfetto_args_depth_ok(data, len))
     p = perfetto__protos__trace_packet__unpack(alloc, len, data);
   return p;
 }
@@ -487,7 +492,7 @@ static int fmt_perfetto_stream(struct fmt_perfetto *r, struct jsrc *s,
     const uint8_t *data = s->p;
     s->p += len;
     Perfetto__Protos__TracePacket *p =
-        fmt_perfetto_unpack(w, &alloc, data, (size_t)len);
+        fmt_perfetto_unpack(r, w, &alloc, data, (size_t)len);
     if (!p)
       fmt_perfetto_state_warn(r,
                               "packet of %" PRIu64 " bytes does not decode: "

@@ -109,55 +109,106 @@ static bool fmt_perfetto_args_is_json(const char *text) {
   return j != NULL;
 }
 
+/* The name of an annotation: interned (iid), or name[0, len) (NULL: ""). */
+static void fmt_perfetto_args_key(struct sbuf *b,
+                                  const struct fmt_perfetto_seq *q,
+                                  bool has_iid, uint64_t iid, const char *name,
+                                  size_t len) {
+  if (has_iid) {
+    name = fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_NAME, iid);
+    if (!name) {
+      sbuf_printf(b, "\"iid:%" PRIu64 "\"", iid);
+      return;
+    }
+    len = strlen(name);
+  }
+  sbuf_add_json_cstr(b, name ? name : "", name ? len : 0);
+}
+
+/* Writes scalar value v; false when it holds none (v->c is another case). */
+static bool fmt_perfetto_args_scalar(struct sbuf *b,
+                                     const struct fmt_perfetto_seq *q,
+                                     const struct fmt_perfetto_scalar *v) {
+  switch (v->c) {
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
+    sbuf_adds(b, v->u ? "true" : "false");
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
+    sbuf_add_u64(b, v->u);
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
+    sbuf_add_i64(b, (int64_t)v->u);
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
+    fmt_perfetto_args_double(b, v->d);
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
+    sbuf_add_json_cstr(b, v->s, v->n);
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
+    const char *s =
+        fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_STRING, v->u);
+    if (s)
+      fmt_perfetto_args_str(b, s);
+    else
+      sbuf_printf(b, "\"iid:%" PRIu64 "\"", v->u);
+    return true;
+  }
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
+    sbuf_printf(b, "\"0x%" PRIx64 "\"", v->u);
+    return true;
+  default:
+    return false;
+  }
+}
+
 static void fmt_perfetto_args_name(struct sbuf *b,
                                    const struct fmt_perfetto_seq *q,
                                    const Perfetto__Protos__DebugAnnotation *a) {
-  const char *name = NULL;
-  char iid[40];
-  if (a->name_field_case == PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME)
-    name = a->name;
-  else if (a->name_field_case ==
-           PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID) {
-    name = fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_NAME, a->name_iid);
-    if (!name) {
-      snprintf(iid, sizeof iid, "iid:%" PRIu64, a->name_iid);
-      name = iid;
-    }
-  }
-  fmt_perfetto_args_str(b, name ? name : "");
+  const char *name =
+      a->name_field_case == PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME
+          ? a->name
+          : NULL;
+  fmt_perfetto_args_key(
+      b, q,
+      a->name_field_case ==
+          PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID,
+      a->name_iid, name, name ? strlen(name) : 0);
 }
 
 static void
 fmt_perfetto_args_value(struct sbuf *b, const struct fmt_perfetto_seq *q,
                         const Perfetto__Protos__DebugAnnotation *a) {
+  struct fmt_perfetto_scalar v = {.c = a->value_case};
   switch (a->value_case) {
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
-    sbuf_adds(b, a->bool_value ? "true" : "false");
-    return;
+    v.u = a->bool_value != 0;
+    break;
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
-    sbuf_add_u64(b, a->uint_value);
-    return;
+    v.u = a->uint_value;
+    break;
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
-    sbuf_add_i64(b, a->int_value);
-    return;
+    v.u = (uint64_t)a->int_value;
+    break;
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
-    fmt_perfetto_args_double(b, a->double_value);
-    return;
+    v.d = a->double_value;
+    break;
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
-    fmt_perfetto_args_str(b, a->string_value);
-    return;
-  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
-    const char *s = fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_STRING,
-                                                a->string_value_iid);
-    if (s)
-      fmt_perfetto_args_str(b, s);
-    else
-      sbuf_printf(b, "\"iid:%" PRIu64 "\"", a->string_value_iid);
-    return;
-  }
+    v.s = a->string_value;
+    v.n = strlen(a->string_value);
+    break;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID:
+    v.u = a->string_value_iid;
+    break;
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
-    sbuf_printf(b, "\"0x%" PRIx64 "\"", a->pointer_value);
+    v.u = a->pointer_value;
+    break;
+  default:
+    break;
+  }
+  if (fmt_perfetto_args_scalar(b, q, &v))
     return;
+  switch (a->value_case) {
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_NESTED_VALUE:
     fmt_perfetto_args_nested(b, a->nested_value);
     return;
@@ -203,16 +254,113 @@ fmt_perfetto_args_value(struct sbuf *b, const struct fmt_perfetto_seq *q,
   }
 }
 
+bool fmt_perfetto_args_plain(const uint8_t *p, size_t n,
+                             struct fmt_perfetto_ann *a) {
+  const uint8_t *end = p + n;
+  /* each member set alone: a compound literal's zeroing (rep stos) cost
+   * half of this function */
+  a->m = NULL;
+  a->p = p;
+  a->n = n;
+  a->has_iid = 0;
+  a->iid = 0;
+  a->name = NULL;
+  a->name_len = 0;
+  a->v.c = 0;
+  while (p < end) {
+    const uint8_t *at = p, *v;
+    uint64_t key, x = 0;
+    if (!fmt_perfetto_varint_at(&p, end, &key) || p - at > 5 || key >> 32)
+      return false;
+    uint32_t id = (uint32_t)(key >> 3), wire = (uint32_t)(key & 7);
+    v = p;
+    if (wire == 0) {
+      if (!fmt_perfetto_varint_at(&p, end, &x))
+        return false;
+    } else if (wire == 1) {
+      if (end - p < 8)
+        return false;
+      memcpy(&a->v.d, p, 8); /* a little-endian host (see the wire) */
+      p += 8;
+    } else if (wire == 2) {
+      if (!fmt_perfetto_varint_at(&p, end, &x) || x > (uint64_t)(end - p))
+        return false;
+      v = p;
+      p += x;
+    } else {
+      return false;
+    }
+    switch (id << 3 | wire) {
+    case 1 << 3 | 0: /* name_iid */
+      a->has_iid = 1;
+      a->iid = x;
+      break;
+    case 10 << 3 | 2: /* name */
+      a->has_iid = 0;
+      a->name = (const char *)v;
+      a->name_len = (size_t)x;
+      break;
+    case 2 << 3 | 0: /* bool_value: any payload bit, as protobuf-c */
+      a->v.u = 0;
+      for (const uint8_t *c = v; c < p; c++)
+        a->v.u |= (*c & 0x7f) != 0;
+      a->v.c = id;
+      break;
+    case 3 << 3 | 0: /* uint_value, int_value, pointer_value */
+    case 4 << 3 | 0:
+    case 7 << 3 | 0:
+    case 17 << 3 | 0: /* string_value_iid */
+      a->v.u = x;
+      a->v.c = id;
+      break;
+    case 5 << 3 | 1: /* double_value */
+      a->v.c = id;
+      break;
+    case 6 << 3 | 2: /* string_value */
+      a->v.s = (const char *)v;
+      a->v.n = (size_t)x;
+      a->v.c = id;
+      break;
+    default: /* anything else: the struct */
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Appends "name":value of annotation struct m. */
+static void
+fmt_perfetto_args_member(struct sbuf *b, const struct fmt_perfetto_seq *q,
+                         const Perfetto__Protos__DebugAnnotation *m) {
+  fmt_perfetto_args_name(b, q, m);
+  sbuf_addc(b, ':');
+  fmt_perfetto_args_value(b, q, m);
+}
+
+void fmt_perfetto_args_ann(struct sbuf *b, const struct fmt_perfetto_seq *q,
+                           const struct fmt_perfetto_ann *a) {
+  if (a->m) {
+    fmt_perfetto_args_member(b, q, a->m);
+    return;
+  }
+  fmt_perfetto_args_key(b, q, a->has_iid, a->iid, a->name, a->name_len);
+  sbuf_addc(b, ':');
+  if (!fmt_perfetto_args_scalar(b, q, &a->v))
+    sbuf_adds(b, "null");
+}
+
 void fmt_perfetto_args(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
                        const Perfetto__Protos__TrackEvent *e) {
+  size_t n = r->walked ? r->nann : e->n_debug_annotations;
   sbuf_reset(&r->args);
-  for (size_t i = 0; i < e->n_debug_annotations; i++) {
+  for (size_t i = 0; i < n; i++) {
     sbuf_addc(&r->args, i ? ',' : '{');
-    fmt_perfetto_args_name(&r->args, q, e->debug_annotations[i]);
-    sbuf_addc(&r->args, ':');
-    fmt_perfetto_args_value(&r->args, q, e->debug_annotations[i]);
+    if (r->walked)
+      fmt_perfetto_args_ann(&r->args, q, &r->ann[i]);
+    else
+      fmt_perfetto_args_member(&r->args, q, e->debug_annotations[i]);
   }
-  if (e->n_debug_annotations)
+  if (n)
     sbuf_addc(&r->args, '}');
 }
 

@@ -120,6 +120,9 @@ struct fmt_perfetto {
   uint64_t offset; /* of the packet being read */
   int rc;          /* non-zero: a callback asked to stop */
   struct sbuf args, cat, name, scratch;
+  bool walked; /* the packet was read by the walker: its annotations */
+  const struct fmt_perfetto_ann *ann;
+  size_t nann;
   uint64_t *flows;
   size_t nflows, capflows;
 };
@@ -156,10 +159,49 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
 void fmt_perfetto_event_finish(struct fmt_perfetto *r);
 void fmt_perfetto_event_free(struct fmt_perfetto_trk *t);
 
+/* A scalar value of a debug annotation: the case of its `value` oneof
+ * (PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_*: bool, uint, int, double,
+ * string, interned string, pointer; 0: none) and what it holds (u: the
+ * integers, bool and iid; d: a double; s[0, n): a string, which ends at
+ * its first NUL if it has one, as protobuf-c's do). */
+struct fmt_perfetto_scalar {
+  uint32_t c;
+  uint64_t u;
+  double d;
+  const char *s;
+  size_t n;
+};
+
+/* A debug annotation of a packet the wire walker took: m, protobuf-c's
+ * struct (read by the walker), or when it is plain -- a name or name iid
+ * and at most scalar values, nothing else -- NULL and what it says, its
+ * texts pointing into the packet's bytes p[0, n). */
+struct fmt_perfetto_ann {
+  Perfetto__Protos__DebugAnnotation *m;
+  const uint8_t *p;
+  size_t n;
+  int has_iid; /* the name is interned (iid), else name[0, name_len) (up
+                  to a NUL) */
+  uint64_t iid;
+  const char *name; /* NULL: no name */
+  size_t name_len;
+  struct fmt_perfetto_scalar v;
+};
+
 /* fmt_perfetto_args.c: sets r->args to the debug annotations of an event
- * as a JSON object ("" when none). */
+ * as a JSON object ("" when none): those of r->ann when r->walked (the
+ * walker took the packet), else the event's own. */
 void fmt_perfetto_args(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
                        const Perfetto__Protos__TrackEvent *e);
+/* Reads the DebugAnnotation p[0, n) into *a when it is plain (see struct
+ * fmt_perfetto_ann; then as protobuf-c reads it: the last of repeated
+ * scalars wins); false otherwise, or when it is not
+ * well formed, without a word: the walker then reads it as a struct. */
+bool fmt_perfetto_args_plain(const uint8_t *p, size_t n,
+                             struct fmt_perfetto_ann *a);
+/* Appends "name":value of annotation a to b; q may be an empty sequence. */
+void fmt_perfetto_args_ann(struct sbuf *b, const struct fmt_perfetto_seq *q,
+                           const struct fmt_perfetto_ann *a);
 /* Merges the args of an end event into those of its begin (both JSON
  * object texts, either NULL): objects key by key, arrays appended, the
  * end's scalars win.  Returns a malloc'd text or NULL when both are. */
@@ -182,5 +224,45 @@ void fmt_perfetto_wire_free(struct fmt_perfetto_wire *w);
 Perfetto__Protos__TracePacket *
 fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data,
                          size_t len);
+/* The debug annotations of the TrackEvent of the last packet _packet took,
+ * in order (its struct's debug_annotations stay empty): *n of them, in the
+ * arena. */
+const struct fmt_perfetto_ann *
+fmt_perfetto_wire_annotations(const struct fmt_perfetto_wire *w, size_t *n);
+
+/* Reads a varint of at most 10 bytes at *pp (before end), advancing *pp.
+ * Returns false when it is cut or longer. */
+static inline bool fmt_perfetto_varint_at(const uint8_t **pp,
+                                          const uint8_t *end, uint64_t *v) {
+  const uint8_t *p = *pp;
+  if (p < end && *p < 0x80) { /* most keys and values: one byte */
+    *v = *p;
+    *pp = p + 1;
+    return true;
+  }
+  uint64_t x = 0;
+  if (end - p >= 10) { /* all ten bytes there: no bound to check */
+    for (int i = 0; i < 10; i++) {
+      uint64_t b = p[i];
+      x |= (b & 0x7f) << (7 * i);
+      if (b < 0x80) {
+        *v = x;
+        *pp = p + i + 1;
+        return true;
+      }
+    }
+    return false;
+  }
+  for (int i = 0; i < 10 && p < end; i++) {
+    uint8_t b = *p++;
+    x |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      *v = x;
+      *pp = p;
+      return true;
+    }
+  }
+  return false;
+}
 
 #endif

@@ -15,9 +15,9 @@
  * message.  The fuzz target compares its result with protobuf-c's on every
  * packet it takes.
  */
-#include "fmt_perfetto_priv.h"
-#include "fmt_pb.h"
 #include "arena.h"
+#include "fmt_pb.h"
+#include "fmt_perfetto_priv.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +35,11 @@ static const ProtobufCMessageDescriptor *const fmt_perfetto_wire_msgs[] = {
     &perfetto__protos__debug_annotation__nested_value__descriptor,
 };
 
-#define FMT_PERFETTO_WIRE_MSGS 5   /* the messages above */
-#define FMT_PERFETTO_WIRE_IDS 128  /* field numbers indexed */
+#define FMT_PERFETTO_WIRE_MSGS 5        /* the messages above */
+#define FMT_PERFETTO_WIRE_EVENT 1       /* TrackEvent's index there */
+#define FMT_PERFETTO_WIRE_ANNOTATION 3  /* DebugAnnotation's */
+#define FMT_PERFETTO_WIRE_ANNOTATIONS 4 /* TrackEvent.debug_annotations */
+#define FMT_PERFETTO_WIRE_IDS 128       /* field numbers indexed */
 #define FMT_PERFETTO_WIRE_SIZE 512 /* bytes of the largest of the structs */
 
 /* A field as the walker uses it: what its descriptor says, packed in 12
@@ -53,6 +56,8 @@ struct fmt_perfetto_wire_fd {
 
 struct fmt_perfetto_wire {
   struct arena *a;
+  struct fmt_perfetto_ann *ann; /* the packet's annotations */
+  size_t nann;
   struct fmt_perfetto_wire_fd fields[FMT_PERFETTO_WIRE_MSGS]
                                     [FMT_PERFETTO_WIRE_IDS];
   /* each struct as its _init() leaves it (copied: faster than the init) */
@@ -113,41 +118,6 @@ void fmt_perfetto_wire_free(struct fmt_perfetto_wire *w) { free(w); }
 static void *fmt_perfetto_wire_blank(struct fmt_perfetto_wire *w, size_t k) {
   size_t n = fmt_perfetto_wire_msgs[k]->sizeof_message;
   return memcpy(arena_alloc(w->a, n), w->blank[k], n);
-}
-
-/* Reads a varint of at most 10 bytes at *pp (before end), advancing *pp.
- * Returns false when it is cut or longer. */
-static inline bool fmt_perfetto_wire_varint(const uint8_t **pp,
-                                            const uint8_t *end, uint64_t *v) {
-  const uint8_t *p = *pp;
-  if (p < end && *p < 0x80) { /* most keys and values: one byte */
-    *v = *p;
-    *pp = p + 1;
-    return true;
-  }
-  uint64_t x = 0;
-  if (end - p >= 10) { /* all ten bytes there: no bound to check */
-    for (int i = 0; i < 10; i++) {
-      uint64_t b = p[i];
-      x |= (b & 0x7f) << (7 * i);
-      if (b < 0x80) {
-        *v = x;
-        *pp = p + i + 1;
-        return true;
-      }
-    }
-    return false;
-  }
-  for (int i = 0; i < 10 && p < end; i++) {
-    uint8_t b = *p++;
-    x |= (uint64_t)(b & 0x7f) << (7 * i);
-    if (!(b & 0x80)) {
-      *v = x;
-      *pp = p;
-      return true;
-    }
-  }
-  return false;
 }
 
 /* The wire type of a field type (2 for strings, bytes and messages). */
@@ -283,7 +253,7 @@ static bool fmt_perfetto_wire_packed(struct fmt_perfetto_wire *w,
   while (p < end) {
     const uint8_t *e = p;
     uint64_t x = 0;
-    if (wire == 0 && !fmt_perfetto_wire_varint(&p, end, &x))
+    if (wire == 0 && !fmt_perfetto_varint_at(&p, end, &x))
       return false;
     if (wire != 0) {
       if ((size_t)(end - p) < (wire == 1 ? 8u : 4u))
@@ -327,6 +297,20 @@ fmt_perfetto_wire_field(struct fmt_perfetto_wire *w,
   return fmt_perfetto_wire_value(w, f, slot, v, n, x, depth);
 }
 
+/* A debug annotation of the track event, v[0, n): kept plain when it is
+ * (fmt_perfetto_args_plain), else read as a struct.  Returns false to give
+ * up. */
+static bool fmt_perfetto_wire_annotation(struct fmt_perfetto_wire *w,
+                                         const uint8_t *v, size_t n,
+                                         int depth) {
+  struct fmt_perfetto_ann *a =
+      arena_push(w->a, (void **)&w->ann, w->nann++, sizeof *w->ann);
+  if (fmt_perfetto_args_plain(v, n, a)) /* sets a's bytes either way */
+    return true;
+  return (a->m = fmt_perfetto_wire_sub(w, FMT_PERFETTO_WIRE_ANNOTATION, v, n,
+                                       depth)) != NULL;
+}
+
 /* Reads the fields of message m (of type fmt_perfetto_wire_msgs[k]) from
  * p[0, end). */
 static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
@@ -335,20 +319,20 @@ static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
   while (p < end) {
     const uint8_t *at = p, *v;
     uint64_t key, x = 0;
-    if (!fmt_perfetto_wire_varint(&p, end, &key) || p - at > 5 || key >> 32 ||
+    if (!fmt_perfetto_varint_at(&p, end, &key) || p - at > 5 || key >> 32 ||
         key < 8)
       return false;
     int wire = (int)(key & 7);
     v = p;
     if (wire == 0) {
-      if (!fmt_perfetto_wire_varint(&p, end, &x))
+      if (!fmt_perfetto_varint_at(&p, end, &x))
         return false;
     } else if (wire == 1 || wire == 5) {
       if (end - p < (wire == 1 ? 8 : 4))
         return false;
       p += wire == 1 ? 8 : 4;
     } else if (wire == 2) {
-      if (!fmt_perfetto_wire_varint(&p, end, &x) || x > (uint64_t)(end - p))
+      if (!fmt_perfetto_varint_at(&p, end, &x) || x > (uint64_t)(end - p))
         return false;
       v = p;
       p += x;
@@ -356,6 +340,12 @@ static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
       return false;
     }
     unsigned id = (unsigned)(key >> 3);
+    if (k == FMT_PERFETTO_WIRE_EVENT && id == FMT_PERFETTO_WIRE_ANNOTATIONS &&
+        wire == 2) {
+      if (!fmt_perfetto_wire_annotation(w, v, (size_t)(p - v), depth))
+        return false;
+      continue;
+    }
     struct fmt_perfetto_wire_fd far;
     const struct fmt_perfetto_wire_fd *f = &far;
     if (id < FMT_PERFETTO_WIRE_IDS) {
@@ -376,6 +366,14 @@ static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
 Perfetto__Protos__TracePacket *
 fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data,
                          size_t len) {
+  w->ann = NULL;
+  w->nann = 0;
   Perfetto__Protos__TracePacket *p = fmt_perfetto_wire_blank(w, 0);
   return fmt_perfetto_wire_msg(w, 0, p, data, data + len, 0) ? p : NULL;
+}
+
+const struct fmt_perfetto_ann *
+fmt_perfetto_wire_annotations(const struct fmt_perfetto_wire *w, size_t *n) {
+  *n = w->nann;
+  return w->ann;
 }

@@ -6,7 +6,9 @@
  * must not be negative, a failure must come with a cause naming an offset.
  * Each packet of a plain trace that the wire walker takes must equal what
  * protobuf-c's unpacker makes of it (both packed again, fields unknown to
- * the schema left out).
+ * the schema left out; the debug annotations the walker kept plain put
+ * back as protobuf-c unpacks them, each written as JSON the same from its
+ * bytes as from that struct).
  * Also linked into test_fmt_perfetto, which replays the files of
  * tests/data/perfetto/ and the inputs kept in tests/data/regress/ whose
  * names start with "perfetto-".
@@ -122,11 +124,56 @@ static uint8_t *fuzz_fmt_perfetto_pack(const ProtobufCMessage *m, size_t *n) {
 
 /* Whether the walker takes the packet p[0, n); aborts when protobuf-c
  * then disagrees with it. */
+/* Puts the annotations the walker kept aside back into its track event
+ * (in the arena), each plain one as protobuf-c unpacks it (also in the
+ * arena, its own allocations freed at the end by the caller: *frees). */
+static void fuzz_fmt_perfetto_annotations(struct fmt_perfetto_wire *w,
+                                          struct arena *ar,
+                                          Perfetto__Protos__TrackEvent *e,
+                                          ProtobufCMessage **frees) {
+  size_t n;
+  const struct fmt_perfetto_ann *ann = fmt_perfetto_wire_annotations(w, &n);
+  if (n && !e)
+    abort();
+  if (!n)
+    return;
+  e->n_debug_annotations = n;
+  e->debug_annotations = arena_alloc(ar, n * sizeof *e->debug_annotations);
+  struct fmt_perfetto_seq q = {0}; /* nothing interned: "iid:<n>" */
+  struct sbuf a = {0}, b = {0};
+  for (size_t i = 0; i < n; i++) {
+    Perfetto__Protos__DebugAnnotation *m = ann[i].m;
+    if (!m) {
+      m = perfetto__protos__debug_annotation__unpack(NULL, ann[i].n, ann[i].p);
+      if (!m)
+        abort();
+      frees[i] = &m->base;
+      struct fmt_perfetto_ann s = {.m = m};
+      sbuf_reset(&a);
+      sbuf_reset(&b);
+      fmt_perfetto_args_ann(&a, &q, &ann[i]);
+      fmt_perfetto_args_ann(&b, &q, &s);
+      if (a.len != b.len || memcmp(a.s, b.s, a.len) != 0)
+        abort();
+    }
+    e->debug_annotations[i] = m;
+  }
+  sbuf_free(&a);
+  sbuf_free(&b);
+}
+
 static bool fuzz_fmt_perfetto_wire_one(struct fmt_perfetto_wire *w,
-                                       const uint8_t *p, size_t n) {
+                                       struct arena *ar, const uint8_t *p,
+                                       size_t n) {
   Perfetto__Protos__TracePacket *a = fmt_perfetto_wire_packet(w, p, n);
   if (!a)
     return false;
+  size_t nann;
+  fmt_perfetto_wire_annotations(w, &nann);
+  ProtobufCMessage **frees = calloc(nann ? nann : 1, sizeof *frees);
+  if (!frees)
+    abort();
+  fuzz_fmt_perfetto_annotations(w, ar, a->track_event, frees);
   Perfetto__Protos__TracePacket *b =
       perfetto__protos__trace_packet__unpack(NULL, n, p);
   if (!b)
@@ -140,6 +187,10 @@ static bool fuzz_fmt_perfetto_wire_one(struct fmt_perfetto_wire *w,
   free(pa);
   free(pb);
   perfetto__protos__trace_packet__free_unpacked(b, NULL);
+  for (size_t i = 0; i < nann; i++)
+    if (frees[i])
+      protobuf_c_message_free_unpacked(frees[i], NULL);
+  free(frees);
   return true;
 }
 
@@ -164,7 +215,7 @@ size_t fuzz_fmt_perfetto_wire(const uint8_t *data, size_t size) {
   /* the frames `packet = 1` of a Trace, up to the first malformed one */
   while (fuzz_fmt_perfetto_varint(data, size, &at, &key) && key == 0x0a &&
          fuzz_fmt_perfetto_varint(data, size, &at, &len) && len <= size - at) {
-    taken += fuzz_fmt_perfetto_wire_one(w, data + at, (size_t)len);
+    taken += fuzz_fmt_perfetto_wire_one(w, &a, data + at, (size_t)len);
     arena_reset(&a);
     at += (size_t)len;
   }
