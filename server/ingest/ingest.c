@@ -253,15 +253,31 @@ static void ingest_track_put(struct ing *g, struct itrack *t) {
 
 static const char *ingest_dup(const char *s) { return s ? xstrdup(s) : NULL; }
 
-/* The slot of d among the recent tracks: a hash of its numbers and of
- * where its strings are (not what they hold: cheap, and a slot's track is
- * compared whole before it is used). */
+/* Up to the first 8 bytes of s (0 for NULL). */
+static uint64_t ingest_track_prefix(const char *s) {
+  uint64_t x = 0;
+  for (int i = 0; s && i < 8 && s[i]; i++)
+    x = x << 8 | (unsigned char)s[i];
+  return x;
+}
+
+/* The slot of d among the recent tracks: a hash of its numbers, the start
+ * of its source and label (the texts that tell a reader's tracks apart;
+ * they may be copies made anew for each event) and where its other
+ * strings are (not what they hold: cheap, and a slot's track is compared
+ * whole before it is used). */
 static size_t ingest_track_recent_slot(const struct store_track *d) {
-  uintptr_t k[] = {(uintptr_t)d->tid,         (uintptr_t)d->pid,
-                   (uintptr_t)d->nc_idx,      (uintptr_t)d->worker_gid,
-                   (uintptr_t)d->stream_id,   (uintptr_t)d->hbm_idx,
-                   (uintptr_t)d->source,      (uintptr_t)d->instance_id,
-                   (uintptr_t)d->label,       (uintptr_t)d->device_profile_id};
+  uint64_t k[] = {(uint64_t)d->tid,
+                  (uint64_t)d->pid,
+                  (uint64_t)d->nc_idx,
+                  (uint64_t)d->worker_gid,
+                  (uint64_t)d->stream_id,
+                  (uint64_t)d->hbm_idx,
+                  (uint64_t)d->device_profile_id,
+                  ingest_track_prefix(d->source),
+                  ingest_track_prefix(d->label),
+                  (uint64_t)(uintptr_t)d->instance_id,
+                  (uint64_t)(uintptr_t)d->cpu_id};
   uint64_t h = 0;
   for (size_t i = 0; i < sizeof k / sizeof *k; i++)
     h = (h ^ k[i]) * 0x9e3779b97f4a7c15ULL;
