@@ -268,29 +268,13 @@ bool fmt_perfetto_args_plain(const uint8_t *p, size_t n,
   a->name_len = 0;
   a->v.c = 0;
   while (p < end) {
-    const uint8_t *at = p, *v;
-    uint64_t key, x = 0;
-    if (!fmt_perfetto_varint_at(&p, end, &key) || p - at > 5 || key >> 32)
+    const uint8_t *v;
+    uint64_t x;
+    uint32_t id;
+    int wire;
+    if (!fmt_perfetto_field_at(&p, end, &id, &wire, &v, &x))
       return false;
-    uint32_t id = (uint32_t)(key >> 3), wire = (uint32_t)(key & 7);
-    v = p;
-    if (wire == 0) {
-      if (!fmt_perfetto_varint_at(&p, end, &x))
-        return false;
-    } else if (wire == 1) {
-      if (end - p < 8)
-        return false;
-      memcpy(&a->v.d, p, 8); /* a little-endian host (see the wire) */
-      p += 8;
-    } else if (wire == 2) {
-      if (!fmt_perfetto_varint_at(&p, end, &x) || x > (uint64_t)(end - p))
-        return false;
-      v = p;
-      p += x;
-    } else {
-      return false;
-    }
-    switch (id << 3 | wire) {
+    switch (id << 3 | (uint32_t)wire) {
     case 1 << 3 | 0: /* name_iid */
       a->has_iid = 1;
       a->iid = x;
@@ -313,7 +297,8 @@ bool fmt_perfetto_args_plain(const uint8_t *p, size_t n,
       a->v.u = x;
       a->v.c = id;
       break;
-    case 5 << 3 | 1: /* double_value */
+    case 5 << 3 | 1: /* double_value (a little-endian host: see the wire) */
+      memcpy(&a->v.d, v, 8);
       a->v.c = id;
       break;
     case 6 << 3 | 2: /* string_value */

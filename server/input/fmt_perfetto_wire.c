@@ -317,29 +317,12 @@ static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
                                   void *m, const uint8_t *p, const uint8_t *end,
                                   int depth) {
   while (p < end) {
-    const uint8_t *at = p, *v;
-    uint64_t key, x = 0;
-    if (!fmt_perfetto_varint_at(&p, end, &key) || p - at > 5 || key >> 32 ||
-        key < 8)
+    const uint8_t *v;
+    uint64_t x;
+    uint32_t id;
+    int wire;
+    if (!fmt_perfetto_field_at(&p, end, &id, &wire, &v, &x))
       return false;
-    int wire = (int)(key & 7);
-    v = p;
-    if (wire == 0) {
-      if (!fmt_perfetto_varint_at(&p, end, &x))
-        return false;
-    } else if (wire == 1 || wire == 5) {
-      if (end - p < (wire == 1 ? 8 : 4))
-        return false;
-      p += wire == 1 ? 8 : 4;
-    } else if (wire == 2) {
-      if (!fmt_perfetto_varint_at(&p, end, &x) || x > (uint64_t)(end - p))
-        return false;
-      v = p;
-      p += x;
-    } else {
-      return false;
-    }
-    unsigned id = (unsigned)(key >> 3);
     if (k == FMT_PERFETTO_WIRE_EVENT && id == FMT_PERFETTO_WIRE_ANNOTATIONS &&
         wire == 2) {
       if (!fmt_perfetto_wire_annotation(w, v, (size_t)(p - v), depth))
