@@ -267,44 +267,41 @@ bool fmt_perfetto_args_plain(const uint8_t *p, size_t n,
   a->name = NULL;
   a->name_len = 0;
   a->v.c = 0;
+  struct fmt_perfetto_field f;
   while (p < end) {
-    const uint8_t *v;
-    uint64_t x;
-    uint32_t id;
-    int wire;
-    if (!fmt_perfetto_field_at(&p, end, &id, &wire, &v, &x))
+    if (!fmt_perfetto_field_at(&p, end, &f))
       return false;
-    switch (id << 3 | (uint32_t)wire) {
+    switch (f.id << 3 | (uint32_t)f.wire) {
     case 1 << 3 | 0: /* name_iid */
       a->has_iid = 1;
-      a->iid = x;
+      a->iid = f.x;
       break;
     case 10 << 3 | 2: /* name */
       a->has_iid = 0;
-      a->name = (const char *)v;
-      a->name_len = (size_t)x;
+      a->name = (const char *)f.v;
+      a->name_len = f.n;
       break;
     case 2 << 3 | 0: /* bool_value: any payload bit, as protobuf-c */
       a->v.u = 0;
-      for (const uint8_t *c = v; c < p; c++)
-        a->v.u |= (*c & 0x7f) != 0;
-      a->v.c = id;
+      for (size_t c = 0; c < f.n; c++)
+        a->v.u |= (f.v[c] & 0x7f) != 0;
+      a->v.c = f.id;
       break;
     case 3 << 3 | 0: /* uint_value, int_value, pointer_value */
     case 4 << 3 | 0:
     case 7 << 3 | 0:
     case 17 << 3 | 0: /* string_value_iid */
-      a->v.u = x;
-      a->v.c = id;
+      a->v.u = f.x;
+      a->v.c = f.id;
       break;
     case 5 << 3 | 1: /* double_value (a little-endian host: see the wire) */
-      memcpy(&a->v.d, v, 8);
-      a->v.c = id;
+      memcpy(&a->v.d, f.v, 8);
+      a->v.c = f.id;
       break;
     case 6 << 3 | 2: /* string_value */
-      a->v.s = (const char *)v;
-      a->v.n = (size_t)x;
-      a->v.c = id;
+      a->v.s = (const char *)f.v;
+      a->v.n = f.n;
+      a->v.c = f.id;
       break;
     default: /* anything else: the struct */
       return false;

@@ -265,39 +265,48 @@ static inline bool fmt_perfetto_varint_at(const uint8_t **pp,
   return false;
 }
 
-/* Reads the field at *pp (before end), advancing *pp past it: its number
- * *id, wire type *wire and value bytes: a varint's own bytes [*v, *pp)
- * with *x its value, a fixed value's bytes, or a length-delimited payload
- * [*v, *v + *x).  Returns false when it is cut or malformed: a key over 5
- * bytes or 32 bits, field number 0, a wire type other than 0, 1, 2 or 5,
- * a varint over 10 bytes, a length past end. */
+/* A field as fmt_perfetto_field_at reads it: its number, wire type and
+ * value bytes v[0, n) (a varint's own bytes, with x its value; a fixed
+ * value's bytes; a length-delimited payload, with x its length). */
+struct fmt_perfetto_field {
+  uint32_t id;
+  int wire;
+  const uint8_t *v;
+  size_t n;
+  uint64_t x;
+};
+
+/* Reads the field at *pp (before end) into *f, advancing *pp past it.
+ * Returns false when it is cut or malformed: a key over 5 bytes or 32
+ * bits, field number 0, a wire type other than 0, 1, 2 or 5, a varint
+ * over 10 bytes, a length past end. */
 static inline bool fmt_perfetto_field_at(const uint8_t **pp, const uint8_t *end,
-                                         uint32_t *id, int *wire,
-                                         const uint8_t **v, uint64_t *x) {
+                                         struct fmt_perfetto_field *f) {
   const uint8_t *p = *pp;
   uint64_t key;
-  *x = 0;
+  f->x = 0;
   if (!fmt_perfetto_varint_at(&p, end, &key) || p - *pp > 5 || key >> 32 ||
       key < 8)
     return false;
-  *id = (uint32_t)(key >> 3);
-  *wire = (int)(key & 7);
-  *v = p;
-  if (*wire == 0) {
-    if (!fmt_perfetto_varint_at(&p, end, x))
+  f->id = (uint32_t)(key >> 3);
+  f->wire = (int)(key & 7);
+  f->v = p;
+  if (f->wire == 0) {
+    if (!fmt_perfetto_varint_at(&p, end, &f->x))
       return false;
-  } else if (*wire == 1 || *wire == 5) {
-    if (end - p < (*wire == 1 ? 8 : 4))
+  } else if (f->wire == 1 || f->wire == 5) {
+    if (end - p < (f->wire == 1 ? 8 : 4))
       return false;
-    p += *wire == 1 ? 8 : 4;
-  } else if (*wire == 2) {
-    if (!fmt_perfetto_varint_at(&p, end, x) || *x > (uint64_t)(end - p))
+    p += f->wire == 1 ? 8 : 4;
+  } else if (f->wire == 2) {
+    if (!fmt_perfetto_varint_at(&p, end, &f->x) || f->x > (uint64_t)(end - p))
       return false;
-    *v = p;
-    p += *x;
+    f->v = p;
+    p += f->x;
   } else {
     return false;
   }
+  f->n = (size_t)(p - f->v);
   *pp = p;
   return true;
 }

@@ -316,16 +316,14 @@ static bool fmt_perfetto_wire_annotation(struct fmt_perfetto_wire *w,
 static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
                                   void *m, const uint8_t *p, const uint8_t *end,
                                   int depth) {
+  struct fmt_perfetto_field fl;
   while (p < end) {
-    const uint8_t *v;
-    uint64_t x;
-    uint32_t id;
-    int wire;
-    if (!fmt_perfetto_field_at(&p, end, &id, &wire, &v, &x))
+    if (!fmt_perfetto_field_at(&p, end, &fl))
       return false;
+    unsigned id = fl.id;
     if (k == FMT_PERFETTO_WIRE_EVENT && id == FMT_PERFETTO_WIRE_ANNOTATIONS &&
-        wire == 2) {
-      if (!fmt_perfetto_wire_annotation(w, v, (size_t)(p - v), depth))
+        fl.wire == 2) {
+      if (!fmt_perfetto_wire_annotation(w, fl.v, fl.n, depth))
         return false;
       continue;
     }
@@ -340,7 +338,7 @@ static bool fmt_perfetto_wire_msg(struct fmt_perfetto_wire *w, size_t k,
       far = d ? fmt_perfetto_wire_fd(d) : (struct fmt_perfetto_wire_fd){0};
     }
     if (f->known &&
-        !fmt_perfetto_wire_field(w, f, m, wire, v, (size_t)(p - v), x, depth))
+        !fmt_perfetto_wire_field(w, f, m, fl.wire, fl.v, fl.n, fl.x, depth))
       return false;
   }
   return true;
