@@ -4,11 +4,8 @@
  * a record larger than a batch, one that does not decode and a cut tail --
  * read through the fuzz target, which compares the piped read with a
  * direct one record by record (codes, offsets, positions, the messages'
- * packed bytes), with a thread and without one (pthread_create made to fail
- * here, where the test binary defines it over libc's); and a stop. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
+ * packed bytes), with a thread and without one (pthread_create made to fail:
+ * testthreads.h); and a stop. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,10 +15,10 @@
 #include "../fuzz/fuzz_fmt.h"
 #include "fmt_pb_pipe.h"
 #include "ntrace.pb-c.h"
+#include "testthreads.h"
 #include "testutil.h"
 #include "util.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -29,24 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------ pthread_create, failing */
-
-static bool threads_fail;
-static int threads_started;
-
-int pthread_create(pthread_t *th, const pthread_attr_t *attr,
-                   void *(*fn)(void *), void *arg) {
-  typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
-                           void *(*)(void *), void *);
-  static create_fn real;
-  if (threads_fail)
-    return EAGAIN;
-  if (!real)
-    *(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
-  threads_started++;
-  return real(th, attr, fn, arg);
-}
 
 /* ------------------------------------------------------------ the file */
 
@@ -156,12 +135,12 @@ static void test_same_records_threaded_and_not(void **state) {
   size_t len;
   uint8_t *in = make_input(&len);
   for (int i = 0; i < 2; i++) {
-    threads_fail = i == 1;
-    threads_started = 0;
+    testthreads_fail = i == 1;
+    testthreads_started = 0;
     assert_int_equal(LLVMFuzzerTestOneInput(in, len), 0); /* aborts else */
-    assert_int_equal(threads_started, i == 0);
+    assert_int_equal(testthreads_started, i == 0);
   }
-  threads_fail = false;
+  testthreads_fail = false;
   free(in);
 }
 

@@ -1,11 +1,8 @@
 /* test_recpipe.c -- a decoder's records handed to the calling thread
  * (server/input/recpipe.c): every record replayed in order with its
  * strings and blob, records larger than a batch, a stop, and the same
- * calls when no thread can be started (pthread_create made to fail here,
- * where the test binary defines it over libc's). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
+ * calls when no thread can be started (pthread_create made to fail:
+ * testthreads.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,9 +10,9 @@
 #include <cmocka.h>
 
 #include "recpipe.h"
+#include "testthreads.h"
 #include "util.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,24 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------ pthread_create, failing */
-
-static bool threads_fail;
-static int threads_started;
-
-int pthread_create(pthread_t *th, const pthread_attr_t *attr,
-                   void *(*fn)(void *), void *arg) {
-  typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
-                           void *(*)(void *), void *);
-  static create_fn real;
-  if (threads_fail)
-    return EAGAIN;
-  if (!real)
-    *(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
-  threads_started++;
-  return real(th, attr, fn, arg);
-}
 
 /* ------------------------------------------------------------ records */
 
@@ -109,12 +88,12 @@ static void test_threaded_and_inline(void **state) {
     uint64_t made[2];
     char *log[2];
     for (int i = 0; i < 2; i++) {
-      threads_fail = i == 1;
-      threads_started = 0;
+      testthreads_fail = i == 1;
+      testthreads_started = 0;
       log[i] = pipe_run(5000, stops[k], &rc[i], &made[i]);
-      assert_int_equal(threads_started, i == 0);
+      assert_int_equal(testthreads_started, i == 0);
     }
-    threads_fail = false;
+    testthreads_fail = false;
     assert_string_equal(log[1], log[0]);
     assert_int_equal(rc[0], stops[k] ? 7 : 0);
     assert_int_equal(rc[1], rc[0]);
