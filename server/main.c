@@ -47,7 +47,7 @@ enum {
 
 struct main_opts {
   const char *dir, *db, *bind, *web_root, *out_format, *out_file;
-  int port, ingest_only, quiet, force, no_watch;
+  int port, ingest_only, quiet, verbose, force, no_watch;
   struct ingest_opts ingest;
   struct filter *filter;
 };
@@ -81,6 +81,9 @@ static void main_usage(FILE *f) {
       "                     or summary-json, and exit\n"
       "  --output-file F    where --output-format writes (default stdout)\n"
       "  --quiet            no progress output\n"
+      "  --verbose          debug lines too: the ingest's phases and their\n"
+      "                     times, the HTTP and WebSocket libraries'\n"
+      "                     messages\n"
       "  --version, --help\n"
       "\n"
       "Exit status: 0 done, 1 some input skipped (--ingest-only), 2 usage,\n"
@@ -105,6 +108,7 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
     OPT_IGN_DEV,
     OPT_IGN_SYS,
     OPT_QUIET,
+    OPT_VERBOSE,
     OPT_VERSION,
     OPT_HELP,
     OPT_OUT_FORMAT,
@@ -125,6 +129,7 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
       {"ignore-device-profile", no_argument, NULL, OPT_IGN_DEV},
       {"ignore-system-profile", no_argument, NULL, OPT_IGN_SYS},
       {"quiet", no_argument, NULL, OPT_QUIET},
+      {"verbose", no_argument, NULL, OPT_VERBOSE},
       {"version", no_argument, NULL, OPT_VERSION},
       {"help", no_argument, NULL, OPT_HELP},
       {"output-format", required_argument, NULL, OPT_OUT_FORMAT},
@@ -184,6 +189,9 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
     case OPT_QUIET:
       o->quiet = 1;
       break;
+    case OPT_VERBOSE:
+      o->verbose = 1;
+      break;
     case OPT_VERSION:
       printf("neuron-explorer-server %s\n", PACKAGE_VERSION);
       exit(EXIT_OK);
@@ -216,6 +224,12 @@ static int main_parse(int argc, char **argv, struct main_opts *o) {
     log_error("--output-file needs --output-format");
     return -1;
   }
+  if (o->quiet && o->verbose) {
+    log_error("--quiet and --verbose contradict each other: give one");
+    return -1;
+  }
+  if (o->verbose)
+    log_set_level(LOG_DEBUG);
   if (!o->dir) {
     log_error("--dir is required: the profile directory to open");
     return -1;

@@ -21,6 +21,20 @@ tap_check_store "$T_TMP/store.db" "$T_TMP/manifest.json"
 grep -q "reopened" "$T_TMP/err2"
 ok $? "an unchanged directory reuses its store"
 
+# --verbose: the ingest's phases and their times, as debug lines.
+"$SERVER" --dir "$P" --db "$T_TMP/verbose.db" --ingest-only --verbose \
+  2>"$T_TMP/errv"
+is "$?" 0 "--verbose ingests as usual"
+grep -Eq "debug: ingest: read [0-9.]+ s, tracks [0-9.]+ s, derived [0-9.]+ s" "$T_TMP/errv"
+ok $? "--verbose prints the ingest's phase times"
+grep -q "debug:" "$T_TMP/err2"
+is "$?" 1 "without it, no debug line"
+"$SERVER" --dir "$P" --db "$T_TMP/qv.db" --ingest-only --quiet --verbose \
+  2>"$T_TMP/errqv"
+is "$?" 2 "--quiet with --verbose is a usage error"
+grep -q "contradict" "$T_TMP/errqv"
+ok $? "which says so"
+
 # Filters.
 "$SERVER" --dir "$P" --db "$T_TMP/hw.db" --ingest-only --quiet \
   --system-trace-filter-event-type hardware
