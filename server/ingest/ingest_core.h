@@ -60,8 +60,8 @@ struct ing {
   /* tracks by key */
   struct itrack **tracks;
   size_t tcap, tn;
-  /* the track each recent description found, by a hash of its numbers and
-   * string addresses (checked against the whole description) */
+  /* the track each recent description found, in the slot of its hash
+   * (ingest_track_recent_slot; checked against the whole description) */
   struct itrack *recent[INGEST_RECENT];
   struct itrack **order;    /* creation order */
   struct lanes_pool *lanes; /* the sorters' memory budget and spill file */

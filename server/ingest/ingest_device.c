@@ -3,7 +3,6 @@
  * device tracks (engine rows, DMA queues, semaphores, usage counters) and
  * the instruction dependencies (inst_dep).  See ingest_readers.h. */
 #include "fmt_neff.h"
-#include "fmt_pb_pipe.h"
 #include "ingest_deps.h"
 #include "ingest_readers.h"
 
@@ -291,21 +290,11 @@ void ingest_device_finish(struct ing *g) {
                     "");
 }
 
-/* A device trace being read by ingest_device_read. */
-struct ingest_device_each {
-  struct ing *g;
-  const char *rel;
-};
-
-static int ingest_device_each_record(void *ud,
-                                     const struct fmt_pb_pipe_rec *x) {
-  const struct ingest_device_each *e = ud;
-  ingest_file_pos(e->g, x->pos);
-  if (x->rc > 0)
-    ingest_device_record(e->g, (Nex__NtffRecord *)x->msg);
-  else
-    ingest_system_pb_error(e->g, e->rel, x->rc, x->offset);
-  return 0;
+/* An NTFF record after the header (ingest_system_pb_records). */
+static void ingest_device_pb_record(struct ing *g, const char *rel,
+                                    ProtobufCMessage *m, uint64_t off) {
+  ingest_device_record(g, (Nex__NtffRecord *)m);
+  (void)rel, (void)off;
 }
 
 void ingest_device_read(struct ing *g, const struct discover_device *dev,
@@ -364,10 +353,9 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
   ingest_device_begin(g, &info);
   if (first && !h)
     ingest_device_record(g, first);
-  struct ingest_device_each e = {g, dev->ntff};
   if (rc != 0 && rc != -EPIPE)
-    fmt_pb_pipe_each(r, &nex__ntff_record__descriptor,
-                     ingest_device_each_record, &e);
+    ingest_system_pb_records(g, dev->ntff, r, &nex__ntff_record__descriptor,
+                             ingest_device_pb_record);
   ingest_device_end(g);
   free(name);
   free(model_name);

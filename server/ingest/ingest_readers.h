@@ -27,6 +27,17 @@ struct fmt_pb *ingest_system_pb_open(struct ing *g, const char *rel,
                                      const char *magic);
 void ingest_system_pb_error(struct ing *g, const char *rel, int rc,
                             uint64_t off);
+/* What a capture file's record goes to: its message, with the file and the
+ * record's byte offset for the warnings it makes. */
+typedef void (*ingest_system_pb_fn)(struct ing *g, const char *rel,
+                                    ProtobufCMessage *m, uint64_t off);
+/* Reads the records of r (file rel) from its position to its end,
+ * unpacked on a thread of their own (fmt_pb_pipe.h) as messages of
+ * descriptor d: fn for each, the progress position after each, and a
+ * Warning for each record that cannot be used. */
+void ingest_system_pb_records(struct ing *g, const char *rel, struct fmt_pb *r,
+                              const ProtobufCMessageDescriptor *d,
+                              ingest_system_pb_fn fn);
 /* Reads one file of the current process (ingest_context_*): ntrace.pb
  * (its timestamp_sync_points first, then its events and HBM samples),
  * cpu_util.pb, host_mem.pb. */

@@ -271,40 +271,41 @@ void ingest_system_hbm(struct ing *g, const Nex__HbmUsage *h) {
     ingest_counter(g, t, i, h->timestamp, (double)v[i]);
 }
 
-/* A capture file being read by ingest_system_pb_each. */
+/* A capture file being read by ingest_system_pb_records. */
 struct ingest_system_each {
   struct ing *g;
   const char *rel;
-  bool report;
-  void (*fn)(struct ing *g, const char *rel, ProtobufCMessage *m, uint64_t off);
+  ingest_system_pb_fn fn;
 };
 
 static int ingest_system_each_record(void *ud,
                                      const struct fmt_pb_pipe_rec *x) {
   const struct ingest_system_each *e = ud;
-  if (e->report)
-    ingest_file_pos(e->g, x->pos);
+  ingest_file_pos(e->g, x->pos);
   if (x->rc > 0)
     e->fn(e->g, e->rel, x->msg, x->offset);
-  else if (e->report)
+  else
     ingest_system_pb_error(e->g, e->rel, x->rc, x->offset);
   return 0;
 }
 
-/* Calls fn for every record of a capture file (messages of descriptor d),
- * unpacked on a thread of their own (fmt_pb_pipe.h).  report: record each
- * unusable record as a Warning (else they are left for a later pass to
- * report). */
-static void
-ingest_system_pb_each(struct ing *g, const char *rel, const char *magic,
-                      const ProtobufCMessageDescriptor *d, bool report,
-                      void (*fn)(struct ing *g, const char *rel,
-                                 ProtobufCMessage *m, uint64_t off)) {
+void ingest_system_pb_records(struct ing *g, const char *rel, struct fmt_pb *r,
+                              const ProtobufCMessageDescriptor *d,
+                              ingest_system_pb_fn fn) {
+  struct ingest_system_each e = {g, rel, fn};
+  fmt_pb_pipe_each(r, d, ingest_system_each_record, &e);
+}
+
+/* Opens a capture file and reads all its records (messages of descriptor
+ * d) with ingest_system_pb_records. */
+static void ingest_system_pb_each(struct ing *g, const char *rel,
+                                  const char *magic,
+                                  const ProtobufCMessageDescriptor *d,
+                                  ingest_system_pb_fn fn) {
   struct fmt_pb *r = ingest_system_pb_open(g, rel, magic);
   if (!r)
     return;
-  struct ingest_system_each e = {g, rel, report, fn};
-  fmt_pb_pipe_each(r, d, ingest_system_each_record, &e);
+  ingest_system_pb_records(g, rel, r, d, fn);
   fmt_pb_close(r);
 }
 
@@ -369,7 +370,7 @@ void ingest_system_ntrace(struct ing *g, const char *rel) {
     qsort(ss->syncs, ss->nsync, sizeof *ss->syncs, ingest_system_sync_cmp);
   ss->clock_missing = 0;
   ingest_system_pb_each(g, rel, FMT_PB_MAGIC_NTRACE,
-                        &nex__ntrace_record__descriptor, true,
+                        &nex__ntrace_record__descriptor,
                         ingest_system_ntrace_record);
   if (ss->clock_missing)
     ingest_warn(g, "Clock", rel, 0,
@@ -404,8 +405,7 @@ static void ingest_system_cpu_record(struct ing *g, const char *rel,
 
 void ingest_system_cpu_util(struct ing *g, const char *rel) {
   ingest_system_pb_each(g, rel, FMT_PB_MAGIC_CPU_UTIL,
-                        &nex__cpu_usage__descriptor, true,
-                        ingest_system_cpu_record);
+                        &nex__cpu_usage__descriptor, ingest_system_cpu_record);
 }
 
 static void ingest_system_mem_record(struct ing *g, const char *rel,
@@ -416,7 +416,7 @@ static void ingest_system_mem_record(struct ing *g, const char *rel,
 
 void ingest_system_host_mem(struct ing *g, const char *rel) {
   ingest_system_pb_each(g, rel, FMT_PB_MAGIC_HOST_MEM,
-                        &nex__host_mem_usage__descriptor, true,
+                        &nex__host_mem_usage__descriptor,
                         ingest_system_mem_record);
 }
 
