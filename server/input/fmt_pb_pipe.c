@@ -7,135 +7,92 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* Pieces of a copy start on 8 bytes: every protobuf-c struct, array and
- * text is at home there (a batch body is aligned so). */
-static size_t fmt_pb_pipe_align(size_t n) { return (n + 7) & ~(size_t)7; }
-
 /* Whether field f of m holds a value (a oneof member: only the one set). */
-static bool fmt_pb_pipe_set(const ProtobufCMessage *m,
-                            const ProtobufCFieldDescriptor *f) {
+static bool fmt_pb_pipe_set(const char *m, const ProtobufCFieldDescriptor *f) {
   return !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ||
-         *(const uint32_t *)((const char *)m + f->quantifier_offset) == f->id;
+         *(const uint32_t *)(m + f->quantifier_offset) == f->id;
 }
 
-static size_t fmt_pb_pipe_size(const ProtobufCMessage *m);
+/* Where a copy goes: its next free byte (NULL: the copy is only measured)
+ * and the bytes it takes so far.  Each piece starts on 8 bytes, where every
+ * protobuf-c struct, array and text is at home (a batch body is aligned
+ * so). */
+struct fmt_pb_pipe_out {
+  unsigned char *w;
+  size_t n;
+};
 
-/* Bytes the copy of the value at slot (of field f's type) adds beside its
- * slot: a text, bytes or a sub-message. */
-static size_t fmt_pb_pipe_value_size(const ProtobufCFieldDescriptor *f,
-                                     const void *slot) {
-  switch (f->type) {
-  case PROTOBUF_C_TYPE_STRING: {
-    const char *s = *(char *const *)slot;
-    return s ? fmt_pb_pipe_align(strlen(s) + 1) : 0;
-  }
-  case PROTOBUF_C_TYPE_BYTES: {
-    const ProtobufCBinaryData *b = slot;
-    return b->data && b->len ? fmt_pb_pipe_align(b->len) : 0;
-  }
-  case PROTOBUF_C_TYPE_MESSAGE: {
-    const ProtobufCMessage *s = *(ProtobufCMessage *const *)slot;
-    return s ? fmt_pb_pipe_size(s) : 0;
-  }
-  default:
-    return 0;
+/* Takes the n bytes the pointer at `at` points to: counted, and when
+ * copying, copied, the pointer then pointing at the copy. */
+static void fmt_pb_pipe_take(struct fmt_pb_pipe_out *o, void *at, size_t n) {
+  size_t room = (n + 7) & ~(size_t)7;
+  o->n += room;
+  if (o->w) {
+    void *src, *dst = o->w;
+    memcpy(&src, at, sizeof src);
+    memcpy(dst, src, n);
+    memcpy(at, &dst, sizeof dst);
+    o->w += room;
   }
 }
 
-static bool fmt_pb_pipe_pointers(const ProtobufCFieldDescriptor *f) {
-  return f->type == PROTOBUF_C_TYPE_STRING ||
-         f->type == PROTOBUF_C_TYPE_BYTES || f->type == PROTOBUF_C_TYPE_MESSAGE;
+static void fmt_pb_pipe_msg(struct fmt_pb_pipe_out *o, ProtobufCMessage **at);
+
+/* Takes what the value at slot (of field f's type) points to: a text,
+ * bytes or a sub-message. */
+static void fmt_pb_pipe_value(struct fmt_pb_pipe_out *o,
+                              const ProtobufCFieldDescriptor *f, char *slot) {
+  if (f->type == PROTOBUF_C_TYPE_STRING) {
+    char **s = (char **)slot;
+    if (*s)
+      fmt_pb_pipe_take(o, s, strlen(*s) + 1);
+  } else if (f->type == PROTOBUF_C_TYPE_BYTES) {
+    ProtobufCBinaryData *b = (ProtobufCBinaryData *)slot;
+    if (b->data && b->len)
+      fmt_pb_pipe_take(o, &b->data, b->len);
+  } else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+    ProtobufCMessage **s = (ProtobufCMessage **)slot;
+    if (*s)
+      fmt_pb_pipe_msg(o, s);
+  }
 }
 
-/* Bytes a whole copy of m takes. */
-static size_t fmt_pb_pipe_size(const ProtobufCMessage *m) {
-  const ProtobufCMessageDescriptor *d = m->descriptor;
-  size_t n = fmt_pb_pipe_align(d->sizeof_message);
+/* Takes the message *at whole: every string, array, sub-message and
+ * unknown field it points to.  When copying, *at becomes the copy; when
+ * measuring, nothing is written (the message is only read). */
+static void fmt_pb_pipe_msg(struct fmt_pb_pipe_out *o, ProtobufCMessage **at) {
+  const ProtobufCMessageDescriptor *d = (*at)->descriptor;
+  fmt_pb_pipe_take(o, at, d->sizeof_message);
+  char *m = (char *)*at;
   for (unsigned i = 0; i < d->n_fields; i++) {
     const ProtobufCFieldDescriptor *f = &d->fields[i];
-    const char *slot = (const char *)m + f->offset;
+    char *slot = m + f->offset;
     if (!fmt_pb_pipe_set(m, f))
       continue;
     if (f->label != PROTOBUF_C_LABEL_REPEATED) {
-      n += fmt_pb_pipe_value_size(f, slot);
+      fmt_pb_pipe_value(o, f, slot);
       continue;
     }
-    size_t k = *(const size_t *)((const char *)m + f->quantifier_offset);
-    const char *arr = *(char *const *)slot;
+    size_t k = *(const size_t *)(m + f->quantifier_offset);
     size_t es = fmt_pb_elem_size(f->type);
-    if (!k || !arr)
+    if (!k || !*(char **)slot)
       continue;
-    n += fmt_pb_pipe_align(k * es);
-    for (size_t j = 0; j < k && fmt_pb_pipe_pointers(f); j++)
-      n += fmt_pb_pipe_value_size(f, arr + j * es);
+    fmt_pb_pipe_take(o, slot, k * es);
+    if (f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_BYTES &&
+        f->type != PROTOBUF_C_TYPE_MESSAGE)
+      continue; /* numbers: nothing they point to */
+    char *arr = *(char **)slot;
+    for (size_t j = 0; j < k; j++)
+      fmt_pb_pipe_value(o, f, arr + j * es);
   }
-  n += fmt_pb_pipe_align(m->n_unknown_fields * sizeof *m->unknown_fields);
-  for (unsigned i = 0; i < m->n_unknown_fields; i++)
-    n += fmt_pb_pipe_align(m->unknown_fields[i].len);
-  return n;
-}
-
-/* Copies n bytes at src to *w and moves *w past them. */
-static void *fmt_pb_pipe_put(unsigned char **w, const void *src, size_t n) {
-  void *at = memcpy(*w, src, n);
-  *w += fmt_pb_pipe_align(n);
-  return at;
-}
-
-static ProtobufCMessage *fmt_pb_pipe_copy(const ProtobufCMessage *m,
-                                          unsigned char **w);
-
-/* Points the value at slot (of field f's type, in a copy) at a copy of
- * what it points to. */
-static void fmt_pb_pipe_value_copy(const ProtobufCFieldDescriptor *f,
-                                   void *slot, unsigned char **w) {
-  if (f->type == PROTOBUF_C_TYPE_STRING) {
-    char **s = slot;
-    if (*s)
-      *s = fmt_pb_pipe_put(w, *s, strlen(*s) + 1);
-  } else if (f->type == PROTOBUF_C_TYPE_BYTES) {
-    ProtobufCBinaryData *b = slot;
-    if (b->data && b->len)
-      b->data = fmt_pb_pipe_put(w, b->data, b->len);
-  } else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-    ProtobufCMessage **s = slot;
-    if (*s)
-      *s = fmt_pb_pipe_copy(*s, w);
-  }
-}
-
-/* Copies m whole to *w (fmt_pb_pipe_size(m) bytes) and returns the copy. */
-static ProtobufCMessage *fmt_pb_pipe_copy(const ProtobufCMessage *m,
-                                          unsigned char **w) {
-  const ProtobufCMessageDescriptor *d = m->descriptor;
-  ProtobufCMessage *c = fmt_pb_pipe_put(w, m, d->sizeof_message);
-  for (unsigned i = 0; i < d->n_fields; i++) {
-    const ProtobufCFieldDescriptor *f = &d->fields[i];
-    char *slot = (char *)c + f->offset;
-    if (!fmt_pb_pipe_set(c, f))
-      continue;
-    if (f->label != PROTOBUF_C_LABEL_REPEATED) {
-      fmt_pb_pipe_value_copy(f, slot, w);
-      continue;
-    }
-    size_t k = *(const size_t *)((const char *)c + f->quantifier_offset);
-    char **arr = (char **)slot;
-    size_t es = fmt_pb_elem_size(f->type);
-    if (!k || !*arr)
-      continue;
-    *arr = fmt_pb_pipe_put(w, *arr, k * es);
-    for (size_t j = 0; j < k && fmt_pb_pipe_pointers(f); j++)
-      fmt_pb_pipe_value_copy(f, *arr + j * es, w);
-  }
-  if (c->n_unknown_fields) {
-    c->unknown_fields = fmt_pb_pipe_put(
-        w, c->unknown_fields, c->n_unknown_fields * sizeof *c->unknown_fields);
-    for (unsigned i = 0; i < c->n_unknown_fields; i++)
-      if (c->unknown_fields[i].len)
-        c->unknown_fields[i].data = fmt_pb_pipe_put(
-            w, c->unknown_fields[i].data, c->unknown_fields[i].len);
-  }
-  return c;
+  ProtobufCMessage *c = *at;
+  if (!c->n_unknown_fields)
+    return;
+  fmt_pb_pipe_take(o, &c->unknown_fields,
+                   c->n_unknown_fields * sizeof *c->unknown_fields);
+  for (unsigned i = 0; i < c->n_unknown_fields; i++)
+    if (c->unknown_fields[i].len)
+      fmt_pb_pipe_take(o, &c->unknown_fields[i].data, c->unknown_fields[i].len);
 }
 
 /* ------------------------------------------------------------ the pipe */
@@ -151,15 +108,19 @@ static void fmt_pb_pipe_decode(struct recpipe *p, void *arg) {
   const struct fmt_pb_pipe *q = arg;
   struct fmt_pb_pipe_rec c;
   ProtobufCMessage *m;
-  size_t head = fmt_pb_pipe_align(sizeof c);
+  size_t head = (sizeof c + 7) & ~(size_t)7;
   while (!recpipe_stopped(p) &&
          (c.rc = fmt_pb_next(q->r, q->d, &m, &c.offset)) != 0) {
     c.pos = fmt_pb_pos(q->r);
-    c.msg = NULL;
-    size_t n = head + (c.rc == 1 ? fmt_pb_pipe_size(m) : 0);
-    unsigned char *body = recpipe_begin(p, 0, n), *w = body + head;
-    if (c.rc == 1)
-      c.msg = fmt_pb_pipe_copy(m, &w);
+    c.msg = c.rc == 1 ? m : NULL;
+    struct fmt_pb_pipe_out o = {NULL, head};
+    if (c.msg) /* measured first: the record's room */
+      fmt_pb_pipe_msg(&o, &m);
+    size_t n = o.n;
+    unsigned char *body = recpipe_begin(p, 0, n);
+    o = (struct fmt_pb_pipe_out){body + head, head};
+    if (c.msg) /* then copied: c.msg becomes the copy */
+      fmt_pb_pipe_msg(&o, &c.msg);
     memcpy(body, &c, sizeof c);
     recpipe_end(p, n);
     if (c.rc == -EPIPE)
