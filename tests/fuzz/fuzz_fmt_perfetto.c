@@ -122,11 +122,10 @@ static uint8_t *fuzz_fmt_perfetto_pack(const ProtobufCMessage *m, size_t *n) {
   return b;
 }
 
-/* Whether the walker takes the packet p[0, n); aborts when protobuf-c
- * then disagrees with it. */
 /* Puts the annotations the walker kept aside back into its track event
- * (in the arena), each plain one as protobuf-c unpacks it (also in the
- * arena, its own allocations freed at the end by the caller: *frees). */
+ * (the array in the arena), each plain one as protobuf-c unpacks it
+ * (malloc'd, kept in frees[i] for the caller to free) after checking that
+ * both ways of writing it as JSON agree. */
 static void fuzz_fmt_perfetto_annotations(struct fmt_perfetto_wire *w,
                                           struct arena *ar,
                                           Perfetto__Protos__TrackEvent *e,
@@ -162,6 +161,8 @@ static void fuzz_fmt_perfetto_annotations(struct fmt_perfetto_wire *w,
   sbuf_free(&b);
 }
 
+/* Whether the walker takes the packet p[0, n); aborts when protobuf-c
+ * then disagrees with it. */
 static bool fuzz_fmt_perfetto_wire_one(struct fmt_perfetto_wire *w,
                                        struct arena *ar, const uint8_t *p,
                                        size_t n) {
