@@ -228,8 +228,8 @@ static double perfetto_decode_cpu(void) {
 static int perfetto_decode_read(const char *path) {
   double best_cpu = 0, best_wall = 0;
   struct perfetto_decode_counts n = {0};
-  struct fmt_perfetto_cb cb = {&n, NULL, perfetto_decode_count,
-                               perfetto_decode_count_c, NULL};
+  struct fmt_perfetto_cb cb = {
+      &n, NULL, perfetto_decode_count, perfetto_decode_count_c, NULL, 0};
   struct fmt_perfetto_stats st;
   int rc = 0;
   for (int run = 0; run < 3 && rc == 0; run++) {

@@ -141,9 +141,12 @@ void ingest_perfetto_read(struct ing *g, const char *rel) {
   const char *base = strrchr(rel, '/');
   struct ingest_perfetto p = {
       .g = g, .rel = rel, .instance = base ? base + 1 : rel};
-  struct fmt_perfetto_cb cb = {&p, ingest_perfetto_track, ingest_perfetto_slice,
+  struct fmt_perfetto_cb cb = {&p,
+                               ingest_perfetto_track,
+                               ingest_perfetto_slice,
                                ingest_perfetto_counter,
-                               ingest_perfetto_warning};
+                               ingest_perfetto_warning,
+                               0};
   struct fmt_perfetto_stats st = {0};
   char *cause = NULL;
   int rc = fmt_perfetto_pipe_read(path, &cb, &st, &cause);

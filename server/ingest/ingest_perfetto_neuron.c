@@ -511,9 +511,12 @@ ingest_perfetto_neuron_probe_counter(void *ud,
  * first tracks and slice. */
 static int ingest_perfetto_neuron_probe(const char *path) {
   uint64_t seen = 0;
-  struct fmt_perfetto_cb cb = {&seen, ingest_perfetto_neuron_probe_track,
+  struct fmt_perfetto_cb cb = {&seen,
+                               ingest_perfetto_neuron_probe_track,
                                ingest_perfetto_neuron_probe_slice,
-                               ingest_perfetto_neuron_probe_counter, NULL};
+                               ingest_perfetto_neuron_probe_counter,
+                               NULL,
+                               0};
   char *cause = NULL;
   int rc = fmt_perfetto_read(path, &cb, NULL, &cause);
   free(cause);
@@ -539,9 +542,12 @@ static void ingest_perfetto_neuron_file(struct ingest_perfetto_neuron *n,
   n->stem = ingest_perfetto_neuron_stem(rel);
   n->bad_args = n->misfits = 0;
   n->dev_open = 0;
-  struct fmt_perfetto_cb cb = {
-      n, ingest_perfetto_neuron_track, ingest_perfetto_neuron_sys_slice,
-      ingest_perfetto_neuron_sys_counter, ingest_perfetto_neuron_warning};
+  struct fmt_perfetto_cb cb = {n,
+                               ingest_perfetto_neuron_track,
+                               ingest_perfetto_neuron_sys_slice,
+                               ingest_perfetto_neuron_sys_counter,
+                               ingest_perfetto_neuron_warning,
+                               0};
   if (kind == NPF_DEVICE) {
     cb.slice = ingest_perfetto_neuron_dev_slice;
     cb.counter = ingest_perfetto_neuron_dev_counter;

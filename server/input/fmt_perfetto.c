@@ -99,17 +99,17 @@ fmt_perfetto_interned_data(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
                            const Perfetto__Protos__InternedData *d) {
   for (size_t i = 0; i < d->n_event_categories; i++) {
     const char *s = d->event_categories[i]->name;
-    fmt_perfetto_intern(r, q, FMT_PERFETTO_CATEGORY,
+    fmt_perfetto_intern(r, q, FMT_PERFETTO_IID_CATEGORY,
                         d->event_categories[i]->iid, s, s ? strlen(s) : 0);
   }
   for (size_t i = 0; i < d->n_event_names; i++) {
     const char *s = d->event_names[i]->name;
-    fmt_perfetto_intern(r, q, FMT_PERFETTO_EVENT_NAME, d->event_names[i]->iid,
-                        s, s ? strlen(s) : 0);
+    fmt_perfetto_intern(r, q, FMT_PERFETTO_IID_EVENT_NAME,
+                        d->event_names[i]->iid, s, s ? strlen(s) : 0);
   }
   for (size_t i = 0; i < d->n_debug_annotation_names; i++) {
     const char *s = d->debug_annotation_names[i]->name;
-    fmt_perfetto_intern(r, q, FMT_PERFETTO_ARG_NAME,
+    fmt_perfetto_intern(r, q, FMT_PERFETTO_IID_ARG_NAME,
                         d->debug_annotation_names[i]->iid, s,
                         s ? strlen(s) : 0);
   }
@@ -117,7 +117,7 @@ fmt_perfetto_interned_data(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
     const Perfetto__Protos__InternedString *v =
         d->debug_annotation_string_values[i];
     if (v->has_str)
-      fmt_perfetto_intern(r, q, FMT_PERFETTO_ARG_STRING, v->iid,
+      fmt_perfetto_intern(r, q, FMT_PERFETTO_IID_ARG_STRING, v->iid,
                           (const char *)v->str.data, v->str.len);
   }
 }
@@ -545,6 +545,8 @@ int fmt_perfetto_read(const char *path, const struct fmt_perfetto_cb *cb,
   sbuf_free(&r.cat);
   sbuf_free(&r.name);
   sbuf_free(&r.scratch);
+  sbuf_free(&r.unpacked[0]);
+  sbuf_free(&r.unpacked[1]);
   arena_free(&a);
   fmt_perfetto_wire_free(w);
   jsrc_close(&s);

@@ -29,6 +29,7 @@
 #ifndef NEX_FMT_PERFETTO_H
 #define NEX_FMT_PERFETTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,12 +74,19 @@ struct fmt_perfetto_slice {
   const char *name;                       /* never NULL ("" when absent) */
   const char *cat; /* categories joined by ","; NULL when none */
   int64_t ts_ns;
-  int64_t dur_ns;           /* >= 0 */
-  int instant;              /* TYPE_INSTANT, legacy i/I/R/n/T/p */
-  int incomplete;           /* begun, never ended: dur up to the last
-                               timestamp of the trace */
-  int64_t pid, tid;         /* legacy pid/tid overrides, else the track's */
-  const char *args_json;    /* debug annotations as a JSON object, or NULL */
+  int64_t dur_ns;        /* >= 0 */
+  int instant;           /* TYPE_INSTANT, legacy i/I/R/n/T/p */
+  int incomplete;        /* begun, never ended: dur up to the last
+                            timestamp of the trace */
+  int64_t pid, tid;      /* legacy pid/tid overrides, else the track's */
+  const char *args_json; /* debug annotations as a JSON object, or NULL
+                            (also when they come packed instead) */
+  /* When the callbacks asked for it (packed_args) and every annotation of
+   * the slice is a name and a scalar value, one event's (not a begin and an
+   * end merged): the annotations packed, read with fmt_perfetto_arg_next;
+   * args_json is then NULL.  NULL (length 0) otherwise. */
+  const uint8_t *args_packed;
+  size_t args_packed_len;
   const uint64_t *flow_ids; /* flows through this slice (flow_ids,
                                terminating_flow_ids, legacy bind_id and
                                v1 s/t/f flow events bound to it); an id
@@ -112,7 +120,47 @@ struct fmt_perfetto_cb {
   int (*counter)(void *ud, const struct fmt_perfetto_counter *c);
   /* Something that could not be used: skipped, counted, reading goes on. */
   void (*warning)(void *ud, uint64_t offset, const char *msg);
+  /* Non-zero: slices whose annotations are all scalars get them packed
+   * (args_packed) rather than as JSON. */
+  int packed_args;
 };
+
+/* A debug annotation of a slice's packed args: its name and scalar value,
+ * as the JSON text would hold them (an interned name or string resolved,
+ * "iid:<n>" when it is missing; a text cut at its first NUL) but not
+ * escaped: a text may hold any other byte, invalid UTF-8 included. */
+enum {
+  FMT_PERFETTO_ARG_NULL, /* no value */
+  FMT_PERFETTO_ARG_BOOL, /* u: 0 or 1 */
+  FMT_PERFETTO_ARG_UINT, /* u */
+  FMT_PERFETTO_ARG_INT,  /* i */
+  FMT_PERFETTO_ARG_DOUBLE,
+  FMT_PERFETTO_ARG_STRING,
+  FMT_PERFETTO_ARG_POINTER, /* u */
+  FMT_PERFETTO_ARG_JSON     /* s: legacy JSON, a flat array (or a lone value)
+                               of integers and strings of printable ASCII */
+};
+struct fmt_perfetto_arg {
+  int type;
+  const char *key; /* key[0, key_len), not NUL-terminated */
+  size_t key_len;
+  uint64_t u;
+  int64_t i;
+  double d;
+  const char *s; /* strings, JSON: s[0, n), not NUL-terminated */
+  size_t n;
+};
+
+/* Reads the annotation at *p of packed args (before end) into *a and
+ * advances *p; false at the end (or on a cut one: the decoder packs them
+ * whole).  a's texts point into the packed bytes. */
+bool fmt_perfetto_arg_next(const uint8_t **p, const uint8_t *end,
+                           struct fmt_perfetto_arg *a);
+/* Appends a's value as JSON, as args_json would hold it. */
+struct sbuf;
+void fmt_perfetto_arg_json(struct sbuf *b, const struct fmt_perfetto_arg *a);
+/* Appends packed args p[0, n) as the JSON object args_json would be. */
+void fmt_perfetto_args_json(struct sbuf *b, const uint8_t *p, size_t n);
 
 struct fmt_perfetto_stats {
   uint64_t bytes;    /* bytes of the trace read (after gunzip) */

@@ -67,33 +67,37 @@ static void fmt_perfetto_args_nested(
   }
 }
 
-/* Whether text is a flat array (or a lone value) of integers of at most
- * 18 digits and strings of printable ASCII without escapes, with no
- * spaces: JSON jansson takes, told without it (repeated fields, flow_id
+/* Whether text s[0, n) is a flat array (or a lone value) of integers of
+ * at most 18 digits and strings of printable ASCII without escapes, with
+ * no spaces: JSON jansson takes, told without it (repeated fields, flow_id
  * among them, come as such arrays in the Neuron tools' exports). */
-static bool fmt_perfetto_args_plain_json(const char *s) {
-  bool arr = *s == '[';
-  const char *p = s + arr;
-  if (arr && *p == ']')
-    return p[1] == '\0';
+static bool fmt_perfetto_args_plain_json(const char *s, size_t n) {
+  const char *p = s, *end = s + n;
+  bool arr = p < end && *p == '[';
+  p += arr;
+  if (arr && p < end && *p == ']')
+    return p + 1 == end;
   for (;;) {
-    if (*p == '"') {
-      for (p++; *p != '"'; p++)
+    if (p < end && *p == '"') {
+      for (p++; p < end && *p != '"'; p++)
         if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
           return false;
-      p++;
-    } else {
-      p += *p == '-';
-      size_t n = strspn(p, "0123456789");
-      if (n == 0 || n > 18 || (*p == '0' && n > 1))
+      if (p++ == end)
         return false;
-      p += n;
+    } else {
+      p += p < end && *p == '-';
+      size_t d = 0;
+      while (p + d < end && p[d] >= '0' && p[d] <= '9')
+        d++;
+      if (d == 0 || d > 18 || (*p == '0' && d > 1))
+        return false;
+      p += d;
     }
     if (!arr)
-      return *p == '\0';
-    if (*p == ']')
-      return p[1] == '\0';
-    if (*p++ != ',')
+      return p == end;
+    if (p < end && *p == ']')
+      return p + 1 == end;
+    if (p == end || *p++ != ',')
       return false;
   }
 }
@@ -101,7 +105,7 @@ static bool fmt_perfetto_args_plain_json(const char *s) {
 /* Whether text is one JSON value (legacy_json_value is spliced in only
  * then). */
 static bool fmt_perfetto_args_is_json(const char *text) {
-  if (fmt_perfetto_args_plain_json(text))
+  if (fmt_perfetto_args_plain_json(text, strlen(text)))
     return true;
   json_error_t err;
   json_t *j = json_loads(text, JSON_DECODE_ANY, &err);
@@ -109,57 +113,127 @@ static bool fmt_perfetto_args_is_json(const char *text) {
   return j != NULL;
 }
 
-/* The name of an annotation: interned (iid), or name[0, len) (NULL: ""). */
+/* Sets a->key to the name of an annotation: interned (iid; "iid:<n>" in
+ * buf when missing), or name[0, len) up to a NUL (NULL: ""). */
+static void fmt_perfetto_args_keyof(const struct fmt_perfetto_seq *q,
+                                    bool has_iid, uint64_t iid,
+                                    const char *name, size_t len,
+                                    struct fmt_perfetto_arg *a, char buf[32]) {
+  if (has_iid) {
+    name = fmt_perfetto_state_interned(q, FMT_PERFETTO_IID_ARG_NAME, iid);
+    if (!name)
+      snprintf(buf, 32, "iid:%" PRIu64, iid);
+    a->key = name ? name : buf;
+    a->key_len = strlen(a->key);
+    return;
+  }
+  const char *nul = name ? memchr(name, 0, len) : NULL;
+  a->key = name ? name : "";
+  a->key_len = nul ? (size_t)(nul - name) : name ? len : 0;
+}
+
+/* Sets a's value to scalar v (an interned string resolved; "iid:<n>" in
+ * buf when missing); false when v holds none (v->c is another case). */
+static bool fmt_perfetto_args_valueof(const struct fmt_perfetto_seq *q,
+                                      const struct fmt_perfetto_scalar *v,
+                                      struct fmt_perfetto_arg *a,
+                                      char buf[32]) {
+  a->u = v->u;
+  a->i = (int64_t)v->u;
+  switch (v->c) {
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
+    a->type = FMT_PERFETTO_ARG_BOOL;
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
+    a->type = FMT_PERFETTO_ARG_UINT;
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
+    a->type = FMT_PERFETTO_ARG_INT;
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
+    a->type = FMT_PERFETTO_ARG_DOUBLE;
+    a->d = v->d;
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE: {
+    const char *nul = memchr(v->s, 0, v->n);
+    a->type = FMT_PERFETTO_ARG_STRING;
+    a->s = v->s;
+    a->n = nul ? (size_t)(nul - v->s) : v->n;
+    return true;
+  }
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID:
+    a->type = FMT_PERFETTO_ARG_STRING;
+    a->s = fmt_perfetto_state_interned(q, FMT_PERFETTO_IID_ARG_STRING, v->u);
+    if (!a->s)
+      snprintf(buf, 32, "iid:%" PRIu64, v->u);
+    a->s = a->s ? a->s : buf;
+    a->n = strlen(a->s);
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
+    a->type = FMT_PERFETTO_ARG_POINTER;
+    return true;
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE:
+    /* only from the walker, plain (fmt_perfetto_args_plain) */
+    a->type = FMT_PERFETTO_ARG_JSON;
+    a->s = v->s;
+    a->n = v->n;
+    return true;
+  default:
+    a->type = FMT_PERFETTO_ARG_NULL;
+    return false;
+  }
+}
+
+void fmt_perfetto_arg_json(struct sbuf *b, const struct fmt_perfetto_arg *a) {
+  switch (a->type) {
+  case FMT_PERFETTO_ARG_BOOL:
+    sbuf_adds(b, a->u ? "true" : "false");
+    break;
+  case FMT_PERFETTO_ARG_UINT:
+    sbuf_add_u64(b, a->u);
+    break;
+  case FMT_PERFETTO_ARG_INT:
+    sbuf_add_i64(b, a->i);
+    break;
+  case FMT_PERFETTO_ARG_DOUBLE:
+    fmt_perfetto_args_double(b, a->d);
+    break;
+  case FMT_PERFETTO_ARG_STRING:
+    sbuf_add_json_str(b, a->s, a->n);
+    break;
+  case FMT_PERFETTO_ARG_POINTER:
+    sbuf_printf(b, "\"0x%" PRIx64 "\"", a->u);
+    break;
+  case FMT_PERFETTO_ARG_JSON:
+    sbuf_add(b, a->s, a->n);
+    break;
+  default:
+    sbuf_adds(b, "null");
+    break;
+  }
+}
+
+/* Writes the name of an annotation (see fmt_perfetto_args_keyof). */
 static void fmt_perfetto_args_key(struct sbuf *b,
                                   const struct fmt_perfetto_seq *q,
                                   bool has_iid, uint64_t iid, const char *name,
                                   size_t len) {
-  if (has_iid) {
-    name = fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_NAME, iid);
-    if (!name) {
-      sbuf_printf(b, "\"iid:%" PRIu64 "\"", iid);
-      return;
-    }
-    len = strlen(name);
-  }
-  sbuf_add_json_cstr(b, name ? name : "", name ? len : 0);
+  struct fmt_perfetto_arg a;
+  char buf[32];
+  fmt_perfetto_args_keyof(q, has_iid, iid, name, len, &a, buf);
+  sbuf_add_json_str(b, a.key, a.key_len);
 }
 
 /* Writes scalar value v; false when it holds none (v->c is another case). */
 static bool fmt_perfetto_args_scalar(struct sbuf *b,
                                      const struct fmt_perfetto_seq *q,
                                      const struct fmt_perfetto_scalar *v) {
-  switch (v->c) {
-  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
-    sbuf_adds(b, v->u ? "true" : "false");
-    return true;
-  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
-    sbuf_add_u64(b, v->u);
-    return true;
-  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
-    sbuf_add_i64(b, (int64_t)v->u);
-    return true;
-  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
-    fmt_perfetto_args_double(b, v->d);
-    return true;
-  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
-    sbuf_add_json_cstr(b, v->s, v->n);
-    return true;
-  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
-    const char *s =
-        fmt_perfetto_state_interned(q, FMT_PERFETTO_ARG_STRING, v->u);
-    if (s)
-      fmt_perfetto_args_str(b, s);
-    else
-      sbuf_printf(b, "\"iid:%" PRIu64 "\"", v->u);
-    return true;
-  }
-  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
-    sbuf_printf(b, "\"0x%" PRIx64 "\"", v->u);
-    return true;
-  default:
+  struct fmt_perfetto_arg a;
+  char buf[32];
+  if (!fmt_perfetto_args_valueof(q, v, &a, buf))
     return false;
-  }
+  fmt_perfetto_arg_json(b, &a);
+  return true;
 }
 
 static void fmt_perfetto_args_name(struct sbuf *b,
@@ -203,7 +277,8 @@ fmt_perfetto_args_value(struct sbuf *b, const struct fmt_perfetto_seq *q,
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
     v.u = a->pointer_value;
     break;
-  default:
+  default: /* legacy JSON among them: checked below */
+    v.c = 0;
     break;
   }
   if (fmt_perfetto_args_scalar(b, q, &v))
@@ -299,6 +374,7 @@ bool fmt_perfetto_args_plain(const uint8_t *p, size_t n,
       a->v.c = f.id;
       break;
     case 6 << 3 | 2: /* string_value */
+    case 9 << 3 | 2: /* legacy_json_value: only a plain one (below) */
       a->v.s = (const char *)f.v;
       a->v.n = f.n;
       a->v.c = f.id;
@@ -307,7 +383,9 @@ bool fmt_perfetto_args_plain(const uint8_t *p, size_t n,
       return false;
     }
   }
-  return true;
+  return a->v.c !=
+             PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE ||
+         fmt_perfetto_args_plain_json(a->v.s, a->v.n);
 }
 
 /* Appends "name":value of annotation struct m. */
@@ -331,10 +409,102 @@ void fmt_perfetto_args_ann(struct sbuf *b, const struct fmt_perfetto_seq *q,
     sbuf_adds(b, "null");
 }
 
+/* Appends plain annotation an to packed args b: its type (a byte), its
+ * name (a 4-byte length and the bytes), then its value: nothing (null), a
+ * string's 4-byte length and bytes, or 8 bytes (the integers, or the
+ * double's bits). */
+static void fmt_perfetto_args_pack(struct sbuf *b,
+                                   const struct fmt_perfetto_seq *q,
+                                   const struct fmt_perfetto_ann *an) {
+  struct fmt_perfetto_arg a;
+  char kb[32], vb[32];
+  fmt_perfetto_args_keyof(q, an->has_iid, an->iid, an->name, an->name_len, &a,
+                          kb);
+  fmt_perfetto_args_valueof(q, &an->v, &a, vb);
+  uint32_t kl = (uint32_t)a.key_len, n = (uint32_t)a.n;
+  bool text =
+      a.type == FMT_PERFETTO_ARG_STRING || a.type == FMT_PERFETTO_ARG_JSON;
+  size_t v = text ? 4 + (size_t)n : a.type != FMT_PERFETTO_ARG_NULL ? 8 : 0;
+  sbuf_grow(b, 5 + kl + v);
+  char *w = b->s + b->len;
+  *w = (char)a.type;
+  memcpy(w + 1, &kl, 4);
+  memcpy(w + 5, a.key, kl);
+  w += 5 + kl;
+  if (text) {
+    memcpy(w, &n, 4);
+    memcpy(w + 4, a.s, n);
+  } else if (a.type == FMT_PERFETTO_ARG_DOUBLE) {
+    memcpy(w, &a.d, 8);
+  } else if (v) {
+    memcpy(w, &a.u, 8);
+  }
+  b->len += 5 + kl + v;
+  b->s[b->len] = '\0';
+}
+
+bool fmt_perfetto_arg_next(const uint8_t **pp, const uint8_t *end,
+                           struct fmt_perfetto_arg *a) {
+  const uint8_t *p = *pp;
+  uint32_t kl, n;
+  if (end - p < 5)
+    return false;
+  a->type = *p++;
+  memcpy(&kl, p, 4);
+  p += 4;
+  if ((size_t)(end - p) < kl)
+    return false;
+  a->key = (const char *)p;
+  a->key_len = kl;
+  p += kl;
+  if (a->type == FMT_PERFETTO_ARG_STRING || a->type == FMT_PERFETTO_ARG_JSON) {
+    if (end - p < 4)
+      return false;
+    memcpy(&n, p, 4);
+    p += 4;
+    if ((size_t)(end - p) < n)
+      return false;
+    a->s = (const char *)p;
+    a->n = n;
+    p += n;
+  } else if (a->type != FMT_PERFETTO_ARG_NULL) {
+    if (end - p < 8)
+      return false;
+    memcpy(&a->u, p, 8);
+    memcpy(&a->d, p, 8);
+    a->i = (int64_t)a->u;
+    p += 8;
+  }
+  *pp = p;
+  return true;
+}
+
+void fmt_perfetto_args_json(struct sbuf *b, const uint8_t *p, size_t n) {
+  const uint8_t *end = p + n;
+  struct fmt_perfetto_arg a;
+  for (size_t i = 0; fmt_perfetto_arg_next(&p, end, &a); i++) {
+    sbuf_addc(b, i ? ',' : '{');
+    sbuf_add_json_str(b, a.key, a.key_len);
+    sbuf_addc(b, ':');
+    fmt_perfetto_arg_json(b, &a);
+    if (p == end)
+      sbuf_addc(b, '}');
+  }
+}
+
 void fmt_perfetto_args(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
                        const Perfetto__Protos__TrackEvent *e) {
-  size_t n = r->walked ? r->nann : e->n_debug_annotations;
+  size_t n = r->walked ? r->nann : e->n_debug_annotations, plain = 0;
   sbuf_reset(&r->args);
+  if (r->walked && r->cb->packed_args)
+    while (plain < n && !r->ann[plain].m)
+      plain++;
+  r->args_packed = n && plain == n;
+  if (r->args_packed) {
+    for (size_t i = 0; i < n; i++)
+      fmt_perfetto_args_pack(&r->args, q, &r->ann[i]);
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
     sbuf_addc(&r->args, i ? ',' : '{');
     if (r->walked)

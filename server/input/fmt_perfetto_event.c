@@ -85,6 +85,8 @@ static void fmt_perfetto_event_take(struct fmt_perfetto_open *o,
  * fmt_perfetto_event_fill; no memset: it costs more than the event). */
 static void fmt_perfetto_event_blank(struct fmt_perfetto_open *o) {
   o->name = o->cat = o->args = o->text = NULL;
+  o->args_len = 0;
+  o->packed = false;
   o->flows = NULL;
   o->nflows = 0;
 }
@@ -104,20 +106,23 @@ static void fmt_perfetto_event_emit(struct fmt_perfetto *r,
   int incomplete = dur < 0;
   if (incomplete)
     dur = r->max_ts > o->ts ? r->max_ts - o->ts : 0;
-  struct fmt_perfetto_slice s = {.track = &t->pub,
-                                 .name = o->name ? o->name : "",
-                                 .cat = o->cat,
-                                 .ts_ns = o->ts,
-                                 .dur_ns = dur > 0 ? dur : 0,
-                                 .instant = instant,
-                                 .incomplete = incomplete,
-                                 .pid = o->pid,
-                                 .tid = o->tid,
-                                 .args_json = o->args,
-                                 .flow_ids = o->flows,
-                                 .n_flow_ids = o->nflows,
-                                 .sequence = o->seq,
-                                 .offset = o->offset};
+  struct fmt_perfetto_slice s = {
+      .track = &t->pub,
+      .name = o->name ? o->name : "",
+      .cat = o->cat,
+      .ts_ns = o->ts,
+      .dur_ns = dur > 0 ? dur : 0,
+      .instant = instant,
+      .incomplete = incomplete,
+      .pid = o->pid,
+      .tid = o->tid,
+      .args_json = o->packed ? NULL : o->args,
+      .args_packed = o->packed ? (const uint8_t *)o->args : NULL,
+      .args_packed_len = o->packed ? o->args_len : 0,
+      .flow_ids = o->flows,
+      .n_flow_ids = o->nflows,
+      .sequence = o->seq,
+      .offset = o->offset};
   if (r->cb->slice && !r->rc)
     r->rc = r->cb->slice(r->cb->ud, &s);
 }
@@ -172,24 +177,38 @@ static const char *fmt_perfetto_event_copy(char **at, const char *s, size_t n) {
 }
 
 /* Sets the name, categories and args of a slice (each NULL or a text;
- * they may point into its current texts) to copies in one new block. */
+ * args of na bytes, packed or not; they may point into its current texts)
+ * to copies in one new block. */
 static void fmt_perfetto_event_texts(struct fmt_perfetto_open *o,
                                      const char *name, const char *cat,
-                                     const char *args) {
-  size_t nn = name ? strlen(name) : 0, nc = cat ? strlen(cat) : 0,
-         na = args ? strlen(args) : 0;
+                                     const char *args, size_t na, bool packed) {
+  size_t nn = name ? strlen(name) : 0, nc = cat ? strlen(cat) : 0;
   char *t = xmalloc(nn + nc + na + 3), *at = t;
   o->name = fmt_perfetto_event_copy(&at, name, nn);
   o->cat = fmt_perfetto_event_copy(&at, cat, nc);
   o->args = fmt_perfetto_event_copy(&at, args, na);
+  o->args_len = na;
+  o->packed = packed;
   free(o->text);
   o->text = t;
+}
+
+/* Args of n bytes as JSON (NULL when none): the text itself, or packed
+ * args written as JSON in b. */
+static const char *fmt_perfetto_event_unpacked(struct sbuf *b, const char *args,
+                                               size_t n, bool packed) {
+  if (!packed)
+    return args;
+  sbuf_reset(b);
+  fmt_perfetto_args_json(b, (const uint8_t *)args, n);
+  return b->len ? b->s : NULL;
 }
 
 static void fmt_perfetto_event_fill(struct fmt_perfetto *r,
                                     struct fmt_perfetto_open *o,
                                     const struct fmt_perfetto_event_ctx *c) {
-  fmt_perfetto_event_texts(o, c->name, c->cat, r->args.len ? r->args.s : NULL);
+  fmt_perfetto_event_texts(o, c->name, c->cat, r->args.len ? r->args.s : NULL,
+                           r->args.len, r->args_packed);
   o->ts = c->ts;
   o->end = -1;
   o->pid = c->pid;
@@ -220,12 +239,18 @@ static void fmt_perfetto_event_end(struct fmt_perfetto *r,
     fmt_perfetto_event_clear(o);
   }
   struct fmt_perfetto_open *b = &t->stack[--t->depth];
-  if (r->args.len || (!b->name && c->name)) {
-    char *merged =
-        r->args.len ? fmt_perfetto_args_merge(b->args, r->args.s) : NULL;
-    fmt_perfetto_event_texts(b, b->name ? b->name : c->name, b->cat,
-                             merged ? merged : b->args);
+  if (r->args.len) {
+    char *merged = fmt_perfetto_args_merge(
+        fmt_perfetto_event_unpacked(&r->unpacked[0], b->args, b->args_len,
+                                    b->packed),
+        fmt_perfetto_event_unpacked(&r->unpacked[1], r->args.s, r->args.len,
+                                    r->args_packed));
+    fmt_perfetto_event_texts(b, b->name ? b->name : c->name, b->cat, merged,
+                             merged ? strlen(merged) : 0, false);
     free(merged);
+  } else if (!b->name && c->name) {
+    fmt_perfetto_event_texts(b, c->name, b->cat, b->args, b->args_len,
+                             b->packed);
   }
   fmt_perfetto_event_take(b, r, t, false);
   fmt_perfetto_event_emit(r, t, b, c->ts >= b->ts ? c->ts - b->ts : 0, 0);
@@ -433,7 +458,7 @@ fmt_perfetto_event_cat(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
     sbuf_add_utf8(&r->cat, e->categories[i], strlen(e->categories[i]));
   }
   for (size_t i = 0; i < e->n_category_iids; i++) {
-    const char *s = fmt_perfetto_state_interned(q, FMT_PERFETTO_CATEGORY,
+    const char *s = fmt_perfetto_state_interned(q, FMT_PERFETTO_IID_CATEGORY,
                                                 e->category_iids[i]);
     if (r->cat.len)
       sbuf_addc(&r->cat, ',');
@@ -473,7 +498,7 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
   if (e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME)
     c.name = fmt_perfetto_state_clean(&r->name, e->name, strlen(e->name));
   else if (name_iid && !(c.name = fmt_perfetto_state_interned(
-                             q, FMT_PERFETTO_EVENT_NAME, name_iid))) {
+                             q, FMT_PERFETTO_IID_EVENT_NAME, name_iid))) {
     snprintf(iid, sizeof iid, "iid:%" PRIu64, name_iid);
     c.name = iid;
   }

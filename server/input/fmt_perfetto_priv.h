@@ -39,16 +39,18 @@ void fmt_perfetto_state_map_clear(struct fmt_perfetto_map *m,
 
 /* Interned string kinds (a key of a sequence's index is iid * 4 + kind). */
 enum {
-  FMT_PERFETTO_CATEGORY,
-  FMT_PERFETTO_EVENT_NAME,
-  FMT_PERFETTO_ARG_NAME,
-  FMT_PERFETTO_ARG_STRING
+  FMT_PERFETTO_IID_CATEGORY,
+  FMT_PERFETTO_IID_EVENT_NAME,
+  FMT_PERFETTO_IID_ARG_NAME,
+  FMT_PERFETTO_IID_ARG_STRING
 };
 
 /* A slice not yet reported: begun (end < 0 means unknown: a begin event)
  * or complete but possibly enclosing later events of its track. */
 struct fmt_perfetto_open {
   const char *name, *cat, *args; /* NULL, or in text */
+  size_t args_len;               /* args: JSON text, or packed args */
+  bool packed;                   /* (fmt_perfetto.h) when packed */
   char *text;                    /* one block holding the three */
   int64_t ts, end, pid, tid;
   uint64_t *flows;
@@ -120,6 +122,8 @@ struct fmt_perfetto {
   uint64_t offset; /* of the packet being read */
   int rc;          /* non-zero: a callback asked to stop */
   struct sbuf args, cat, name, scratch;
+  bool args_packed;        /* args holds packed args, not JSON */
+  struct sbuf unpacked[2]; /* packed args as JSON: a begin's, an end's */
   bool walked; /* the packet was read by the walker: its annotations */
   const struct fmt_perfetto_ann *ann;
   size_t nann;
@@ -161,9 +165,10 @@ void fmt_perfetto_event_free(struct fmt_perfetto_trk *t);
 
 /* A scalar value of a debug annotation: the case of its `value` oneof
  * (PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_*: bool, uint, int, double,
- * string, interned string, pointer; 0: none) and what it holds (u: the
- * integers, bool and iid; d: a double; s[0, n): a string, which ends at
- * its first NUL if it has one, as protobuf-c's do). */
+ * string, interned string, pointer, and from the walker a plain legacy
+ * JSON value; 0: none) and what it holds (u: the integers, bool and iid;
+ * d: a double; s[0, n): a string, which ends at its first NUL if it has
+ * one, as protobuf-c's do, or the JSON). */
 struct fmt_perfetto_scalar {
   uint32_t c;
   uint64_t u;
@@ -174,7 +179,8 @@ struct fmt_perfetto_scalar {
 
 /* A debug annotation of a packet the wire walker took: m, protobuf-c's
  * struct (read by the walker), or when it is plain -- a name or name iid
- * and at most scalar values, nothing else -- NULL and what it says, its
+ * and at most scalar values or legacy JSON that is a flat array of
+ * integers and plain strings, nothing else -- NULL and what it says, its
  * texts pointing into the packet's bytes p[0, n). */
 struct fmt_perfetto_ann {
   Perfetto__Protos__DebugAnnotation *m;
@@ -190,7 +196,9 @@ struct fmt_perfetto_ann {
 
 /* fmt_perfetto_args.c: sets r->args to the debug annotations of an event
  * as a JSON object ("" when none): those of r->ann when r->walked (the
- * walker took the packet), else the event's own. */
+ * walker took the packet), else the event's own.  When the callbacks take
+ * packed args and the walker found every annotation plain, r->args holds
+ * them packed instead (fmt_perfetto.h) and r->args_packed is set. */
 void fmt_perfetto_args(struct fmt_perfetto *r, const struct fmt_perfetto_seq *q,
                        const Perfetto__Protos__TrackEvent *e);
 /* Reads the DebugAnnotation p[0, n) into *a when it is plain (see struct

@@ -232,7 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t records = 0;
   struct fmt_perfetto_cb cb = {
       &records, fuzz_fmt_perfetto_track, fuzz_fmt_perfetto_slice,
-      fuzz_fmt_perfetto_counter, fuzz_fmt_perfetto_warning};
+      fuzz_fmt_perfetto_counter, fuzz_fmt_perfetto_warning, 0};
   struct fmt_perfetto_stats st;
   char *cause = NULL;
   int rc = fmt_perfetto_read(path, &cb, &st, &cause);

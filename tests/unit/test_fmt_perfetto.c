@@ -133,8 +133,8 @@ static void rec_free(struct rec *r) {
 
 static int decode(const char *path, struct rec *r,
                   struct fmt_perfetto_stats *st) {
-  struct fmt_perfetto_cb cb = {r, rec_track, rec_slice, rec_counter,
-                               rec_warning};
+  struct fmt_perfetto_cb cb = {r,           rec_track,   rec_slice,
+                               rec_counter, rec_warning, 0};
   char *cause = NULL;
   int rc = testutil_cause(fmt_perfetto_read(path, &cb, st, &cause), cause);
   if (r->nslices) /* qsort must not get NULL, even for 0 items */
@@ -601,8 +601,8 @@ static void test_stream_errors(void **state) {
   free(lz);
 
   testutil_write(cut, file, len - 5);
-  struct fmt_perfetto_cb cb = {&c, rec_track, rec_slice, rec_counter,
-                               rec_warning};
+  struct fmt_perfetto_cb cb = {&c,          rec_track,   rec_slice,
+                               rec_counter, rec_warning, 0};
   char *cause = NULL;
   assert_int_equal(fmt_perfetto_read(cut, &cb, &st, &cause), -EPIPE);
   assert_non_null(cause);

@@ -67,6 +67,11 @@ static int log_track_cb(void *ud, const struct fmt_perfetto_track *t) {
 
 static int log_slice(void *ud, const struct fmt_perfetto_slice *s) {
   struct log *l = ud;
+  if (s->args_packed) { /* written as JSON: every byte of them read */
+    sbuf_printf(&l->b, "P %zu ", s->args_packed_len);
+    fmt_perfetto_args_json(&l->b, s->args_packed, s->args_packed_len);
+    sbuf_addc(&l->b, ' ');
+  }
   sbuf_printf(&l->b,
               "S %s|%s|%" PRId64 "|%" PRId64 "|%d%d|%" PRId64 "|%" PRId64
               "|%s|%u|%" PRIu64 "|",
@@ -94,16 +99,16 @@ static void log_warning(void *ud, uint64_t offset, const char *msg) {
   sbuf_printf(&l->b, "W %" PRIu64 " %s\n", offset, msg);
 }
 
-/* Decodes path both ways and checks that they agree; returns the log of
- * the calls (the caller frees it). */
-static char *decode_both(const char *path, long stop_at) {
+/* Decodes path both ways, with packed args or without, and checks that
+ * the two ways agree; returns the log of the calls (the caller frees it). */
+static char *decode_both(const char *path, long stop_at, int packed) {
   struct log l[2] = {{.stop_at = stop_at}, {.stop_at = stop_at}};
   struct fmt_perfetto_stats st[2];
   char *cause[2] = {NULL, NULL};
   int rc[2];
   for (int i = 0; i < 2; i++) {
-    struct fmt_perfetto_cb cb = {&l[i], log_track_cb, log_slice, log_counter,
-                                 log_warning};
+    struct fmt_perfetto_cb cb = {&l[i],       log_track_cb, log_slice,
+                                 log_counter, log_warning,  packed};
     rc[i] = i ? fmt_perfetto_pipe_read(path, &cb, &st[i], &cause[i])
               : fmt_perfetto_read(path, &cb, &st[i], &cause[i]);
   }
@@ -262,7 +267,8 @@ static void test_files(void **state) {
       if (!strstr(e->d_name, d ? "perfetto-" : ".pftrace"))
         continue;
       char *path = xasprintf("%s/%s", dir, e->d_name);
-      free(decode_both(path, 0));
+      free(decode_both(path, 0, 0));
+      free(decode_both(path, 0, 1));
       free(path);
       n++;
     }
@@ -278,7 +284,10 @@ static void test_many(void **state) {
   build_many(&b, 60000); /* ~9 MB: many batches */
   char *path = testutil_path("many.pftrace");
   testutil_write(path, b.s, b.len);
-  char *log = decode_both(path, 0);
+  char *log = decode_both(path, 0, 1); /* packed args copied whole */
+  assert_non_null(strstr(log, "\nP 63 {\"detail\":\"59999-0123456789abcdef"));
+  free(log);
+  log = decode_both(path, 0, 0);
   /* the changes reached the records: the renamed thread, the new pid of
    * the process's children, the track named by its first event */
   assert_non_null(strstr(log, " pid=12 tid=11 p=(null) t=renamed 010"));
@@ -289,7 +298,7 @@ static void test_many(void **state) {
   assert_non_null(strstr(log, "\nC bytes|bytes|"));
   free(log);
   /* a stop: the calls up to it, and its value */
-  log = decode_both(path, 30000);
+  log = decode_both(path, 30000, 0);
   size_t lines = 0;
   for (const char *c = log; (c = strchr(c, '\n')); c++)
     lines++;
@@ -297,11 +306,11 @@ static void test_many(void **state) {
   free(log);
   /* cut in the middle of a packet: the decoder's error and cause */
   testutil_write(path, b.s, b.len / 2 + 3);
-  free(decode_both(path, 0));
+  free(decode_both(path, 0, 0));
   testutil_write(path, "\x0a\x7f", 2);
-  free(decode_both(path, 0));
+  free(decode_both(path, 0, 0));
   unlink(path);
-  free(decode_both(path, 0)); /* missing */
+  free(decode_both(path, 0, 0)); /* missing */
   free(path);
   sbuf_free(&b);
 }
