@@ -58,6 +58,24 @@ struct ingest_perfetto_neuron_row {
 };
 #define NPF_ROWS 64 /* slots (a power of 2) */
 
+/* What a system counter's name "<instance>/<rest>" says, remembered per
+ * track like the rows. */
+enum {
+  NPF_CTR_OTHER,     /* any other counter, as in a generic trace */
+  NPF_CTR_HBM,       /* ND:<dev>/HBM:<hbm>/neuron_hbm_usage <series> */
+  NPF_CTR_CPU,       /* CPU:<id>/host_cpu_util */
+  NPF_CTR_MEM,       /* host_memory_usage <series> */
+  NPF_CTR_BANDWIDTH, /* transfer bandwidths: derived, not read */
+};
+struct ingest_perfetto_neuron_ctr {
+  const struct fmt_perfetto_track *track; /* NULL: a free slot */
+  char *name;
+  char *inst; /* NULL: no "<instance>/" */
+  int kind;
+  int dev, hbm, series; /* HBM: the series' index; MEM: 1 for used_percent */
+  char cpu[32];
+};
+
 struct ingest_perfetto_neuron {
   struct ing *g;
   const char *rel;
@@ -74,14 +92,18 @@ struct ingest_perfetto_neuron {
   uint64_t bad_args, misfits;
   struct fmt_npf_scratch sc; /* what a slice's message holds, reset per slice */
   struct ingest_perfetto_neuron_row rows[NPF_ROWS];
+  struct ingest_perfetto_neuron_ctr ctrs[NPF_ROWS];
 };
 
-/* The debug arguments of a slice in *a (none when the slice has none);
- * a text that is not a JSON object is counted and read as none. */
+/* The debug arguments of slice s in *a, packed or JSON (none when the
+ * slice has none); a text that is not a JSON object is counted and read as
+ * none. */
 static void ingest_perfetto_neuron_args(struct ingest_perfetto_neuron *n,
-                                        const char *json,
+                                        const struct fmt_perfetto_slice *s,
                                         struct fmt_npf_args *a) {
-  if (!fmt_npf_args_open(a, json))
+  if (s->args_packed)
+    fmt_npf_args_packed(a, s->args_packed, s->args_packed_len);
+  else if (!fmt_npf_args_open(a, s->args_json))
     n->bad_args++;
 }
 
@@ -211,7 +233,7 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   struct ingest_perfetto_neuron *n = ud;
   ingest_file_pos(n->g, s->offset);
   struct fmt_npf_args args;
-  ingest_perfetto_neuron_args(n, s->args_json, &args);
+  ingest_perfetto_neuron_args(n, s, &args);
   struct fmt_npf_scratch *sc = &n->sc;
   struct jtok_span got[NSKIP];
   Nex__SystemEvent e = NEX__SYSTEM_EVENT__INIT;
@@ -257,14 +279,40 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
   return 0;
 }
 
-/* "<instance>/<rest>" of a counter name: the instance, and rest. */
-static char *ingest_perfetto_neuron_counter_instance(const char *name,
-                                                     const char **rest) {
-  const char *sl = strchr(name, '/');
+/* What counter c's name says (see NPF_CTR_*). */
+static const struct ingest_perfetto_neuron_ctr *
+ingest_perfetto_neuron_ctr(struct ingest_perfetto_neuron *n,
+                           const struct fmt_perfetto_counter *c) {
+  uintptr_t h = (uintptr_t)c->track / sizeof *c->track;
+  struct ingest_perfetto_neuron_ctr *w = &n->ctrs[(h ^ (h >> 7)) % NPF_ROWS];
+  if (w->track == c->track && strcmp(w->name, c->name) == 0)
+    return w;
+  free(w->name);
+  free(w->inst);
+  *w = (struct ingest_perfetto_neuron_ctr){.track = c->track,
+                                           .name = xstrdup(c->name)};
+  const char *sl = strchr(c->name, '/'), *rest = sl ? sl + 1 : NULL;
+  char series[64];
+  const ProtobufCFieldDescriptor *f = NULL;
   if (!sl)
-    return NULL;
-  *rest = sl + 1;
-  return xstrndup(name, (size_t)(sl - name));
+    return w;
+  w->inst = xstrndup(c->name, (size_t)(sl - c->name));
+  if (sscanf(rest, "ND:%d/HBM:%d/neuron_hbm_usage %63s", &w->dev, &w->hbm,
+             series) == 3)
+    f = protobuf_c_message_descriptor_get_field_by_name(
+        &nex__hbm_usage__descriptor, series);
+  if (f && f->id >= 4) { /* total_bytes = 4: the series in field order */
+    w->kind = NPF_CTR_HBM;
+    w->series = (int)(f->id - 4);
+  } else if (sscanf(rest, "CPU:%31[^/]/host_cpu_util", w->cpu) == 1) {
+    w->kind = NPF_CTR_CPU;
+  } else if (sscanf(rest, "host_memory_usage %63s", series) == 1) {
+    w->kind = NPF_CTR_MEM;
+    w->series = strcmp(series, "used_percent") == 0;
+  } else if (strstr(rest, "transfer_bandwidth")) {
+    w->kind = NPF_CTR_BANDWIDTH;
+  }
+  return w;
 }
 
 static int
@@ -273,48 +321,42 @@ ingest_perfetto_neuron_sys_counter(void *ud,
   struct ingest_perfetto_neuron *n = ud;
   struct ing *g = n->g;
   ingest_file_pos(g, c->offset);
-  const char *rest = NULL;
-  char *inst = ingest_perfetto_neuron_counter_instance(c->name, &rest);
-  char series[64], cpu[32];
-  int dev, hbm;
-  ingest_perfetto_neuron_context(n, inst ? inst : n->stem, -1);
-  const ProtobufCFieldDescriptor *f = NULL;
-  if (!ingest_context_kept(g)) {
-    free(inst);
+  const struct ingest_perfetto_neuron_ctr *w = ingest_perfetto_neuron_ctr(n, c);
+  ingest_perfetto_neuron_context(n, w->inst ? w->inst : n->stem, -1);
+  if (!ingest_context_kept(g))
     return 0;
-  }
-  if (inst && sscanf(rest, "ND:%d/HBM:%d/neuron_hbm_usage %63s", &dev, &hbm,
-                     series) == 3)
-    f = protobuf_c_message_descriptor_get_field_by_name(
-        &nex__hbm_usage__descriptor, series);
-  if (f && f->id >= 4) { /* total_bytes = 4: the series in field order */
-    struct store_track t = ingest_desc("counter", "system", "neuron_hbm_usage",
-                                       ingest_context_instance(n->g));
-    t.device_idx = dev;
-    t.hbm_idx = hbm;
-    ingest_counter(g, ingest_track(g, &t), (int)(f->id - 4), c->ts_ns,
-                   c->value);
-  } else if (inst && sscanf(rest, "CPU:%31[^/]/host_cpu_util", cpu) == 1) {
+  struct store_track t;
+  switch (w->kind) {
+  case NPF_CTR_HBM:
+    t = ingest_desc("counter", "system", "neuron_hbm_usage",
+                    ingest_context_instance(n->g));
+    t.device_idx = w->dev;
+    t.hbm_idx = w->hbm;
+    ingest_counter(g, ingest_track(g, &t), w->series, c->ts_ns, c->value);
+    break;
+  case NPF_CTR_CPU: {
     Nex__CpuUsage u = NEX__CPU_USAGE__INIT;
     u.timestamp = c->ts_ns;
-    u.cpu_id = cpu;
+    u.cpu_id = (char *)(uintptr_t)w->cpu;
     u.util_percent = c->value;
     ingest_system_cpu_sample(g, &u);
-  } else if (inst && sscanf(rest, "host_memory_usage %63s", series) == 1) {
-    struct store_track t = ingest_desc("counter", "system", "host_mem",
-                                       ingest_context_instance(n->g));
-    ingest_counter(g, ingest_track(g, &t), strcmp(series, "used_percent") == 0,
-                   c->ts_ns, c->value);
-  } else if (!inst || !strstr(rest, "transfer_bandwidth")) {
-    /* any other counter as in a generic trace; bandwidths are derived */
-    struct store_track t =
-        ingest_desc("counter", "system", "chrome_counter", n->stem);
+    break;
+  }
+  case NPF_CTR_MEM:
+    t = ingest_desc("counter", "system", "host_mem",
+                    ingest_context_instance(n->g));
+    ingest_counter(g, ingest_track(g, &t), w->series, c->ts_ns, c->value);
+    break;
+  case NPF_CTR_BANDWIDTH:
+    break;
+  default: /* any other counter as in a generic trace */
+    t = ingest_desc("counter", "system", "chrome_counter", n->stem);
     t.pid = 0;
     t.has_pid = 1;
     t.label = c->name;
     ingest_counter(g, ingest_track(g, &t), 0, c->ts_ns, c->value);
+    break;
   }
-  free(inst);
   return 0;
 }
 
@@ -366,7 +408,7 @@ ingest_perfetto_neuron_dev_slice(void *ud, const struct fmt_perfetto_slice *s) {
   struct ingest_perfetto_neuron *n = ud;
   ingest_file_pos(n->g, s->offset);
   struct fmt_npf_args args;
-  ingest_perfetto_neuron_args(n, s->args_json, &args);
+  ingest_perfetto_neuron_args(n, s, &args);
   struct fmt_npf_scratch *sc = &n->sc;
   Nex__NtffRecord r = NEX__NTFF_RECORD__INIT;
   const char *row = ingest_perfetto_neuron_row_name(s->track);
@@ -547,7 +589,7 @@ static void ingest_perfetto_neuron_file(struct ingest_perfetto_neuron *n,
                                ingest_perfetto_neuron_sys_slice,
                                ingest_perfetto_neuron_sys_counter,
                                ingest_perfetto_neuron_warning,
-                               0};
+                               1};
   if (kind == NPF_DEVICE) {
     cb.slice = ingest_perfetto_neuron_dev_slice;
     cb.counter = ingest_perfetto_neuron_dev_counter;
@@ -663,8 +705,11 @@ static void ingest_perfetto_neuron_free(struct ingest_perfetto_neuron *n) {
   free(n->seen);
   free(n->devs);
   fmt_npf_scratch_free(&n->sc);
-  for (size_t i = 0; i < NPF_ROWS; i++)
+  for (size_t i = 0; i < NPF_ROWS; i++) {
     free(n->rows[i].name);
+    free(n->ctrs[i].name);
+    free(n->ctrs[i].inst);
+  }
 }
 
 bool ingest_perfetto_neuron_read(struct ing *g, const char *rel) {

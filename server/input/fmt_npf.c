@@ -1,6 +1,7 @@
 /* fmt_npf.c -- the naming of the Neuron tools' Perfetto export (see
  * fmt_npf.h). */
 #include "fmt_npf.h"
+#include "fmt_perfetto.h"
 
 #include "jtok.h"
 #include "jval.h"
@@ -122,7 +123,38 @@ struct fmt_npf_key {
   int skip_at;
   unsigned char len; /* 0: a free slot */
   char name[FMT_NPF_KEY_MAX];
+  /* the name that came next the last time (the events of a kind name
+   * their arguments in the same order), or NULL */
+  struct fmt_npf_key *next;
 };
+
+/* The names remembered: a table by name, the meaning of a name that is
+ * not in it, and the attributes field of the last message type filled. */
+struct fmt_npf_keys {
+  struct fmt_npf_key slot[FMT_NPF_KEYS];
+  struct fmt_npf_key miss;
+  const ProtobufCMessageDescriptor *attrs_of;
+  const ProtobufCFieldDescriptor *attrs;
+};
+
+/* sc's table of names, made on first use. */
+static struct fmt_npf_keys *fmt_npf_keys(struct fmt_npf_scratch *sc) {
+  if (!sc->keys)
+    sc->keys = xcalloc(1, sizeof *sc->keys);
+  return sc->keys;
+}
+
+/* The `attributes` field of message type d, or NULL. */
+static const ProtobufCFieldDescriptor *
+fmt_npf_attrs(struct fmt_npf_scratch *sc, const ProtobufCMessageDescriptor *d) {
+  struct fmt_npf_keys *ks = fmt_npf_keys(sc);
+  if (ks->attrs_of != d) {
+    ks->attrs_of = d;
+    ks->attrs =
+        protobuf_c_message_descriptor_get_field_by_name(d, "attributes");
+  }
+  return ks->attrs;
+}
 
 void fmt_npf_scratch_reset(struct fmt_npf_scratch *sc) { arena_reset(&sc->a); }
 
@@ -146,46 +178,75 @@ bool fmt_npf_args_open(struct fmt_npf_args *a, const char *json) {
   bool obj = end - p >= 2 && *p == '{' && end[-1] == '}';
   a->p = obj ? p : end;
   a->end = end;
+  a->packed = false;
   return obj || p == end;
 }
 
+void fmt_npf_args_packed(struct fmt_npf_args *a, const uint8_t *p, size_t n) {
+  a->p = p;
+  a->end = p + n;
+  a->packed = true;
+}
+
+/* Whether slot k holds name key (kl bytes) of type d read with skip. */
+static bool fmt_npf_key_is(const struct fmt_npf_key *k,
+                           const ProtobufCMessageDescriptor *d,
+                           const char *const *skip, const char *key,
+                           size_t kl) {
+  return k->d == d && k->skip == skip && k->len == kl &&
+         memcmp(k->name, key, kl) == 0;
+}
+
 /* The meaning of argument name key (kl bytes, NUL-terminated) in message
- * type d read with skip: remembered by name in sc's table, where names
- * shorter than FMT_NPF_KEY_MAX stay (the first FMT_NPF_KEYS that hash
- * apart; the others are looked up each time). */
-static struct fmt_npf_key fmt_npf_key(struct fmt_npf_scratch *sc,
-                                      const ProtobufCMessageDescriptor *d,
-                                      const char *const *skip, const char *key,
-                                      size_t kl) {
-  struct fmt_npf_key *slot = NULL;
+ * type d read with skip, the argument after the one whose meaning was
+ * *prev (NULL for the first; set to this one's): remembered by name in
+ * sc's table, where names shorter than FMT_NPF_KEY_MAX stay (the first
+ * FMT_NPF_KEYS that hash apart; the others are looked up each time).  The
+ * name that followed *prev last time is tried first.  Valid until the next
+ * call. */
+static const struct fmt_npf_key *
+fmt_npf_key(struct fmt_npf_scratch *sc, const ProtobufCMessageDescriptor *d,
+            const char *const *skip, const char *key, size_t kl,
+            struct fmt_npf_key **prev) {
+  struct fmt_npf_keys *ks = fmt_npf_keys(sc);
+  struct fmt_npf_key *p = *prev, *slot = NULL;
+  if (p && p->next && fmt_npf_key_is(p->next, d, skip, key, kl))
+    return *prev = p->next;
   if (kl > 0 && kl < FMT_NPF_KEY_MAX) {
-    if (!sc->keys)
-      sc->keys = xcalloc(FMT_NPF_KEYS, sizeof *sc->keys);
-    uint64_t h = (uint64_t)(uintptr_t)d ^ ((uint64_t)(uintptr_t)skip << 1);
-    for (size_t i = 0; i < kl; i++) /* names are short: inline */
-      h = (h ^ (unsigned char)key[i]) * 0x100000001b3ull;
-    h ^= h >> 29;
+    /* the length and the first and last 8 bytes: names are short */
+    uint64_t w[2] = {0, 0};
+    memcpy(&w[0], key, kl < 8 ? kl : 8);
+    if (kl > 8)
+      memcpy(&w[1], key + (kl < 16 ? 8 : kl - 8), kl < 16 ? kl - 8 : 8);
+    uint64_t h = ((uint64_t)(uintptr_t)d ^ ((uint64_t)(uintptr_t)skip << 1) ^
+                  kl ^ w[0] * 0x9e3779b97f4a7c15ull) *
+                     0xff51afd7ed558ccdull ^
+                 w[1] * 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 32;
     for (size_t i = 0; i < 4 && !slot; i++) {
-      struct fmt_npf_key *k = &sc->keys[(h + i) & (FMT_NPF_KEYS - 1)];
-      if (k->len == 0 || (k->d == d && k->skip == skip && k->len == kl &&
-                          memcmp(k->name, key, kl) == 0))
+      struct fmt_npf_key *k = &ks->slot[(h + i) & (FMT_NPF_KEYS - 1)];
+      if (k->len == 0 || fmt_npf_key_is(k, d, skip, key, kl))
         slot = k;
     }
-    if (slot && slot->len)
-      return *slot;
   }
-  struct fmt_npf_key r = {.d = d, .skip = skip, .skip_at = -1};
-  for (size_t s = 0; skip && skip[s] && r.skip_at < 0; s++)
-    if (strcmp(skip[s], key) == 0)
-      r.skip_at = (int)s;
-  if (r.skip_at < 0)
-    r.f = fmt_npf_field(d, key);
-  if (slot) {
-    *slot = r;
+  if (!slot || !slot->len) {
+    struct fmt_npf_key *r = slot ? slot : &ks->miss;
+    *r = (struct fmt_npf_key){.d = d, .skip = skip, .skip_at = -1};
+    for (size_t s = 0; skip && skip[s] && r->skip_at < 0; s++)
+      if (strcmp(skip[s], key) == 0)
+        r->skip_at = (int)s;
+    if (r->skip_at < 0)
+      r->f = fmt_npf_field(d, key);
+    if (!slot) {
+      *prev = NULL;
+      return r;
+    }
     slot->len = (unsigned char)kl;
     memcpy(slot->name, key, kl);
   }
-  return r;
+  if (p)
+    p->next = slot;
+  return *prev = slot;
 }
 
 /* Whether string v is its own text (nothing to decode). */
@@ -208,6 +269,15 @@ static char *fmt_npf_text(const struct jtok_span *v,
 }
 
 bool fmt_npf_args_has(const struct fmt_npf_args *a, const char *key) {
+  if (a->packed) {
+    const uint8_t *p = a->p;
+    struct fmt_perfetto_arg g;
+    size_t kl = strlen(key);
+    while (fmt_perfetto_arg_next(&p, a->end, &g))
+      if (g.key_len == kl && memcmp(g.key, key, kl) == 0)
+        return true;
+    return false;
+  }
   struct jtok_span obj = {a->p, (size_t)(a->end - a->p), JTOK_OBJ, 0}, v;
   return a->p != a->end && jtok_find(&obj, key, &v);
 }
@@ -290,40 +360,19 @@ static bool fmt_npf_set_ids(ProtobufCMessage *m,
   return rc == JTOK_END;
 }
 
-/* Sets field f of m from v; false when v does not fit it. */
-static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                        const struct jtok_span *v, struct fmt_npf_scratch *sc) {
-  char *p = (char *)m + f->offset;
-  int64_t i;
-  uint64_t u;
-  double d;
-  if (f->label == PROTOBUF_C_LABEL_REPEATED)
-    return f->type == PROTOBUF_C_TYPE_UINT64 && v->kind == JTOK_ARR &&
-           fmt_npf_set_ids(m, f, v, sc);
-  if (f->type == PROTOBUF_C_TYPE_STRING) {
-    if (v->kind != JTOK_STR)
-      return false;
-    *(char **)p = fmt_npf_text(v, sc);
-    return true;
-  }
-  if (f->type == PROTOBUF_C_TYPE_ENUM) {
-    int e = v->kind == JTOK_STR
-                ? fmt_npf_enum(f->descriptor, fmt_npf_text(v, sc))
-            : fmt_npf_value_num(v, &i, &u, &d) ? (int)i
-                                               : -1;
-    if (e < 0)
-      return false;
-    *(int *)p = e;
-    return true;
-  }
-  if (f->type == PROTOBUF_C_TYPE_BOOL) {
-    *(protobuf_c_boolean *)p =
-        jtok_true(v) || (fmt_npf_value_num(v, &i, &u, &d) && i != 0);
-    return true;
-  }
-  if (!fmt_npf_value_num(v, &i, &u, &d))
-    return false;
+/* Sets field f (at p) of a number i, u, d to it: an enum, a bool or a
+ * number; false when it does not fit. */
+static bool fmt_npf_set_num(char *p, const ProtobufCFieldDescriptor *f,
+                            int64_t i, uint64_t u, double d) {
   switch (f->type) {
+  case PROTOBUF_C_TYPE_ENUM:
+    if ((int)i < 0)
+      return false;
+    *(int *)p = (int)i;
+    return true;
+  case PROTOBUF_C_TYPE_BOOL:
+    *(protobuf_c_boolean *)p = i != 0;
+    return true;
   case PROTOBUF_C_TYPE_INT32:
   case PROTOBUF_C_TYPE_SINT32:
   case PROTOBUF_C_TYPE_SFIXED32:
@@ -353,6 +402,61 @@ static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
   }
 }
 
+/* Sets field f of m from v; false when v does not fit it. */
+static bool fmt_npf_set(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+                        const struct jtok_span *v, struct fmt_npf_scratch *sc) {
+  char *p = (char *)m + f->offset;
+  int64_t i;
+  uint64_t u;
+  double d;
+  if (f->label == PROTOBUF_C_LABEL_REPEATED)
+    return f->type == PROTOBUF_C_TYPE_UINT64 && v->kind == JTOK_ARR &&
+           fmt_npf_set_ids(m, f, v, sc);
+  if (f->type == PROTOBUF_C_TYPE_STRING) {
+    if (v->kind != JTOK_STR)
+      return false;
+    *(char **)p = fmt_npf_text(v, sc);
+    return true;
+  }
+  if (f->type == PROTOBUF_C_TYPE_ENUM && v->kind == JTOK_STR) {
+    int e = fmt_npf_enum(f->descriptor, fmt_npf_text(v, sc));
+    if (e < 0)
+      return false;
+    *(int *)p = e;
+    return true;
+  }
+  if (f->type == PROTOBUF_C_TYPE_BOOL && jtok_true(v)) {
+    *(protobuf_c_boolean *)p = 1;
+    return true;
+  }
+  if (fmt_npf_value_num(v, &i, &u, &d))
+    return fmt_npf_set_num(p, f, i, u, d);
+  if (f->type != PROTOBUF_C_TYPE_BOOL)
+    return false;
+  *(protobuf_c_boolean *)p = 0; /* any other value: false */
+  return true;
+}
+
+/* Sets field f of m from a packed integer or bool a, as from its JSON
+ * text; false when it does not fit. */
+static bool fmt_npf_set_packed(ProtobufCMessage *m,
+                               const ProtobufCFieldDescriptor *f,
+                               const struct fmt_perfetto_arg *a) {
+  char *p = (char *)m + f->offset;
+  if (f->label == PROTOBUF_C_LABEL_REPEATED ||
+      f->type == PROTOBUF_C_TYPE_STRING)
+    return false;
+  if (a->type == FMT_PERFETTO_ARG_BOOL) { /* true/false: not a number */
+    if (f->type != PROTOBUF_C_TYPE_BOOL)
+      return false;
+    *(protobuf_c_boolean *)p = a->u != 0;
+    return true;
+  }
+  if (a->type == FMT_PERFETTO_ARG_UINT)
+    return fmt_npf_set_num(p, f, (int64_t)a->u, a->u, (double)a->u);
+  return fmt_npf_set_num(p, f, a->i, (uint64_t)a->i, (double)a->i);
+}
+
 /* Adds key = v to the attributes f of m (grown in the arena). */
 static void fmt_npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
                          const char *key, size_t key_len,
@@ -368,18 +472,143 @@ static void fmt_npf_attr(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
   *(Nex__Attribute **)arena_push(&sc->a, (void **)arr, (*n)++, sizeof a) = a;
 }
 
+/* What fmt_npf_fill is filling. */
+struct fmt_npf_target {
+  ProtobufCMessage *m;
+  const ProtobufCFieldDescriptor *attrs; /* m's attributes, or NULL */
+  const char *const *skip;
+  struct jtok_span *skipped;
+  struct fmt_npf_scratch *sc;
+};
+
+/* Argument key (kl bytes, NUL-terminated) of meaning mk, of value v: fills
+ * its field, or becomes an attribute or a skipped value.  Returns 1 when v
+ * does not fit the field, else 0. */
+static uint64_t fmt_npf_apply(const struct fmt_npf_target *t,
+                              const struct fmt_npf_key *mk, const char *key,
+                              size_t kl, const struct jtok_span *v) {
+  if (mk->skip_at >= 0) {
+    t->skipped[mk->skip_at] = *v;
+    return 0;
+  }
+  if (mk->f && mk->f != t->attrs)
+    return !fmt_npf_set(t->m, mk->f, v, t->sc);
+  if (t->attrs)
+    fmt_npf_attr(t->m, t->attrs, key, kl, v, t->sc);
+  return 0;
+}
+
+/* v as the JSON value written in sc->b would scan as the last member of
+ * an object (copied into sc). */
+static void fmt_npf_scan(struct jtok_span *v, struct fmt_npf_scratch *sc) {
+  sbuf_addc(&sc->b, '}');
+  const unsigned char *p =
+      (const unsigned char *)arena_strdup(&sc->a, sc->b.s, sc->b.len);
+  jtok_scan(&p, p + sc->b.len, v);
+}
+
+/* Whether text s[0, n) is printable ASCII: its JSON string decodes to
+ * itself.  *esc: whether it holds a quote or a backslash (a string value
+ * is then not its own JSON text).  Eight bytes at a time (the last ones
+ * padded with spaces): a byte is zero in x when (x - 1) & ~x has its high
+ * bit, below c when (x - c) & ~x has. */
+static bool fmt_npf_ascii(const char *s, size_t n, bool *esc) {
+  const uint64_t one = 0x0101010101010101ull, high = one << 7;
+  uint64_t bad = 0, e = 0;
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t x = 0x20 * one;
+    memcpy(&x, s + i, n - i < 8 ? n - i : 8);
+    uint64_t del = x ^ 0x7f * one, q = x ^ 0x22 * one, bs = x ^ 0x5c * one;
+    bad |= x | ((x - 0x20 * one) & ~x) | ((del - one) & ~del);
+    e |= ((q - one) & ~q) | ((bs - one) & ~bs);
+  }
+  *esc = (e & high) != 0;
+  return (bad & high) == 0;
+}
+
+/* The value of packed argument a as its JSON text would scan (kept in
+ * sc): a plain string and an integer or bool without a scan. */
+static void fmt_npf_packed_value(struct jtok_span *v,
+                                 const struct fmt_perfetto_arg *a,
+                                 struct fmt_npf_scratch *sc) {
+  bool esc;
+  sc->b.len = 0;
+  switch (a->type) {
+  case FMT_PERFETTO_ARG_STRING:
+    if (fmt_npf_ascii(a->s, a->n, &esc) && !esc) {
+      *v = (struct jtok_span){(const unsigned char *)a->s, a->n, JTOK_STR, 0};
+      return;
+    }
+    break;
+  case FMT_PERFETTO_ARG_INT:
+  case FMT_PERFETTO_ARG_UINT:
+  case FMT_PERFETTO_ARG_BOOL: /* digits, true, false: nothing to check */
+    fmt_perfetto_arg_json(&sc->b, a);
+    *v = (struct jtok_span){
+        (const unsigned char *)arena_strdup(&sc->a, sc->b.s, sc->b.len),
+        sc->b.len, a->type == FMT_PERFETTO_ARG_BOOL ? JTOK_LIT : JTOK_NUM, 0};
+    return;
+  default:
+    break;
+  }
+  fmt_perfetto_arg_json(&sc->b, a);
+  fmt_npf_scan(v, sc);
+}
+
+/* fmt_npf_fill of packed args: each argument as its JSON text would be
+ * read (a text not printable ASCII is written as JSON and scanned), an
+ * integer or bool for a field set as it is. */
+static uint64_t fmt_npf_fill_packed(const struct fmt_npf_target *t,
+                                    const struct fmt_npf_args *args) {
+  const uint8_t *p = args->p;
+  struct fmt_perfetto_arg a;
+  struct fmt_npf_scratch *sc = t->sc;
+  struct fmt_npf_key *prev = NULL;
+  uint64_t misfits = 0;
+  while (fmt_perfetto_arg_next(&p, args->end, &a)) {
+    char plain[128];
+    const char *key = plain;
+    size_t kl = a.key_len;
+    struct jtok_span v;
+    bool esc;
+    if (fmt_npf_ascii(a.key, kl, &esc) && kl < sizeof plain) {
+      memcpy(plain, a.key, kl);
+      plain[kl] = '\0';
+    } else {
+      sc->b.len = 0;
+      sbuf_add_json_str(&sc->b, a.key, kl);
+      fmt_npf_scan(&v, sc);
+      key = fmt_npf_text(&v, sc);
+      kl = strlen(key);
+    }
+    const struct fmt_npf_key *mk =
+        fmt_npf_key(sc, t->m->descriptor, t->skip, key, kl, &prev);
+    if ((a.type == FMT_PERFETTO_ARG_INT || a.type == FMT_PERFETTO_ARG_UINT ||
+         a.type == FMT_PERFETTO_ARG_BOOL) &&
+        mk->skip_at < 0 && mk->f && mk->f != t->attrs) {
+      misfits += !fmt_npf_set_packed(t->m, mk->f, &a);
+      continue;
+    }
+    fmt_npf_packed_value(&v, &a, sc);
+    misfits += fmt_npf_apply(t, mk, key, kl, &v);
+  }
+  return misfits;
+}
+
 uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
                       const char *const *skip, struct jtok_span *skipped,
                       struct fmt_npf_scratch *sc) {
-  const ProtobufCMessageDescriptor *d = m->descriptor;
-  const ProtobufCFieldDescriptor *attrs =
-      protobuf_c_message_descriptor_get_field_by_name(d, "attributes");
+  struct fmt_npf_target t = {m, fmt_npf_attrs(sc, m->descriptor), skip, skipped,
+                             sc};
   const unsigned char *p = args->p, *end = args->end;
   struct jtok_span k, v;
+  struct fmt_npf_key *prev = NULL;
   uint64_t misfits = 0;
   int rc = JTOK_END;
   for (size_t s = 0; skip && skip[s]; s++)
     skipped[s] = (struct jtok_span){NULL, 0, JTOK_NONE, 0};
+  if (args->packed)
+    return fmt_npf_fill_packed(&t, args);
   if (p != end) {
     p++; /* past the '{' */
     while ((rc = jtok_member(&p, end, &k, &v)) == JTOK_OK) {
@@ -394,16 +623,9 @@ uint64_t fmt_npf_fill(ProtobufCMessage *m, const struct fmt_npf_args *args,
         key = fmt_npf_text(&k, sc);
         kl = strlen(key);
       }
-      struct fmt_npf_key mk = fmt_npf_key(sc, d, skip, key, kl);
-      if (mk.skip_at >= 0) {
-        skipped[mk.skip_at] = v;
-        continue;
-      }
-      const ProtobufCFieldDescriptor *f = mk.f;
-      if (f && f != attrs)
-        misfits += !fmt_npf_set(m, f, &v, sc);
-      else if (attrs)
-        fmt_npf_attr(m, attrs, key, kl, &v, sc);
+      misfits += fmt_npf_apply(
+          &t, fmt_npf_key(sc, m->descriptor, skip, key, kl, &prev), key, kl,
+          &v);
     }
   }
   return misfits + (rc != JTOK_END);

@@ -62,18 +62,20 @@ bool fmt_npf_process_parse(const char *name, size_t *inst_len, int64_t *pid);
 bool fmt_npf_row_base(const char *name, size_t *base_len);
 
 /* Filling our messages from debug arguments: the JSON object text the
- * Perfetto decoder gives (fmt_perfetto.h), read in place. */
+ * Perfetto decoder gives, or its packed args (fmt_perfetto.h), read in
+ * place.  Both give the same messages. */
 struct fmt_npf_args {
   const unsigned char *p, *end; /* the object's text, p == end: none */
+  bool packed;                  /* p[0, end) holds packed args */
 };
 /* What filled messages hold besides pointers into the arguments: arrays
  * and texts.  Start from {0}; reset it between messages to reuse its
  * memory, free it at the end. */
-struct fmt_npf_key;
+struct fmt_npf_keys;
 struct fmt_npf_scratch {
   struct arena a;
-  struct sbuf b, tmp;       /* a text being decoded, and jval_json's scratch */
-  struct fmt_npf_key *keys; /* what argument names meant (kept by reset) */
+  struct sbuf b, tmp;        /* a text being decoded, and jval_json's scratch */
+  struct fmt_npf_keys *keys; /* what argument names meant (kept by reset) */
 };
 /* Forgets what sc holds (what it handed out is gone), keeping its memory. */
 void fmt_npf_scratch_reset(struct fmt_npf_scratch *sc);
@@ -82,6 +84,8 @@ void fmt_npf_scratch_free(struct fmt_npf_scratch *sc);
  * braces around anything (a then has none); what is inside is checked as
  * it is read. */
 bool fmt_npf_args_open(struct fmt_npf_args *a, const char *json);
+/* Sets a over the packed args p[0, n). */
+void fmt_npf_args_packed(struct fmt_npf_args *a, const uint8_t *p, size_t n);
 /* Whether argument `key` is there. */
 bool fmt_npf_args_has(const struct fmt_npf_args *a, const char *key);
 /* The text of value v when it is a string (kept in sc), else NULL (also

@@ -9,13 +9,21 @@
  * the schema left out; the debug annotations the walker kept plain put
  * back as protobuf-c unpacks them, each written as JSON the same from its
  * bytes as from that struct).
+ * Read again with packed args, every slice's args must be what the first
+ * read gave as JSON, and every packed one must fill the Neuron mapping's
+ * messages (fmt_npf_fill: the system event with its skip list, the device
+ * records) exactly as its JSON does: the messages packed, the misfits, the
+ * skipped values.
  * Also linked into test_fmt_perfetto, which replays the files of
  * tests/data/perfetto/ and the inputs kept in tests/data/regress/ whose
  * names start with "perfetto-".
  */
 #include "arena.h"
+#include "fmt_npf.h"
 #include "fmt_perfetto_priv.h"
 #include "fuzz_fmt.h"
+#include "ntff.pb-c.h"
+#include "ntrace.pb-c.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -225,14 +233,125 @@ size_t fuzz_fmt_perfetto_wire(const uint8_t *data, size_t size) {
   return taken;
 }
 
+/* The args of every slice of a read, as JSON (packed ones written so). */
+struct fuzz_fmt_perfetto_args {
+  char **v;
+  size_t n;
+  struct fmt_npf_scratch sc[2];
+};
+
+/* Aborts unless skipped values a and b read the same. */
+static void fuzz_fmt_perfetto_same_value(const struct jtok_span *a,
+                                         const struct jtok_span *b,
+                                         struct fmt_npf_scratch *sc) {
+  const char *sa = fmt_npf_value_str(a, sc), *sb = fmt_npf_value_str(b, sc);
+  int64_t i[2];
+  uint64_t u[2];
+  double d[2];
+  bool na = fmt_npf_value_num(a, &i[0], &u[0], &d[0]),
+       nb = fmt_npf_value_num(b, &i[1], &u[1], &d[1]);
+  if (!sa != !sb || (sa && strcmp(sa, sb) != 0) || na != nb ||
+      (na && (i[0] != i[1] || u[0] != u[1] ||
+              memcmp(&d[0], &d[1], sizeof d[0]) != 0)))
+    abort();
+}
+
+/* Aborts unless packed args p[0, n) fill each message of the Neuron
+ * mapping as their JSON text json does. */
+static void fuzz_fmt_perfetto_fill_same(struct fuzz_fmt_perfetto_args *r,
+                                        const uint8_t *p, size_t n,
+                                        const char *json) {
+  static const char *const skip[] = {"instance_id", "process_id",
+                                     "timestamp_unit", "device_profile", NULL};
+  const ProtobufCMessageDescriptor *ds[] = {
+      &nex__system_event__descriptor,   &nex__ntff_header__descriptor,
+      &nex__execution_info__descriptor, &nex__instruction__descriptor,
+      &nex__dma_packet__descriptor,     &nex__cc_op__descriptor};
+  for (size_t k = 0; k < sizeof ds / sizeof *ds; k++) {
+    const char *const *sk = k == 0 ? skip : NULL;
+    struct jtok_span got[2][4];
+    uint64_t misfits[2];
+    uint8_t *b[2];
+    size_t nb[2];
+    for (int w = 0; w < 2; w++) {
+      ProtobufCMessage *m = arena_alloc(&r->sc[w].a, ds[k]->sizeof_message);
+      protobuf_c_message_init(ds[k], m);
+      struct fmt_npf_args a;
+      if (w)
+        fmt_npf_args_open(&a, json);
+      else
+        fmt_npf_args_packed(&a, p, n);
+      misfits[w] = fmt_npf_fill(m, &a, sk, got[w], &r->sc[w]);
+      b[w] = fuzz_fmt_perfetto_pack(m, &nb[w]);
+    }
+    if (misfits[0] != misfits[1] || nb[0] != nb[1] ||
+        memcmp(b[0], b[1], nb[0]) != 0)
+      abort();
+    for (size_t i = 0; sk && sk[i]; i++)
+      fuzz_fmt_perfetto_same_value(&got[0][i], &got[1][i], &r->sc[0]);
+    free(b[0]);
+    free(b[1]);
+    fmt_npf_scratch_reset(&r->sc[0]);
+    fmt_npf_scratch_reset(&r->sc[1]);
+  }
+}
+
+static int fuzz_fmt_perfetto_args_slice(void *ud,
+                                        const struct fmt_perfetto_slice *s) {
+  struct fuzz_fmt_perfetto_args *r = ud;
+  struct sbuf b = {0};
+  if (s->args_packed) {
+    fmt_perfetto_args_json(&b, s->args_packed, s->args_packed_len);
+    fuzz_fmt_perfetto_fill_same(r, s->args_packed, s->args_packed_len, b.s);
+  } else if (s->args_json) {
+    sbuf_adds(&b, s->args_json);
+  }
+  r->v = realloc(r->v, (r->n + 1) * sizeof *r->v);
+  if (!r->v)
+    abort();
+  r->v[r->n++] = b.len ? b.s : NULL;
+  if (!b.len)
+    sbuf_free(&b);
+  return 0;
+}
+
+/* Aborts unless the trace at path gives the same args, packed or not. */
+static void fuzz_fmt_perfetto_packed(const char *path) {
+  struct fuzz_fmt_perfetto_args r[2] = {{0}};
+  for (int k = 0; k < 2; k++) {
+    struct fmt_perfetto_cb cb = {&r[k], NULL, fuzz_fmt_perfetto_args_slice,
+                                 NULL,  NULL, k};
+    char *cause = NULL;
+    fmt_perfetto_read(path, &cb, NULL, &cause);
+    free(cause);
+  }
+  if (r[0].n != r[1].n)
+    abort();
+  for (size_t i = 0; i < r[0].n; i++) {
+    if (!r[0].v[i] != !r[1].v[i] ||
+        (r[0].v[i] && strcmp(r[0].v[i], r[1].v[i]) != 0))
+      abort();
+    free(r[0].v[i]);
+    free(r[1].v[i]);
+  }
+  for (int k = 0; k < 2; k++) {
+    free(r[k].v);
+    fmt_npf_scratch_free(&r[k].sc[0]);
+    fmt_npf_scratch_free(&r[k].sc[1]);
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_fmt_perfetto_wire(data, size);
   char path[64];
   int fd = fuzz_fmt_file(data, size, path, sizeof path);
   uint64_t records = 0;
-  struct fmt_perfetto_cb cb = {
-      &records, fuzz_fmt_perfetto_track, fuzz_fmt_perfetto_slice,
-      fuzz_fmt_perfetto_counter, fuzz_fmt_perfetto_warning, 0};
+  struct fmt_perfetto_cb cb = {&records,
+                               fuzz_fmt_perfetto_track,
+                               fuzz_fmt_perfetto_slice,
+                               fuzz_fmt_perfetto_counter,
+                               fuzz_fmt_perfetto_warning,
+                               0};
   struct fmt_perfetto_stats st;
   char *cause = NULL;
   int rc = fmt_perfetto_read(path, &cb, &st, &cause);
@@ -243,6 +362,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (rc > 0 || cause) {
     abort();
   }
+  fuzz_fmt_perfetto_packed(path);
   close(fd);
   return 0;
 }
