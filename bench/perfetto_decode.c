@@ -18,7 +18,9 @@
  *
  * and prints "<name> events=N seconds=T cpu_seconds=C events_per_s=R
  * events_per_cpu_s=P" per line (CPU time: the machine may be shared).
- * With --read it only decodes FILE (an existing trace, kept), three times.
+ * With --read it only decodes FILE (an existing trace, kept), three times
+ * with the args as JSON ("decode") and three times packed as the Neuron
+ * mapping reads them ("decode-packed").
  */
 #include "fmt_perfetto.h"
 #include "perfetto_trace.pb-c.h"
@@ -223,13 +225,15 @@ static double perfetto_decode_cpu(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Decodes path three times with counting callbacks and prints the run of
- * least CPU time.  Returns fmt_perfetto_read's value. */
-static int perfetto_decode_read(const char *path) {
+/* Decodes path three times with counting callbacks, the args packed or
+ * not, and prints the run of least CPU time as `name`.  Returns
+ * fmt_perfetto_read's value. */
+static int perfetto_decode_read(const char *path, const char *name,
+                                int packed) {
   double best_cpu = 0, best_wall = 0;
   struct perfetto_decode_counts n = {0};
   struct fmt_perfetto_cb cb = {
-      &n, NULL, perfetto_decode_count, perfetto_decode_count_c, NULL, 0};
+      &n, NULL, perfetto_decode_count, perfetto_decode_count_c, NULL, packed};
   struct fmt_perfetto_stats st;
   int rc = 0;
   for (int run = 0; run < 3 && rc == 0; run++) {
@@ -246,10 +250,10 @@ static int perfetto_decode_read(const char *path) {
       best_wall = wall;
     }
   }
-  printf("decode events=%" PRIu64 " slices=%" PRIu64 " counters=%" PRIu64
+  printf("%s events=%" PRIu64 " slices=%" PRIu64 " counters=%" PRIu64
          " bytes=%" PRIu64 " seconds=%.3f cpu_seconds=%.3f events_per_s=%.0f "
          "events_per_cpu_s=%.0f MB_per_s=%.0f\n",
-         st.events, n.slices, n.counters, st.bytes, best_wall, best_cpu,
+         name, st.events, n.slices, n.counters, st.bytes, best_wall, best_cpu,
          (double)st.events / best_wall, (double)st.events / best_cpu,
          (double)st.bytes / 1e6 / best_wall);
   return rc;
@@ -257,7 +261,8 @@ static int perfetto_decode_read(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc > 2 && strcmp(argv[1], "--read") == 0)
-    return perfetto_decode_read(argv[2]) != 0;
+    return perfetto_decode_read(argv[2], "decode", 0) != 0 ||
+           perfetto_decode_read(argv[2], "decode-packed", 1) != 0;
   uint64_t want = argc > 1 ? strtoull(argv[1], NULL, 10) : 4000000;
   const char *path = argc > 2 ? argv[2] : "/tmp/perfetto_decode.pftrace";
   uint64_t events = perfetto_decode_write(path, want);
@@ -285,7 +290,7 @@ int main(int argc, char **argv) {
            (double)k / cpu);
   }
   free(d);
-  int rc = perfetto_decode_read(path);
+  int rc = perfetto_decode_read(path, "decode", 0);
   remove(path);
   return rc != 0;
 }

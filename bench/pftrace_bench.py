@@ -8,7 +8,9 @@ ingests it, and writes that store back out with --output-format pftrace and
 --output-format perfetto (Chrome JSON).  Each export goes alone into a
 directory of its own.  Then, in the same run, it measures
 
-  decoder   bench/perfetto_decode --read on the pftrace: the decoder alone
+  decoder   bench/perfetto_decode --read on the pftrace: the decoder alone,
+            its args as JSON and packed (what the ingest reads; the target
+            is judged on this one)
   native    --ingest-only of the native capture files
   pftrace   --ingest-only of the pftrace export
   json      --ingest-only of the Chrome JSON export (slices only: the JSON
@@ -122,12 +124,17 @@ def main():
 
     out = subprocess.run([decode, "--read", pf], check=True,
                          capture_output=True, text=True).stdout
-    f = dict(kv.split("=") for kv in out.split()[1:])
-    dec_rate = float(f["events_per_s"])
-    print(f"decoder alone (best of 3 by CPU time): {int(f['events'])} track "
-          f"events in {float(f['seconds']):.2f} s = {dec_rate / 1e6:.2f} M "
-          f"events/s ({float(f['events_per_cpu_s']) / 1e6:.2f} M per CPU "
-          f"second), {float(f['MB_per_s']):.0f} MB/s")
+    for line in out.splitlines():
+        mode = line.split()[0]
+        f = dict(kv.split("=") for kv in line.split()[1:])
+        dec_rate = float(f["events_per_s"])
+        how = ("args packed, as the Neuron mapping reads them"
+               if mode == "decode-packed" else "args as JSON")
+        print(f"decoder alone, {how} (best of 3 by CPU time): "
+              f"{int(f['events'])} track events in {float(f['seconds']):.2f} s"
+              f" = {dec_rate / 1e6:.2f} M events/s "
+              f"({float(f['events_per_cpu_s']) / 1e6:.2f} M per CPU second), "
+              f"{float(f['MB_per_s']):.0f} MB/s")
 
     best = {}
     inputs = [(name, d, server) for name, d in dirs.items()]
@@ -161,7 +168,7 @@ def main():
     if a.baseline:
         print(f"\npftrace ingest: {rate['pftrace'] / rate['baseline']:.2f}x "
               f"the baseline build's rate")
-    print(f"\ndecoder >= {TARGET_DECODE / 1e6:.0f} M events/s: "
+    print(f"\ndecoder (packed args) >= {TARGET_DECODE / 1e6:.0f} M events/s: "
           f"{'met' if dec_rate >= TARGET_DECODE else 'NOT met'} "
           f"({dec_rate / 1e6:.2f})")
     print(f"pftrace ingest within 10 % of native: "
