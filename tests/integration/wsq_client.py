@@ -22,9 +22,14 @@ from ws_client import recv_exact, send_frame  # noqa: E402
 
 
 class WsqClient:
-    def __init__(self, port, timeout=30, protocol="nex.v1"):
-        self.sock = socket.create_connection(("127.0.0.1", port),
-                                             timeout=timeout)
+    def __init__(self, port, timeout=30, protocol="nex.v1", rcvbuf=0):
+        """rcvbuf: the socket's receive buffer, set before it connects
+        (the window is agreed then; later the kernel may keep growing it)."""
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.settimeout(timeout)
+        self.sock.connect(("127.0.0.1", port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.wire = 0  # bytes read from the socket, handshake included
         host = "localhost:%d" % port
