@@ -102,10 +102,26 @@ void ingest_args_begin(struct ing *g) {
 }
 
 void ingest_args_key(struct ing *g, const char *key) {
-  if (g->args.len > 1)
-    sbuf_addc(&g->args, ',');
-  sbuf_add_json_str(&g->args, key, strlen(key));
-  sbuf_addc(&g->args, ':');
+  struct sbuf *b = &g->args;
+  size_t n = strlen(key), i = 0;
+  sbuf_grow(b, n + 4);
+  char *w = b->s + b->len;
+  if (b->len > 1)
+    *w++ = ',';
+  *w++ = '"';
+  /* a name of plain characters (all the readers' own) copied as it is */
+  for (; i < n && (unsigned char)key[i] >= 0x20 &&
+         (unsigned char)key[i] < 0x80 && key[i] != '"' && key[i] != '\\';
+       i++)
+    w[i] = key[i];
+  if (i < n) { /* else written as a JSON string */
+    b->len = (size_t)(w - 1 - b->s);
+    sbuf_add_json_str(b, key, n);
+  } else {
+    b->len = (size_t)(w + n - b->s);
+    sbuf_addc(b, '"');
+  }
+  sbuf_addc(b, ':');
 }
 
 void ingest_args_str(struct ing *g, const char *key, const char *v) {

@@ -242,6 +242,9 @@ bool filter_keep_core(const struct filter *f, int nc) {
 }
 
 bool filter_keep_event(const struct filter *f, const char *name) {
+  if (!f->types_in.n && !f->types_out.n && !f->hw_in && !f->sw_in &&
+      !f->hw_out && !f->sw_out)
+    return true; /* no event filter: not even the name looked at */
   bool hw = filter_is_hardware(name);
   if (strlist_has(&f->types_out, name) || (hw && f->hw_out) ||
       (!hw && f->sw_out))
