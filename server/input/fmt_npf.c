@@ -507,20 +507,37 @@ static void fmt_npf_scan(struct jtok_span *v, struct fmt_npf_scratch *sc) {
   jtok_scan(&p, p + sc->b.len, v);
 }
 
+/* Flags in *bad the bytes of x that are not printable ASCII, in *e the
+ * quotes and backslashes, each in its byte's high bit: a byte is zero in
+ * y when (y - 1) & ~y has its high bit, below c when (y - c) & ~y has. */
+static inline void fmt_npf_ascii_word(uint64_t x, uint64_t *bad, uint64_t *e) {
+  const uint64_t one = 0x0101010101010101ull;
+  uint64_t del = x ^ 0x7f * one, q = x ^ 0x22 * one, bs = x ^ 0x5c * one;
+  *bad |= x | ((x - 0x20 * one) & ~x) | ((del - one) & ~del);
+  *e |= ((q - one) & ~q) | ((bs - one) & ~bs);
+}
+
 /* Whether text s[0, n) is printable ASCII: its JSON string decodes to
  * itself.  *esc: whether it holds a quote or a backslash (a string value
- * is then not its own JSON text).  Eight bytes at a time (the last ones
- * padded with spaces): a byte is zero in x when (x - 1) & ~x has its high
- * bit, below c when (x - c) & ~x has. */
+ * is then not its own JSON text).  Eight bytes at a time, the last eight
+ * again when n is not a multiple (a shorter text padded with spaces). */
 static bool fmt_npf_ascii(const char *s, size_t n, bool *esc) {
-  const uint64_t one = 0x0101010101010101ull, high = one << 7;
-  uint64_t bad = 0, e = 0;
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t x = 0x20 * one;
-    memcpy(&x, s + i, n - i < 8 ? n - i : 8);
-    uint64_t del = x ^ 0x7f * one, q = x ^ 0x22 * one, bs = x ^ 0x5c * one;
-    bad |= x | ((x - 0x20 * one) & ~x) | ((del - one) & ~del);
-    e |= ((q - one) & ~q) | ((bs - one) & ~bs);
+  const uint64_t high = 0x8080808080808080ull;
+  uint64_t bad = 0, e = 0, x;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(&x, s + i, 8);
+    fmt_npf_ascii_word(x, &bad, &e);
+  }
+  if (i < n) {
+    if (n >= 8) {
+      memcpy(&x, s + n - 8, 8);
+    } else {
+      x = 0x2020202020202020ull;
+      for (size_t k = 0; k < n; k++)
+        x = (x & ~(0xffull << 8 * k)) | (uint64_t)(unsigned char)s[k] << 8 * k;
+    }
+    fmt_npf_ascii_word(x, &bad, &e);
   }
   *esc = (e & high) != 0;
   return (bad & high) == 0;
