@@ -626,8 +626,8 @@ void ingest_system_derived(struct ing *g) {
                                        c.inst[i]);
     d.nc_idx = c.nc[i];
     ingest_system_rate(g, ingest_track(g, &d), first, last,
-                       "SELECT ts, dur, coalesce(CAST(json_extract(args, "
-                       "'$.size') AS REAL), 0) FROM slice WHERE track = ?",
+                       "SELECT ts, dur, coalesce(CAST(nex_json_member(args, "
+                       "'size') AS REAL), 0) FROM slice WHERE track = ?",
                        c.ids[i]);
   }
   ingest_system_collect_free(&c);
@@ -656,8 +656,8 @@ void ingest_system_derived(struct ing *g) {
     ingest_system_rate(g, ingest_track(g, &d), first, last,
                        /* CROSS JOIN: track first, then each DMA track's
                         * slices by key (not a scan of every slice) */
-                       "SELECT s.ts, s.dur, coalesce(CAST(json_extract(s.args,"
-                       " '$.transfer_bytes') AS REAL), 0) FROM track t "
+                       "SELECT s.ts, s.dur, coalesce(CAST(nex_json_member("
+                       "s.args, 'transfer_bytes') AS REAL), 0) FROM track t "
                        "CROSS JOIN slice s ON s.track = t.id WHERE "
                        "t.device_profile_id = ? AND t.source = 'dma'",
                        dp.ids[i]);

@@ -2,6 +2,7 @@
  * store_pool.c.) */
 #include "store.h"
 #include "log.h"
+#include "store_json.h"
 #include "store_slices.h"
 #include "store_vtab.h"
 #include "util.h"
@@ -398,6 +399,7 @@ int store_writer_open(const char *path, struct store_writer **out,
                           SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK ||
       store_vtab_register(w->db) != SQLITE_OK ||
+      store_json_register(w->db) != SQLITE_OK ||
       sqlite3_exec(w->db,
                    "PRAGMA page_size=8192; PRAGMA journal_mode=OFF;"
                    "PRAGMA synchronous=OFF; PRAGMA cache_size=-32768;"

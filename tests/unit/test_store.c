@@ -21,6 +21,7 @@
 
 #include "store.h"
 #include "store.h" /* twice: a second inclusion must add nothing */
+#include "store_json.h"
 #include "teststore.h"
 #include "util.h"
 
@@ -238,6 +239,94 @@ static void test_full_disk(void **state) {
   free(path);
 }
 
+/* nex_json_member(json, label) on db: its row's type and value, or an
+ * error, in *out ("<type> <value>" or "error"). */
+static void json_member(sqlite3 *db, const char *fn, const char *json,
+                        const char *label, char *out, size_t n) {
+  char *sql = xasprintf(strcmp(fn, "json_extract") == 0
+                            ? "SELECT json_extract(?1, '$.\"' || ?2 || '\"')"
+                            : "SELECT nex_json_member(?1, ?2)");
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  if (json)
+    sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, label, -1, SQLITE_STATIC);
+  if (sqlite3_step(st) != SQLITE_ROW)
+    snprintf(out, n, "error");
+  else
+    snprintf(out, n, "%d %s", sqlite3_column_type(st, 0),
+             sqlite3_column_type(st, 0) == SQLITE_NULL
+                 ? ""
+                 : (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  free(sql);
+}
+
+static void test_json_member(void **state) {
+  (void)state;
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+  assert_int_equal(store_json_register(db), SQLITE_OK);
+  /* what json_extract answers, whichever of the two answers it */
+  static const char *const same[][2] = {
+      {"{\"size\":1024}", "size"},
+      {"{\"a\":1,\"size\":-7}", "size"},
+      {"{\"size\":\"12\"}", "size"},
+      {"{\"size\":\"x\\\"y\\u0041\"}", "size"},
+      {"{\"size\":\"na\xc3\xafve\"}", "size"},
+      {"{\"size\":\"\"}", "size"},
+      {"{\"size\":1.5}", "size"},
+      {"{\"size\":1e3}", "size"},
+      {"{\"size\":-0}", "size"},
+      {"{\"size\":0}", "size"},
+      {"{\"size\":123456789012345678}", "size"},
+      {"{\"size\":-123456789012345678}", "size"},
+      {"{\"size\":1234567890123456789}", "size"},
+      {"{\"size\":99999999999999999999}", "size"},
+      {"{\"size\":true}", "size"},
+      {"{\"size\":false}", "size"},
+      {"{\"size\":null}", "size"},
+      {"{\"size\":{\"a\":[1,{\"b\":\"}\"}]}}", "size"},
+      {"{\"size\":[1,2]}", "size"},
+      {"{}", "size"},
+      {" { } ", "size"},
+      {"{\"a\":{\"size\":1}}", "size"},
+      {"{\"a\":[{\"size\":1}],\"size\":2}", "size"},
+      {"{\"a\":\"}\",\"b\":\"\\\"\",\"size\":3}", "size"},
+      {"{\"s\\u0069ze\":4,\"size\":5}", "size"},
+      {" {\t\"size\" :\n 5 } ", "size"},
+      {"{\"size\":5,\"size\":6}", "size"},
+      {"{\"queue\":\"q\",\"transfer_bytes\":2048}", "transfer_bytes"},
+      {"{\"\":7}", ""},
+      {"[1,2]", "size"},
+      {"5", "size"},
+      {"\"size\"", "size"},
+      {"null", "size"},
+      {"{\"size\":007}", "size"},
+      {"{\"a\":1,}", "size"},
+      {"{\"a\" 1}", "size"},
+      {"{\"size\"", "size"},
+      {"{\"size\":1", "size"},
+      {"not json", "size"},
+      {"", "size"},
+      {NULL, "size"}};
+  char a[256], b[256];
+  for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+    json_member(db, "nex_json_member", same[i][0], same[i][1], a, sizeof a);
+    json_member(db, "json_extract", same[i][0], same[i][1], b, sizeof b);
+    if (strcmp(a, b) != 0)
+      fail_msg("%s in %s: %s, json_extract %s", same[i][1],
+               same[i][0] ? same[i][0] : "NULL", a, b);
+  }
+  /* past the member found nothing is checked: an answer where
+   * json_extract fails (which shows the scan answered it) */
+  json_member(db, "nex_json_member", "{\"size\":1}x", "size", a, sizeof a);
+  json_member(db, "json_extract", "{\"size\":1}x", "size", b, sizeof b);
+  assert_string_equal(a, "1 1");
+  assert_string_equal(b, "error");
+  sqlite3_close(db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_complete_store),
@@ -245,6 +334,7 @@ int main(void) {
       cmocka_unit_test(test_bad_statement_sticky),
       cmocka_unit_test(test_failed_step_sticky),
       cmocka_unit_test(test_full_disk),
+      cmocka_unit_test(test_json_member),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

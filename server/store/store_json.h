@@ -1,0 +1,27 @@
+/* store_json.h -- the SQL function nex_json_member(json, label): what
+ * json_extract(json, '$."label"') answers, the top-level member `label` of
+ * a JSON object, found by a scan that stops at it instead of a parse of
+ * the whole text.
+ *
+ * The scan answers a member that is an integer of at most 18 digits, a
+ * string without escapes, true, false or null, and a label that is not
+ * there (NULL); it skips members whose labels have no escapes.  Anything
+ * else -- another number, an object or array, an escape in a label before
+ * the member, text that is not a JSON object, or that the scan finds not
+ * well formed -- is answered by json_extract itself (the same value, or
+ * its error).  The scan does not check every token it skips nor what
+ * follows the member: a text that is not well formed there gets an answer
+ * where json_extract would fail.  The args the ingest writes are always
+ * well formed; the derived counters of the ingest (the bandwidth of
+ * transfers, the DMA throughput) read one number of every slice's args
+ * with it.
+ */
+#ifndef NEX_STORE_JSON_H
+#define NEX_STORE_JSON_H
+
+#include <sqlite3.h>
+
+/* Registers nex_json_member on db.  Returns an SQLite result code. */
+int store_json_register(sqlite3 *db);
+
+#endif
