@@ -443,30 +443,33 @@ static void fmt_perfetto_args_pack(struct sbuf *b,
   b->s[b->len] = '\0';
 }
 
+/* Reads a text of packed args at *p (before end): its 4-byte length and
+ * bytes, advancing *p.  Returns false when it is cut. */
+static bool fmt_perfetto_args_text(const uint8_t **p, const uint8_t *end,
+                                   const char **s, size_t *n) {
+  uint32_t len;
+  if (end - *p < 4)
+    return false;
+  memcpy(&len, *p, 4);
+  if ((size_t)(end - *p - 4) < len)
+    return false;
+  *s = (const char *)*p + 4;
+  *n = len;
+  *p += 4 + (size_t)len;
+  return true;
+}
+
 bool fmt_perfetto_arg_next(const uint8_t **pp, const uint8_t *end,
                            struct fmt_perfetto_arg *a) {
   const uint8_t *p = *pp;
-  uint32_t kl, n;
-  if (end - p < 5)
+  if (p == end)
     return false;
   a->type = *p++;
-  memcpy(&kl, p, 4);
-  p += 4;
-  if ((size_t)(end - p) < kl)
+  if (!fmt_perfetto_args_text(&p, end, &a->key, &a->key_len))
     return false;
-  a->key = (const char *)p;
-  a->key_len = kl;
-  p += kl;
   if (a->type == FMT_PERFETTO_ARG_STRING || a->type == FMT_PERFETTO_ARG_JSON) {
-    if (end - p < 4)
+    if (!fmt_perfetto_args_text(&p, end, &a->s, &a->n))
       return false;
-    memcpy(&n, p, 4);
-    p += 4;
-    if ((size_t)(end - p) < n)
-      return false;
-    a->s = (const char *)p;
-    a->n = n;
-    p += n;
   } else if (a->type != FMT_PERFETTO_ARG_NULL) {
     if (end - p < 8)
       return false;
