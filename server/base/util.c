@@ -132,12 +132,10 @@ void sbuf_add_utf8(struct sbuf *b, const char *s, size_t n) {
   }
 }
 
-/* The length of the run at p[0, n) that a JSON string holds as it is:
- * printable ASCII but '"' and '\\'.  Eight bytes at a time while a word
- * has none of a control byte, a byte >= 0x80, a quote or a backslash
- * (the usual "has a zero byte" and "has a byte below" tests); the rest
- * byte by byte. */
-static size_t util_json_plain(const unsigned char *p, size_t n) {
+/* Eight bytes at a time while a word has none of a control byte, a byte
+ * >= 0x80, a quote or a backslash (the usual "has a zero byte" and "has a
+ * byte below" tests); the rest byte by byte. */
+size_t util_json_plain(const unsigned char *p, size_t n) {
   const uint64_t ones = 0x0101010101010101ULL, high = ones * 0x80;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {

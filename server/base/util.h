@@ -41,6 +41,9 @@ void sbuf_printf(struct sbuf *b, const char *fmt, ...)
 /* Appends s as a JSON string literal (quotes and escapes included);
  * invalid UTF-8 bytes become U+FFFD. */
 void sbuf_add_json_str(struct sbuf *b, const char *s, size_t n);
+/* The length of the run at p[0, n) that a JSON string holds as it is:
+ * printable ASCII but '"' and '\\'. */
+size_t util_json_plain(const unsigned char *p, size_t n);
 /* The same of s[0, n) up to its first NUL (a protobuf string as protobuf-c
  * gives it). */
 void sbuf_add_json_cstr(struct sbuf *b, const char *s, size_t n);

@@ -31,6 +31,7 @@ struct ingest_device_state {
   int64_t dp_id;
   struct ingest_device_totals dev;
   struct ingest_deps *deps;
+  struct sbuf name; /* a DMA slice's name being made */
 };
 
 static const char ingest_device_key; /* its ingest_state key */
@@ -38,6 +39,7 @@ static const char ingest_device_key; /* its ingest_state key */
 static void ingest_device_state_free(void *state) {
   struct ingest_device_state *dv = state;
   ingest_deps_free(dv->deps);
+  sbuf_free(&dv->name);
   free(dv);
 }
 
@@ -141,10 +143,12 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
     ingest_device_span(tot, p->start_ts, p->start_ts + p->duration_ns);
     tot->dmas++;
     const char *q = *p->queue_name ? p->queue_name : "unknown";
-    char *name = xasprintf("dma %s", *p->variable ? p->variable : q);
+    struct sbuf *name = &ingest_device_state(g)->name;
+    sbuf_reset(name);
+    sbuf_adds(name, "dma ");
+    sbuf_adds(name, *p->variable ? p->variable : q);
     ingest_device_slice(g, "dma", q, pcore, p->start_ts, p->duration_ns,
-                        ingest_id(g, p->id), name, NULL);
-    free(name);
+                        ingest_id(g, p->id), name->s, NULL);
     break;
   }
   case NEX__NTFF_RECORD__RECORD_SEMAPHORE: {

@@ -103,25 +103,23 @@ void ingest_args_begin(struct ing *g) {
 
 void ingest_args_key(struct ing *g, const char *key) {
   struct sbuf *b = &g->args;
-  size_t n = strlen(key), i = 0;
-  sbuf_grow(b, n + 4);
-  char *w = b->s + b->len;
+  size_t n = strlen(key);
   if (b->len > 1)
-    *w++ = ',';
-  *w++ = '"';
-  /* a name of plain characters (all the readers' own) copied as it is */
-  for (; i < n && (unsigned char)key[i] >= 0x20 &&
-         (unsigned char)key[i] < 0x80 && key[i] != '"' && key[i] != '\\';
-       i++)
-    w[i] = key[i];
-  if (i < n) { /* else written as a JSON string */
-    b->len = (size_t)(w - 1 - b->s);
+    sbuf_addc(b, ',');
+  if (util_json_plain((const unsigned char *)key, n) < n) {
     sbuf_add_json_str(b, key, n);
-  } else {
-    b->len = (size_t)(w + n - b->s);
-    sbuf_addc(b, '"');
+    sbuf_addc(b, ':');
+    return;
   }
-  sbuf_addc(b, ':');
+  /* a name of plain characters (all the readers' own) copied as it is */
+  sbuf_grow(b, n + 3);
+  char *w = b->s + b->len;
+  w[0] = '"';
+  memcpy(w + 1, key, n);
+  w[n + 1] = '"';
+  w[n + 2] = ':';
+  b->len += n + 3;
+  b->s[b->len] = '\0';
 }
 
 void ingest_args_str(struct ing *g, const char *key, const char *v) {
