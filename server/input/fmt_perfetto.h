@@ -82,8 +82,9 @@ struct fmt_perfetto_slice {
   const char *args_json; /* debug annotations as a JSON object, or NULL
                             (also when they come packed instead) */
   /* When the callbacks asked for it (packed_args) and every annotation of
-   * the slice is a name and a scalar value, one event's (not a begin and an
-   * end merged): the annotations packed, read with fmt_perfetto_arg_next;
+   * the slice is a name and a scalar value (or legacy JSON that is a flat
+   * array: FMT_PERFETTO_ARG_JSON), one event's (not a begin and an end
+   * merged): the annotations packed, read with fmt_perfetto_arg_next;
    * args_json is then NULL.  NULL (length 0) otherwise. */
   const uint8_t *args_packed;
   size_t args_packed_len;
@@ -120,7 +121,7 @@ struct fmt_perfetto_cb {
   int (*counter)(void *ud, const struct fmt_perfetto_counter *c);
   /* Something that could not be used: skipped, counted, reading goes on. */
   void (*warning)(void *ud, uint64_t offset, const char *msg);
-  /* Non-zero: slices whose annotations are all scalars get them packed
+  /* Non-zero: slices whose annotations are all plain get them packed
    * (args_packed) rather than as JSON. */
   int packed_args;
 };
