@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -489,6 +490,15 @@ static void ingest_counter_decide(struct ing *g, struct itrack *t) {
 
 void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
                     double v) {
+  if (isnan(v)) { /* SQLite stores NULL for NaN: the store would refuse it */
+    if (!t->nan++)
+      ingest_warn(g, "Corrupt Data", g->file, g->file_pos,
+                  "a sample of counter track %" PRId64 " (%s) is not a "
+                  "number: left out, as every other one of the track",
+                  t->id, t->desc.source);
+    g->st->skipped++;
+    return;
+  }
   if (series == 0) {
     if (t->count == 0 || ts < t->first_ts)
       t->first_ts = ts;

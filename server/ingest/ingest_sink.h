@@ -169,7 +169,9 @@ void ingest_trace_slice(struct ing *g, struct itrack *t,
 
 /* ------------------------------------------------------------ counters */
 
-/* Adds a counter sample; series 0 first for each sample. */
+/* Adds a counter sample; series 0 first for each sample.  A value that is
+ * not a number is left out and counted as skipped (one Warning per
+ * track). */
 void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
                     double v);
 

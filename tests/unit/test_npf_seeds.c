@@ -27,8 +27,8 @@ static void test_replay_seeds(void **state) {
 }
 
 /* Runs the target on seed `name`; returns what its store held. */
-static struct fuzz_npf_counts run_seed(const char *name) {
-  char *path = testutil_srcpath("tests/data/npf-fuzz/%s", name);
+static struct fuzz_npf_counts run_seed(const char *dir, const char *name) {
+  char *path = testutil_srcpath("%s/%s", dir, name);
   size_t n;
   char *b = testutil_slurp(path, &n);
   fuzz_npf_last = (struct fuzz_npf_counts){-1, -1, -1, -1, -1};
@@ -49,19 +49,20 @@ static struct fuzz_npf_counts run_seed(const char *name) {
  * too, the system export alone has no device. */
 static void test_seed_counts(void **state) {
   (void)state;
-  struct fuzz_npf_counts c = run_seed("npf-system-device");
+  struct fuzz_npf_counts c =
+      run_seed("tests/data/npf-fuzz", "npf-system-device");
   assert_int_equal(c.slices, 41);
   assert_int_equal(c.samples, 3801);
   assert_int_equal(c.warnings, 1); /* the export has no trace_info */
   assert_int_equal(c.devices, 1);
   assert_int_equal(c.instructions, 20);
-  c = run_seed("npf-system-only");
+  c = run_seed("tests/data/npf-fuzz", "npf-system-only");
   assert_int_equal(c.slices, 11);
   assert_int_equal(c.samples, 2367);
   assert_int_equal(c.warnings, 1);
   assert_int_equal(c.devices, 0);
   assert_int_equal(c.instructions, 0);
-  c = run_seed("npf-hostile-alone");
+  c = run_seed("tests/data/npf-fuzz", "npf-hostile-alone");
   assert_int_equal(c.slices, 6);
   assert_int_equal(c.samples, 4);
   assert_int_equal(c.warnings, 4);
@@ -70,11 +71,15 @@ static void test_seed_counts(void **state) {
 }
 
 /* The inputs the fuzzer found that broke the ingest: a counter series
- * given twice at one time ended the ingest without a store (UNIQUE
- * constraint failed on counter). */
+ * given twice at one time, and an HBM sample that is not a number (NOT
+ * NULL constraint failed on counter.value: SQLite stores NULL for NaN),
+ * each ended the ingest without a store. */
 static void test_replay_regress(void **state) {
   (void)state;
-  assert_int_equal(testutil_replay("tests/data/regress", "npf-"), 1);
+  assert_int_equal(testutil_replay("tests/data/regress", "npf-"), 2);
+  struct fuzz_npf_counts c = run_seed("tests/data/regress", "npf-counter-nan");
+  assert_int_equal(c.samples, 1455); /* a store was built */
+  assert_int_equal(c.warnings, 8);   /* the sample left out among them */
 }
 
 /* The target's folder goes into this program's temporary directory. */
