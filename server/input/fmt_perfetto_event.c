@@ -301,6 +301,13 @@ static void fmt_perfetto_event_v1_flow(
       r, "flow event '%c' at %" PRId64 " has no enclosing slice", ph, c->ts);
 }
 
+/* a + b * k, wrapping as the clocks' arithmetic does (fmt_perfetto.c)
+ * rather than overflowing: a trace's microseconds may not fit in
+ * nanoseconds. */
+static int64_t fmt_perfetto_event_wrap(int64_t a, int64_t b, int64_t k) {
+  return (int64_t)((uint64_t)a + (uint64_t)b * (uint64_t)k);
+}
+
 /* ------------------------------------------------------------ counters */
 
 /* Reports one sample: the track's value summed per sequence when it is
@@ -374,7 +381,8 @@ static void fmt_perfetto_event_extra(struct fmt_perfetto *r,
         e->thread_time_case ==
         PERFETTO__PROTOS__TRACK_EVENT__THREAD_TIME_THREAD_TIME_ABSOLUTE_US;
     int64_t us = abs ? e->thread_time_absolute_us : e->thread_time_delta_us;
-    q->thread_time_ns = (abs ? 0 : q->thread_time_ns) + us * 1000;
+    q->thread_time_ns =
+        fmt_perfetto_event_wrap(abs ? 0 : q->thread_time_ns, us, 1000);
     fmt_perfetto_event_sample(r, q, c->t, "thread_time", c->ts,
                               (double)q->thread_time_ns, true);
   }
@@ -384,7 +392,7 @@ static void fmt_perfetto_event_extra(struct fmt_perfetto *r,
         PERFETTO__PROTOS__TRACK_EVENT__THREAD_INSTRUCTION_COUNT_THREAD_INSTRUCTION_COUNT_ABSOLUTE;
     int64_t v = abs ? e->thread_instruction_count_absolute
                     : e->thread_instruction_count_delta;
-    q->instructions = (abs ? 0 : q->instructions) + v;
+    q->instructions = fmt_perfetto_event_wrap(abs ? 0 : q->instructions, v, 1);
     fmt_perfetto_event_sample(r, q, c->t, "thread_instruction_count", c->ts,
                               (double)q->instructions, true);
   }
@@ -475,10 +483,12 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
   const Perfetto__Protos__TrackEvent__LegacyEvent *lg = e->legacy_event;
   if (e->timestamp_case ==
       PERFETTO__PROTOS__TRACK_EVENT__TIMESTAMP_TIMESTAMP_ABSOLUTE_US)
-    ts = e->timestamp_absolute_us * 1000;
+    ts = fmt_perfetto_event_wrap(0, e->timestamp_absolute_us, 1000);
   else if (e->timestamp_case ==
-           PERFETTO__PROTOS__TRACK_EVENT__TIMESTAMP_TIMESTAMP_DELTA_US)
-    ts = (q->ref_us += e->timestamp_delta_us) * 1000;
+           PERFETTO__PROTOS__TRACK_EVENT__TIMESTAMP_TIMESTAMP_DELTA_US) {
+    q->ref_us = fmt_perfetto_event_wrap(q->ref_us, e->timestamp_delta_us, 1);
+    ts = fmt_perfetto_event_wrap(0, q->ref_us, 1000);
+  }
   if (ts > r->max_ts)
     r->max_ts = ts;
   int kind = fmt_perfetto_event_kind(e);
@@ -586,7 +596,7 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
   if (kind == 'X') {
     int64_t us =
         lg->has_duration_us && lg->duration_us > 0 ? lg->duration_us : 0;
-    o->end = ts + us * 1000;
+    o->end = fmt_perfetto_event_wrap(ts, us, 1000);
   }
 }
 
