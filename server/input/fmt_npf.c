@@ -507,40 +507,11 @@ static void fmt_npf_scan(struct jtok_span *v, struct fmt_npf_scratch *sc) {
   jtok_scan(&p, p + sc->b.len, v);
 }
 
-/* Flags in *bad the bytes of x that are not printable ASCII, in *e the
- * quotes and backslashes, each in its byte's high bit: a byte is zero in
- * y when (y - 1) & ~y has its high bit, below c when (y - c) & ~y has. */
-static inline void fmt_npf_ascii_word(uint64_t x, uint64_t *bad, uint64_t *e) {
-  const uint64_t one = 0x0101010101010101ull;
-  uint64_t del = x ^ 0x7f * one, q = x ^ 0x22 * one, bs = x ^ 0x5c * one;
-  *bad |= x | ((x - 0x20 * one) & ~x) | ((del - one) & ~del);
-  *e |= ((q - one) & ~q) | ((bs - one) & ~bs);
-}
-
-/* Whether text s[0, n) is printable ASCII: its JSON string decodes to
- * itself.  *esc: whether it holds a quote or a backslash (a string value
- * is then not its own JSON text).  Eight bytes at a time, the last eight
- * again when n is not a multiple (a shorter text padded with spaces). */
-static bool fmt_npf_ascii(const char *s, size_t n, bool *esc) {
-  const uint64_t high = 0x8080808080808080ull;
-  uint64_t bad = 0, e = 0, x;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    memcpy(&x, s + i, 8);
-    fmt_npf_ascii_word(x, &bad, &e);
-  }
-  if (i < n) {
-    if (n >= 8) {
-      memcpy(&x, s + n - 8, 8);
-    } else {
-      x = 0x2020202020202020ull;
-      for (size_t k = 0; k < n; k++)
-        x = (x & ~(0xffull << 8 * k)) | (uint64_t)(unsigned char)s[k] << 8 * k;
-    }
-    fmt_npf_ascii_word(x, &bad, &e);
-  }
-  *esc = (e & high) != 0;
-  return (bad & high) == 0;
+/* Whether text s[0, n) is its own JSON string (util_json_plain: no
+ * control byte, no byte >= 0x80, no quote, no backslash): its JSON text
+ * decodes to it without a check, and reads as the same number. */
+static bool fmt_npf_plain_text(const char *s, size_t n) {
+  return util_json_plain((const unsigned char *)s, n) == n;
 }
 
 /* The value of packed argument a as its JSON text would scan (kept in
@@ -548,11 +519,10 @@ static bool fmt_npf_ascii(const char *s, size_t n, bool *esc) {
 static void fmt_npf_packed_value(struct jtok_span *v,
                                  const struct fmt_perfetto_arg *a,
                                  struct fmt_npf_scratch *sc) {
-  bool esc;
   sc->b.len = 0;
   switch (a->type) {
   case FMT_PERFETTO_ARG_STRING:
-    if (fmt_npf_ascii(a->s, a->n, &esc) && !esc) {
+    if (fmt_npf_plain_text(a->s, a->n)) {
       *v = (struct jtok_span){(const unsigned char *)a->s, a->n, JTOK_STR, 0};
       return;
     }
@@ -573,8 +543,8 @@ static void fmt_npf_packed_value(struct jtok_span *v,
 }
 
 /* fmt_npf_fill of packed args: each argument as its JSON text would be
- * read (a text not printable ASCII is written as JSON and scanned), an
- * integer or bool for a field set as it is. */
+ * read (a text that is not its own JSON string is written as JSON and
+ * scanned), an integer or bool for a field set as it is. */
 static uint64_t fmt_npf_fill_packed(const struct fmt_npf_target *t,
                                     const struct fmt_npf_args *args) {
   const uint8_t *p = args->p;
@@ -587,8 +557,7 @@ static uint64_t fmt_npf_fill_packed(const struct fmt_npf_target *t,
     const char *key = plain;
     size_t kl = a.key_len;
     struct jtok_span v;
-    bool esc;
-    if (fmt_npf_ascii(a.key, kl, &esc) && kl < sizeof plain) {
+    if (fmt_npf_plain_text(a.key, kl) && kl < sizeof plain) {
       memcpy(plain, a.key, kl);
       plain[kl] = '\0';
     } else {
