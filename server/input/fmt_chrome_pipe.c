@@ -22,8 +22,9 @@ struct pipe {
 static int fmt_chrome_pipe_slice(void *ud, const struct fmt_chrome_slice *s) {
   struct fmt_chrome_slice c = *s;
   const char **const f[] = {&c.name, &c.cat, &c.pid, &c.tid, &c.args_json};
-  recpipe_put(ud, PIPE_SLICE, &c, sizeof c, (const void **)&c.flow_ids,
-              sizeof *c.flow_ids * c.n_flow_ids, f, 5);
+  const struct recpipe_blob b[] = {
+      {(const void **)&c.flow_ids, sizeof *c.flow_ids * c.n_flow_ids}};
+  recpipe_put(ud, PIPE_SLICE, &c, sizeof c, b, 1, f, 5);
   return recpipe_stopped(ud);
 }
 

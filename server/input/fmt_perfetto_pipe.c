@@ -129,37 +129,16 @@ static int fmt_perfetto_pipe_track(void *ud,
   return recpipe_stopped(p->rp);
 }
 
-/* Appends a copy of the n bytes at src to *at (NULL when n is 0). */
-static const void *fmt_perfetto_pipe_copy(char **at, const void *src,
-                                          size_t n) {
-  if (!n)
-    return NULL;
-  void *d = memcpy(*at, src, n);
-  *at += n;
-  return d;
-}
-
 static int fmt_perfetto_pipe_slice(void *ud,
                                    const struct fmt_perfetto_slice *s) {
   struct pipe *p = ud;
   fmt_perfetto_pipe_sync(p, s->track);
-  /* the record, then its flow ids, packed args and texts */
-  const char *str[3] = {s->name, s->cat, s->args_json};
-  size_t nf = sizeof *s->flow_ids * s->n_flow_ids, len[3];
-  size_t size = sizeof(struct pipe_slice) + nf + s->args_packed_len;
-  for (int i = 0; i < 3; i++)
-    size += len[i] = str[i] ? strlen(str[i]) + 1 : 0;
-  struct pipe_slice *c = recpipe_begin(p->rp, PIPE_SLICE, size);
-  char *at = (char *)(c + 1);
-  c->uuid = s->track->uuid;
-  c->s = *s;
-  c->s.flow_ids = fmt_perfetto_pipe_copy(&at, s->flow_ids, nf);
-  c->s.args_packed =
-      fmt_perfetto_pipe_copy(&at, s->args_packed, s->args_packed_len);
-  c->s.name = fmt_perfetto_pipe_copy(&at, s->name, len[0]);
-  c->s.cat = fmt_perfetto_pipe_copy(&at, s->cat, len[1]);
-  c->s.args_json = fmt_perfetto_pipe_copy(&at, s->args_json, len[2]);
-  recpipe_end(p->rp, size);
+  struct pipe_slice c = {s->track->uuid, *s};
+  const struct recpipe_blob b[] = {
+      {(const void **)&c.s.flow_ids, sizeof *c.s.flow_ids * c.s.n_flow_ids},
+      {(const void **)&c.s.args_packed, c.s.args_packed_len}};
+  const char **const f[] = {&c.s.name, &c.s.cat, &c.s.args_json};
+  recpipe_put(p->rp, PIPE_SLICE, &c, sizeof c, b, 2, f, 3);
   return recpipe_stopped(p->rp);
 }
 

@@ -121,16 +121,20 @@ void recpipe_end(struct recpipe *p, size_t used) {
 }
 
 void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
-                 const void **blob, size_t blob_len, const char **const f[],
+                 const struct recpipe_blob *b, int nb, const char **const f[],
                  int n) {
-  size_t len[RECPIPE_STRS], total = size + (blob ? blob_len : 0);
+  size_t len[RECPIPE_STRS], total = size;
+  for (int i = 0; i < nb; i++)
+    total += b[i].len;
   for (int i = 0; i < n; i++)
     total += len[i] = *f[i] ? strlen(*f[i]) + 1 : 0;
   unsigned char *body = recpipe_begin(p, kind, total), *w = body + size;
-  if (blob && blob_len) {
-    memcpy(w, *blob, blob_len);
-    *blob = w;
-    w += blob_len;
+  for (int i = 0; i < nb; i++) {
+    if (!b[i].len)
+      continue;
+    memcpy(w, *b[i].at, b[i].len);
+    *b[i].at = w;
+    w += b[i].len;
   }
   for (int i = 0; i < n; i++) {
     if (!*f[i])

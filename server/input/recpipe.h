@@ -26,13 +26,20 @@ struct recpipe;
 
 /* ---------------------------------------------------------- decoder side */
 
+/* A pointer field of a record (at) and the len bytes it points to. */
+struct recpipe_blob {
+  const void **at;
+  size_t len;
+};
 /* Queues a record of `kind`: a copy of the size bytes at c, then a copy of
- * the blob_len bytes at *blob (blob: NULL, or a pointer field of c), then
- * the strings *f[0..n) (fields of c; NULL ones take no room).  In the copy
- * the blob and string fields point at their copies.  The body is aligned
- * for any struct. */
+ * the bytes of each of the nb blobs b (fields of c; one of 0 bytes takes
+ * no room and its field is left as it is), one after the other, then the
+ * strings *f[0..n) (fields of c; NULL ones take no room).  In the copy the
+ * blob and string fields point at their copies.  The body is aligned for
+ * any struct; a blob is too when the blobs before it are (put the arrays
+ * of 8-byte values first). */
 void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
-                 const void **blob, size_t blob_len, const char **const f[],
+                 const struct recpipe_blob *b, int nb, const char **const f[],
                  int n);
 /* A record of `kind` filled in place: recpipe_begin returns room for at
  * most `max` bytes of body (aligned as recpipe_put's), recpipe_end queues

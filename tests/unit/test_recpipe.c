@@ -47,8 +47,8 @@ static void decode(struct recpipe *p, void *arg) {
     struct rec r = {k, name, k % 2 ? NULL : "even", big,
                     k % 1000 == 999 ? 3u << 20 : k % 7};
     const char **const f[] = {&r.name, &r.note};
-    recpipe_put(p, (uint32_t)(k % 3), &r, sizeof r, (const void **)&r.blob,
-                r.blob_len, f, 2);
+    const struct recpipe_blob b[] = {{(const void **)&r.blob, r.blob_len}};
+    recpipe_put(p, (uint32_t)(k % 3), &r, sizeof r, b, 1, f, 2);
     s->made++;
   }
   free(big);
