@@ -58,6 +58,12 @@ struct ingest_perfetto_neuron_row {
 };
 #define NPF_ROWS 64 /* slots (a power of 2) */
 
+/* The slot of track t among the NPF_ROWS of a per-track memo. */
+static size_t ingest_perfetto_neuron_slot(const struct fmt_perfetto_track *t) {
+  uintptr_t h = (uintptr_t)t / sizeof *t;
+  return (h ^ (h >> 7)) % NPF_ROWS;
+}
+
 /* What a system counter's name "<instance>/<rest>" says, remembered per
  * track like the rows. */
 enum {
@@ -168,8 +174,8 @@ static const struct ingest_perfetto_neuron_row *
 ingest_perfetto_neuron_row(struct ingest_perfetto_neuron *n,
                            const struct fmt_perfetto_track *t) {
   const char *name = ingest_perfetto_neuron_row_name(t);
-  uintptr_t h = (uintptr_t)t / sizeof *t;
-  struct ingest_perfetto_neuron_row *w = &n->rows[(h ^ (h >> 7)) % NPF_ROWS];
+  struct ingest_perfetto_neuron_row *w =
+      &n->rows[ingest_perfetto_neuron_slot(t)];
   if (w->track != t || strcmp(w->name, name) != 0) {
     free(w->name);
     w->track = t;
@@ -283,8 +289,8 @@ ingest_perfetto_neuron_sys_slice(void *ud, const struct fmt_perfetto_slice *s) {
 static const struct ingest_perfetto_neuron_ctr *
 ingest_perfetto_neuron_ctr(struct ingest_perfetto_neuron *n,
                            const struct fmt_perfetto_counter *c) {
-  uintptr_t h = (uintptr_t)c->track / sizeof *c->track;
-  struct ingest_perfetto_neuron_ctr *w = &n->ctrs[(h ^ (h >> 7)) % NPF_ROWS];
+  struct ingest_perfetto_neuron_ctr *w =
+      &n->ctrs[ingest_perfetto_neuron_slot(c->track)];
   if (w->track == c->track && strcmp(w->name, c->name) == 0)
     return w;
   free(w->name);
