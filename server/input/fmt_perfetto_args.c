@@ -409,6 +409,15 @@ void fmt_perfetto_args_ann(struct sbuf *b, const struct fmt_perfetto_seq *q,
     sbuf_adds(b, "null");
 }
 
+/* Writes text s[0, n) of packed args at w: its 4-byte length and bytes;
+ * returns the end. */
+static char *fmt_perfetto_args_put_text(char *w, const char *s, size_t n) {
+  uint32_t len = (uint32_t)n;
+  memcpy(w, &len, 4);
+  memcpy(w + 4, s, n);
+  return w + 4 + n;
+}
+
 /* Appends plain annotation an to packed args b: its type (a byte), its
  * name (a 4-byte length and the bytes), then its value: nothing (null), a
  * string's 4-byte length and bytes, or 8 bytes (the integers, or the
@@ -421,30 +430,26 @@ static void fmt_perfetto_args_pack(struct sbuf *b,
   fmt_perfetto_args_keyof(q, an->has_iid, an->iid, an->name, an->name_len, &a,
                           kb);
   fmt_perfetto_args_valueof(q, &an->v, &a, vb);
-  uint32_t kl = (uint32_t)a.key_len, n = (uint32_t)a.n;
   bool text =
       a.type == FMT_PERFETTO_ARG_STRING || a.type == FMT_PERFETTO_ARG_JSON;
-  size_t v = text ? 4 + (size_t)n : a.type != FMT_PERFETTO_ARG_NULL ? 8 : 0;
-  sbuf_grow(b, 5 + kl + v);
+  size_t v = text ? 4 + a.n : a.type != FMT_PERFETTO_ARG_NULL ? 8 : 0;
+  sbuf_grow(b, 5 + a.key_len + v);
   char *w = b->s + b->len;
   *w = (char)a.type;
-  memcpy(w + 1, &kl, 4);
-  memcpy(w + 5, a.key, kl);
-  w += 5 + kl;
-  if (text) {
-    memcpy(w, &n, 4);
-    memcpy(w + 4, a.s, n);
-  } else if (a.type == FMT_PERFETTO_ARG_DOUBLE) {
+  w = fmt_perfetto_args_put_text(w + 1, a.key, a.key_len);
+  if (text)
+    fmt_perfetto_args_put_text(w, a.s, a.n);
+  else if (a.type == FMT_PERFETTO_ARG_DOUBLE)
     memcpy(w, &a.d, 8);
-  } else if (v) {
+  else if (v)
     memcpy(w, &a.u, 8);
-  }
-  b->len += 5 + kl + v;
+  b->len += 5 + a.key_len + v;
   b->s[b->len] = '\0';
 }
 
-/* Reads a text of packed args at *p (before end): its 4-byte length and
- * bytes, advancing *p.  Returns false when it is cut. */
+/* Reads a text of packed args at *p (before end), as
+ * fmt_perfetto_args_put_text wrote it, advancing *p.  Returns false when
+ * it is cut. */
 static bool fmt_perfetto_args_text(const uint8_t **p, const uint8_t *end,
                                    const char **s, size_t *n) {
   uint32_t len;
