@@ -239,13 +239,15 @@ static void test_full_disk(void **state) {
   free(path);
 }
 
-/* nex_json_member(json, label) on db: its row's type and value, or an
- * error, in *out ("<type> <value>" or "error"). */
-static void json_member(sqlite3 *db, const char *fn, const char *json,
+/* The two ways of reading member ?2 of ?1 compared. */
+#define JSON_MEMBER "SELECT nex_json_member(?1, ?2)"
+#define JSON_EXTRACT "SELECT json_extract(?1, '$.\"' || ?2 || '\"')"
+
+/* Query sql (JSON_MEMBER or JSON_EXTRACT) on db for json and label: its
+ * row's type and value, or an error, in *out ("<type> <value>" or
+ * "error"). */
+static void json_member(sqlite3 *db, const char *sql, const char *json,
                         const char *label, char *out, size_t n) {
-  char *sql = xasprintf(strcmp(fn, "json_extract") == 0
-                            ? "SELECT json_extract(?1, '$.\"' || ?2 || '\"')"
-                            : "SELECT nex_json_member(?1, ?2)");
   sqlite3_stmt *st;
   assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
   if (json)
@@ -259,7 +261,6 @@ static void json_member(sqlite3 *db, const char *fn, const char *json,
                  ? ""
                  : (const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
-  free(sql);
 }
 
 static void test_json_member(void **state) {
@@ -312,16 +313,16 @@ static void test_json_member(void **state) {
       {NULL, "size"}};
   char a[256], b[256];
   for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
-    json_member(db, "nex_json_member", same[i][0], same[i][1], a, sizeof a);
-    json_member(db, "json_extract", same[i][0], same[i][1], b, sizeof b);
+    json_member(db, JSON_MEMBER, same[i][0], same[i][1], a, sizeof a);
+    json_member(db, JSON_EXTRACT, same[i][0], same[i][1], b, sizeof b);
     if (strcmp(a, b) != 0)
       fail_msg("%s in %s: %s, json_extract %s", same[i][1],
                same[i][0] ? same[i][0] : "NULL", a, b);
   }
   /* past the member found nothing is checked: an answer where
    * json_extract fails (which shows the scan answered it) */
-  json_member(db, "nex_json_member", "{\"size\":1}x", "size", a, sizeof a);
-  json_member(db, "json_extract", "{\"size\":1}x", "size", b, sizeof b);
+  json_member(db, JSON_MEMBER, "{\"size\":1}x", "size", a, sizeof a);
+  json_member(db, JSON_EXTRACT, "{\"size\":1}x", "size", b, sizeof b);
   assert_string_equal(a, "1 1");
   assert_string_equal(b, "error");
   sqlite3_close(db);
