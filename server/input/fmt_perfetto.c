@@ -212,7 +212,7 @@ static int64_t fmt_perfetto_ts(struct fmt_perfetto *r, uint32_t seq,
     return (int64_t)raw;
   int64_t v = (int64_t)raw;
   if (c->incremental) {
-    v = c->last + (int64_t)raw;
+    v = (int64_t)((uint64_t)c->last + raw);
     c->last = v;
   }
   int64_t ns = (int64_t)((uint64_t)v * (uint64_t)c->mult);
@@ -379,7 +379,7 @@ static void fmt_perfetto_packet(struct fmt_perfetto *r,
   case PERFETTO__PROTOS__TRACE_PACKET__DATA_THREAD_DESCRIPTOR: {
     const Perfetto__Protos__ThreadDescriptor *d = p->thread_descriptor;
     q->ref_us = d->reference_timestamp_us;
-    q->thread_time_ns = d->reference_thread_time_us * 1000;
+    q->thread_time_ns = (int64_t)((uint64_t)d->reference_thread_time_us * 1000);
     fmt_perfetto_legacy_desc(r, q, d->pid, d->tid, d->thread_name);
     break;
   }

@@ -67,13 +67,20 @@ struct fmt_perfetto_track {
   int incremental;
 };
 
+/* Timestamps of track events (slices, instants, samples) are held within
+ * +-FMT_PERFETTO_TS_LIMIT ns (73 years around the clock's zero): a
+ * slice's end minus its start, and a start plus a duration, fit in an
+ * int64.  A timestamp beyond (a bad clock, a corrupt varint) is set to the
+ * limit. */
+#define FMT_PERFETTO_TS_LIMIT ((int64_t)1 << 61)
+
 /* A whole slice or instant.  Args of a begin/end pair are merged (objects
  * merged key by key, arrays appended, the end's scalars win). */
 struct fmt_perfetto_slice {
   const struct fmt_perfetto_track *track; /* never NULL */
   const char *name;                       /* never NULL ("" when absent) */
-  const char *cat; /* categories joined by ","; NULL when none */
-  int64_t ts_ns;
+  const char *cat;       /* categories joined by ","; NULL when none */
+  int64_t ts_ns;         /* within +-FMT_PERFETTO_TS_LIMIT */
   int64_t dur_ns;        /* >= 0 */
   int instant;           /* TYPE_INSTANT, legacy i/I/R/n/T/p */
   int incomplete;        /* begun, never ended: dur up to the last

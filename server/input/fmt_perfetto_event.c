@@ -308,6 +308,24 @@ static int64_t fmt_perfetto_event_wrap(int64_t a, int64_t b, int64_t k) {
   return (int64_t)((uint64_t)a + (uint64_t)b * (uint64_t)k);
 }
 
+/* ts held within +-FMT_PERFETTO_TS_LIMIT: the difference of two bounded
+ * timestamps (a slice's end minus its start) and a bounded timestamp plus
+ * such a difference then fit in an int64, here and in every reader. */
+static int64_t fmt_perfetto_event_bound(int64_t ts) {
+  return ts > FMT_PERFETTO_TS_LIMIT    ? FMT_PERFETTO_TS_LIMIT
+         : ts < -FMT_PERFETTO_TS_LIMIT ? -FMT_PERFETTO_TS_LIMIT
+                                       : ts;
+}
+
+/* The end of a legacy complete event of us microseconds at ts (bounded). */
+static int64_t fmt_perfetto_event_x_end(int64_t ts, int64_t us) {
+  int64_t ns, end;
+  if (__builtin_mul_overflow(us, 1000, &ns) ||
+      __builtin_add_overflow(ts, ns, &end))
+    return FMT_PERFETTO_TS_LIMIT;
+  return fmt_perfetto_event_bound(end);
+}
+
 /* ------------------------------------------------------------ counters */
 
 /* Reports one sample: the track's value summed per sequence when it is
@@ -489,6 +507,7 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
     q->ref_us = fmt_perfetto_event_wrap(q->ref_us, e->timestamp_delta_us, 1);
     ts = fmt_perfetto_event_wrap(0, q->ref_us, 1000);
   }
+  ts = fmt_perfetto_event_bound(ts);
   if (ts > r->max_ts)
     r->max_ts = ts;
   int kind = fmt_perfetto_event_kind(e);
@@ -596,7 +615,7 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
   if (kind == 'X') {
     int64_t us =
         lg->has_duration_us && lg->duration_us > 0 ? lg->duration_us : 0;
-    o->end = fmt_perfetto_event_wrap(ts, us, 1000);
+    o->end = fmt_perfetto_event_x_end(ts, us);
   }
 }
 

@@ -816,6 +816,27 @@ static void test_wire(void **state) {
   sbuf_free(&b);
 }
 
+/* Timestamps far apart (legacy microseconds, an incremental clock, an
+ * unsigned timestamp past INT64_MAX) are held within
+ * +-FMT_PERFETTO_TS_LIMIT, so ends minus starts never overflow. */
+static void test_far_timestamps(void **state) {
+  (void)state;
+  char *p = testutil_srcpath("tests/data/regress/perfetto-ts-far-apart");
+  struct rec r = {0};
+  assert_int_equal(decode(p, &r, NULL), 0);
+  check_lines(r.slices, r.nslices,
+              "-2305843009213693952 4611686018427387904 - from the far past "
+              "thread=far\n"
+              "-9000000000000000 2314843009213693952 - long complete "
+              "thread=far\n"
+              "-1616 0 - incremental 2 thread=far\n"
+              "-1 2305843009213693953 - left open (incomplete) thread=far\n"
+              "2305843009213693952 0 - complete thread=far\n"
+              "2305843009213693952 0 - incremental 1 thread=far\n");
+  rec_free(&r);
+  free(p);
+}
+
 static void test_regress_inputs(void **state) {
   (void)state;
   int n = testutil_replay("tests/data/perfetto", "");
@@ -840,6 +861,7 @@ int main(void) {
       cmocka_unit_test(test_stream_errors),
       cmocka_unit_test(test_wire),
       cmocka_unit_test(test_legacy_json),
+      cmocka_unit_test(test_far_timestamps),
       cmocka_unit_test(test_regress_inputs),
   };
   return cmocka_run_group_tests(tests, testutil_setup, testutil_teardown);
