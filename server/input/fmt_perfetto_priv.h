@@ -287,7 +287,7 @@ struct fmt_perfetto_field {
 /* Reads the field at *pp (before end) into *f, advancing *pp past it.
  * Returns false when it is cut or malformed: a key over 5 bytes or 32
  * bits, field number 0, a wire type other than 0, 1, 2 or 5, a varint
- * over 10 bytes, a length past end. */
+ * over 10 bytes, a length over 5 bytes or past end. */
 static inline bool fmt_perfetto_field_at(const uint8_t **pp, const uint8_t *end,
                                          struct fmt_perfetto_field *f) {
   const uint8_t *p = *pp;
@@ -306,8 +306,9 @@ static inline bool fmt_perfetto_field_at(const uint8_t **pp, const uint8_t *end,
     if (end - p < (f->wire == 1 ? 8 : 4))
       return false;
     p += f->wire == 1 ? 8 : 4;
-  } else if (f->wire == 2) {
-    if (!fmt_perfetto_varint_at(&p, end, &f->x) || f->x > (uint64_t)(end - p))
+  } else if (f->wire == 2) { /* a length over 5 bytes: as protobuf-c */
+    if (!fmt_perfetto_varint_at(&p, end, &f->x) || p - f->v > 5 ||
+        f->x > (uint64_t)(end - p))
       return false;
     f->v = p;
     p += f->x;

@@ -786,23 +786,27 @@ static void test_wire(void **state) {
   build_wire_event(&b);
   assert_int_equal(fuzz_fmt_perfetto_wire((uint8_t *)b.s, b.len), 1);
   sbuf_reset(&b);
-  /* taken: packed iids, unknown fields (event, packet), a bool of ten
-   * bytes whose set bit is past 64, packed fixed64 flow ids */
+  /* taken: packed iids, unknown fields (event, packet; one with a length
+   * of five bytes), a bool of ten bytes whose set bit is past 64, packed
+   * fixed64 flow ids */
   frame(&b, "\x5a\x05\x1a\x03\x01\xac\x02", 7);
   frame(&b, "\x5a\x05\xc0\x3e\x05\x48\x03", 7);
   frame(&b, "\x82\x7d\x02\xaa\xbb", 5);
+  frame(&b, "\x82\x7d\x80\x80\x80\x80\x00", 7);
   frame(&b, "\xc8\x02\x80\x80\x80\x80\x80\x80\x80\x80\x80\x02", 12);
   frame(&b,
         "\x5a\x13\xfa\x02\x10"
         "12345678abcdefgh",
         21);
-  assert_int_equal(fuzz_fmt_perfetto_wire((uint8_t *)b.s, b.len), 5);
+  assert_int_equal(fuzz_fmt_perfetto_wire((uint8_t *)b.s, b.len), 6);
   LLVMFuzzerTestOneInput((uint8_t *)b.s, b.len);
   sbuf_reset(&b);
   /* not taken: two track events (protobuf-c merges them), a known field
    * of another wire type, a varint of eleven bytes, packed fixed64 of 12
-   * bytes, a string past its message, a zero-length packed field */
+   * bytes, a string past its message, a zero-length packed field, a
+   * length of six bytes (protobuf-c reads five at most) */
   frame(&b, "\x5a\x02\x48\x01\x5a\x02\x58\x07", 8);
+  frame(&b, "\x82\x7d\x80\x80\x80\x80\x80\x00", 8);
   frame(&b, "\x42\x01\x00", 3);
   frame(&b, "\x40\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 12);
   frame(&b,
