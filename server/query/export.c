@@ -25,7 +25,7 @@ struct export {
   char *whole;              /* summary formats: the answer, sent once */
   int stage;                /* 0 head, 1 events, 3 counters, 2 done */
   sqlite3 *db;
-  bool first;               /* no event written yet (perfetto commas) */
+  bool first; /* no event written yet (perfetto commas) */
   int64_t start, end;
   int64_t *procs; /* perfetto: per track, the pid ordinal of its process */
   struct export_pftrace *pf; /* pftrace: the protobuf writer */
@@ -168,8 +168,8 @@ static void export_perfetto_head(struct export *x, struct sbuf *b) {
       if (pname.s)
         export_meta(x, b, &r[i], i, "process_name", "name", pname.s, 0);
       if (r[i].chrome && r[i].plabels)
-        export_meta(x, b, &r[i], i, "process_labels", "labels",
-                    r[i].plabels, 0);
+        export_meta(x, b, &r[i], i, "process_labels", "labels", r[i].plabels,
+                    0);
       if (r[i].chrome && r[i].psort != TRACKS_NONE)
         export_meta(x, b, &r[i], i, "process_sort_index", "sort_index", NULL,
                     r[i].psort);
@@ -425,7 +425,8 @@ int export_open(sqlite3 *db, const char *format, int64_t start, int64_t end,
       json_decref(s);
     }
   } else {
-    rc = query_export_open(db, start, end, &x->cur, e);
+    rc =
+        query_export_open(db, start, end, x->fmt == EXPORT_PFTRACE, &x->cur, e);
   }
   if (rc < 0) {
     export_close(x);
@@ -472,6 +473,8 @@ int export_next(struct export *x, struct sbuf *out, struct query_err *e) {
     if (rc == 0) {
       if (x->fmt == EXPORT_PERFETTO || x->fmt == EXPORT_JSON)
         sbuf_adds(out, "\n]}\n");
+      if (x->fmt == EXPORT_PFTRACE)
+        export_pftrace_flush(x->pf, out);
       x->stage = x->fmt == EXPORT_PFTRACE ? 3 : 2; /* then its counters */
     } else if (x->fmt == EXPORT_PERFETTO) {
       export_perfetto_event(x, out, &ev);

@@ -12,11 +12,13 @@
 
 /* The one packet sequence of the export. */
 #define EXPORT_PFTRACE_SEQ 1
-/* Track uuids: processes in their own range, a slice track's lane l at
- * (k + 1) << 24 | l, series i of counter track k in another range. */
+/* Track uuids: processes in their own range, slice track k's thread track
+ * at (k + 1) << 24 and its overflow track for lane l at that | (l + 1),
+ * series i of counter track k in another range. */
 #define EXPORT_PFTRACE_PROC (UINT64_C(1) << 62)
 #define EXPORT_PFTRACE_COUNTER (UINT64_C(1) << 61)
 #define EXPORT_PFTRACE_LANE_BITS 24
+#define EXPORT_PFTRACE_LANE_SLOTS ((INT64_C(1) << EXPORT_PFTRACE_LANE_BITS) - 1)
 
 /* An interning table: strings to iids (1, 2, ...), open addressing. */
 struct export_pftrace_tab {
@@ -36,6 +38,15 @@ struct export_pftrace {
   struct query_rows c; /* the system rows (their counter tracks) */
   sqlite3_stmt *s;     /* counter samples, or NULL */
   size_t k;            /* the row of c of the last sample */
+  /* the slice track being written: its thread track, the ends of the
+   * slices open on it (innermost last) and its lanes whose overflow track
+   * is declared */
+  const struct tracks_row *cur;
+  uint64_t tuuid;
+  int64_t *open;
+  size_t nopen, cap_open;
+  unsigned char *declared;
+  size_t cap_declared;
 };
 
 int export_pftrace_open(sqlite3 *db, int64_t start, int64_t end,
@@ -73,13 +84,15 @@ void export_pftrace_free(struct export_pftrace *p) {
   if (p->s)
     sqlite3_reset(p->s);
   query_tracks_rows_free(&p->c);
+  free(p->open);
+  free(p->declared);
   free(p);
 }
 
 /* The iid of s in t; *fresh is set when s is new (to be interned in the
  * packet that uses it first). */
-static uint64_t export_pftrace_iid(struct export_pftrace_tab *t,
-                                   const char *s, bool *fresh) {
+static uint64_t export_pftrace_iid(struct export_pftrace_tab *t, const char *s,
+                                   bool *fresh) {
   if (2 * (t->n + 1) > t->cap) {
     struct export_pftrace_tab g = {0};
     g.cap = t->cap ? 2 * t->cap : 256;
@@ -126,7 +139,7 @@ static void export_pftrace_put(struct export_pftrace *p,
   size_t len = protobuf_c_message_get_packed_size(&pk->base);
   unsigned char head[11], *q = head;
   *q++ = 0x0a;
-  for (size_t v = len; ; v >>= 7) {
+  for (size_t v = len;; v >>= 7) {
     *q++ = (unsigned char)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
     if (v < 0x80)
       break;
@@ -140,8 +153,8 @@ static void export_pftrace_put(struct export_pftrace *p,
 
 /* The uuid of series i of counter track k. */
 static uint64_t export_pftrace_counter_uuid(size_t k, int64_t i) {
-  return EXPORT_PFTRACE_COUNTER | (uint64_t)(k + 1) << EXPORT_PFTRACE_LANE_BITS |
-         (uint64_t)i;
+  return EXPORT_PFTRACE_COUNTER |
+         (uint64_t)(k + 1) << EXPORT_PFTRACE_LANE_BITS | (uint64_t)i;
 }
 
 /* Appends the TrackDescriptor packet d. */
@@ -212,10 +225,16 @@ void export_pftrace_head(struct export_pftrace *p, struct sbuf *out) {
     }
     Perfetto__Protos__ThreadDescriptor td =
         PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
-    Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+    Perfetto__Protos__TrackDescriptor d =
+        PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
     td.has_pid = td.has_tid = 1;
     td.pid = (int32_t)procs[k];
-    td.tid = (int32_t)(r[k].chrome ? r[k].tid : r[k].id);
+    /* a Chrome trace's own tid, but for the negative ones the ingest gives
+     * threads named by text: those from the top of the int32 range, where
+     * no system's thread ids go (readers take negative tids for none) */
+    td.tid = (int32_t)(!r[k].chrome    ? r[k].id
+                       : r[k].tid >= 0 ? r[k].tid
+                                       : INT32_MAX - r[k].id);
     td.thread_name = tname.s;
     if (r[k].chrome && r[k].tsort != TRACKS_NONE) {
       td.has_legacy_sort_index = 1;
@@ -226,20 +245,6 @@ void export_pftrace_head(struct export_pftrace *p, struct sbuf *out) {
     d.parent_uuid = puuid;
     d.thread = &td;
     export_pftrace_track(p, &d, out);
-    /* further lanes: child tracks of the thread's, named as it */
-    for (int64_t l = 1; l < r[k].lanes; l++) {
-      Perfetto__Protos__TrackDescriptor c =
-          PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-      c.has_uuid = c.has_parent_uuid = 1;
-      c.uuid = tuuid | (uint64_t)l;
-      c.parent_uuid = tuuid;
-      if (tname.s) {
-        c.static_or_dynamic_name_case =
-            PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
-        c.name = tname.s;
-      }
-      export_pftrace_track(p, &c, out);
-    }
     sbuf_free(&pname);
     sbuf_free(&tname);
   }
@@ -266,20 +271,98 @@ static void export_pftrace_arg(Perfetto__Protos__DebugAnnotation *a,
     a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE;
     a->bool_value = json_is_true(v);
   } else {
-    *json = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY |
-                              JSON_PRESERVE_ORDER);
-    a->value_case =
-        PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE;
+    *json = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+    a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE;
     a->legacy_json_value = *json ? *json : (char *)(uintptr_t) "null";
   }
+}
+
+/* Appends a SLICE_END packet at ts on track uuid. */
+static void export_pftrace_end(struct export_pftrace *p, uint64_t uuid,
+                               int64_t ts, struct sbuf *out) {
+  Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+  te.has_type = te.has_track_uuid = 1;
+  te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+  te.track_uuid = uuid;
+  Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+  pk.has_timestamp = 1;
+  pk.timestamp = (uint64_t)ts;
+  pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+  pk.track_event = &te;
+  export_pftrace_put(p, &pk, out);
+}
+
+/* Ends the slices open on the thread track that end at or before ts. */
+static void export_pftrace_close(struct export_pftrace *p, int64_t ts,
+                                 struct sbuf *out) {
+  while (p->nopen && p->open[p->nopen - 1] <= ts)
+    export_pftrace_end(p, p->tuuid, p->open[--p->nopen], out);
+}
+
+void export_pftrace_flush(struct export_pftrace *p, struct sbuf *out) {
+  export_pftrace_close(p, INT64_MAX, out);
+  p->cur = NULL;
+}
+
+/* The overflow track of lane `lane` of the current track, declared on
+ * first use: a child of the thread track, named as it.  Lanes past
+ * EXPORT_PFTRACE_LANE_SLOTS - 1 share the last one. */
+static uint64_t export_pftrace_overflow(struct export_pftrace *p, int64_t lane,
+                                        struct sbuf *out) {
+  int64_t slot = lane < EXPORT_PFTRACE_LANE_SLOTS - 1
+                     ? lane
+                     : EXPORT_PFTRACE_LANE_SLOTS - 1;
+  uint64_t uuid = p->tuuid | (uint64_t)(slot + 1);
+  if ((size_t)slot >= p->cap_declared) {
+    size_t cap = (size_t)slot + 64;
+    p->declared = xrealloc(p->declared, cap);
+    memset(p->declared + p->cap_declared, 0, cap - p->cap_declared);
+    p->cap_declared = cap;
+  }
+  if (p->declared[slot])
+    return uuid;
+  p->declared[slot] = 1;
+  struct sbuf pname = {0}, tname = {0};
+  export_names_track(p->cur, &pname, &tname);
+  Perfetto__Protos__TrackDescriptor c =
+      PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+  c.has_uuid = c.has_parent_uuid = 1;
+  c.uuid = uuid;
+  c.parent_uuid = p->tuuid;
+  if (tname.s) {
+    c.static_or_dynamic_name_case =
+        PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
+    c.name = tname.s;
+  }
+  export_pftrace_track(p, &c, out);
+  sbuf_free(&pname);
+  sbuf_free(&tname);
+  return uuid;
+}
+
+/* The track ev's slice goes on: the thread track when it nests in the
+ * innermost slice open there (or none is open), else its lane's overflow
+ * track (it overlaps a slice without nesting in it).  *nests says which. */
+static uint64_t export_pftrace_place(struct export_pftrace *p,
+                                     const struct query_export_event *ev,
+                                     bool *nests, struct sbuf *out) {
+  if (ev->track != p->cur) {
+    export_pftrace_flush(p, out);
+    p->cur = ev->track;
+    p->tuuid = (uint64_t)(ev->track - p->r + 1) << EXPORT_PFTRACE_LANE_BITS;
+    if (p->cap_declared)
+      memset(p->declared, 0, p->cap_declared);
+  }
+  export_pftrace_close(p, ev->ts, out);
+  *nests = p->nopen == 0 || p->open[p->nopen - 1] >= ev->ts + ev->dur;
+  return *nests ? p->tuuid : export_pftrace_overflow(p, ev->lane, out);
 }
 
 void export_pftrace_event(struct export_pftrace *p,
                           const struct query_export_event *ev,
                           struct sbuf *out) {
-  size_t k = (size_t)(ev->track - p->r);
-  uint64_t uuid = (uint64_t)(k + 1) << EXPORT_PFTRACE_LANE_BITS |
-                  (uint64_t)ev->lane;
+  bool nests;
+  uint64_t uuid = export_pftrace_place(p, ev, &nests, out);
   json_t *args = ev->args ? json_loads(ev->args, 0, NULL) : NULL;
   if (args && !json_is_object(args)) {
     json_decref(args);
@@ -356,8 +439,7 @@ void export_pftrace_event(struct export_pftrace *p,
   }
   size_t na = 0, cap_a = json_object_size(args);
   Perfetto__Protos__DebugAnnotation *ann = xcalloc(cap_a + 1, sizeof *ann);
-  Perfetto__Protos__DebugAnnotation **annp =
-      xcalloc(cap_a + 1, sizeof *annp);
+  Perfetto__Protos__DebugAnnotation **annp = xcalloc(cap_a + 1, sizeof *annp);
   char **json = xcalloc(cap_a + 1, sizeof *json);
   const char *key;
   json_t *v;
@@ -385,17 +467,17 @@ void export_pftrace_event(struct export_pftrace *p,
   free(ann);
   free(fl);
   json_decref(args);
-  /* the end, on the same track */
-  Perfetto__Protos__TrackEvent te2 = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-  te2.has_type = te2.has_track_uuid = 1;
-  te2.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
-  te2.track_uuid = uuid;
-  Perfetto__Protos__TracePacket pk2 = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-  pk2.has_timestamp = 1;
-  pk2.timestamp = (uint64_t)(ev->ts + ev->dur);
-  pk2.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
-  pk2.track_event = &te2;
-  export_pftrace_put(p, &pk2, out);
+  /* the end: when a later slice starts past it on the thread track (the
+   * slices nested in this one end first), at once on an overflow track */
+  if (!nests) {
+    export_pftrace_end(p, uuid, ev->ts + ev->dur, out);
+    return;
+  }
+  if (p->nopen == p->cap_open) {
+    p->cap_open = p->cap_open ? 2 * p->cap_open : 16;
+    p->open = xrealloc(p->open, p->cap_open * sizeof *p->open);
+  }
+  p->open[p->nopen++] = ev->ts + ev->dur;
 }
 
 int export_pftrace_counter(struct export_pftrace *p, struct sbuf *out,

@@ -25,15 +25,24 @@ int export_pftrace_open(sqlite3 *db, int64_t start, int64_t end,
                         const int64_t *procs, struct export_pftrace **out,
                         struct query_err *e);
 /* Appends the TrackDescriptors: per slice track a process track per
- * process and a thread track (a child track per further lane), named as
- * the JSON perfetto export names them; per counter track one per series. */
+ * process and a thread track, named as the JSON perfetto export names
+ * them; per counter track one per series. */
 void export_pftrace_head(struct export_pftrace *p, struct sbuf *out);
-/* Appends the SLICE_BEGIN and SLICE_END packets of ev (an event of the
- * cursor) on the track of its lane: interned name and category, its flows
- * and its args as debug annotations. */
+/* Appends the SLICE_BEGIN packet of ev, an event of a merged cursor (a
+ * track's lanes together in (start, lane) order), with its interned name
+ * and category, its flows and its args as debug annotations, and the
+ * SLICE_END packets due before it.  A slice goes on its track's thread
+ * track, nested as its lanes nest it, and ends there once a later slice
+ * starts past its end; one that overlaps the innermost open slice without
+ * nesting in it (Perfetto's tracks only nest) goes on an overflow track
+ * of its lane, a child of the thread track named as it, declared on first
+ * use, and ends there at once. */
 void export_pftrace_event(struct export_pftrace *p,
                           const struct query_export_event *ev,
                           struct sbuf *out);
+/* Appends the SLICE_END packets of the slices still open: after the last
+ * event. */
+void export_pftrace_flush(struct export_pftrace *p, struct sbuf *out);
 /* Appends the COUNTER packet of the next counter sample of the system
  * tracks.  Returns 1 if more may follow, 0 after the last, or a negative
  * code with e filled. */

@@ -213,8 +213,11 @@ struct query_export_event {
   const char *flow_ends;
 };
 /* Opens a cursor over [start, end) in *out (close it with
- * query_export_close()).  Returns 0 or a negative code with e filled. */
-int query_export_open(sqlite3 *db, int64_t start, int64_t end,
+ * query_export_close()): track by track, each track's slices lane by lane
+ * in start order, or with `merged` all its lanes together in (start, lane)
+ * order (a parent before the slices it holds).  Returns 0 or a negative
+ * code with e filled. */
+int query_export_open(sqlite3 *db, int64_t start, int64_t end, bool merged,
                       struct query_export **out, struct query_err *e);
 /* The event tracks the cursor walks; *n gets the count. */
 const struct tracks_row *query_export_tracks(const struct query_export *x,

@@ -5,6 +5,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,12 +16,14 @@ struct query_export {
   int64_t start, end;
   size_t track;    /* current track index */
   int64_t lane;    /* current lane */
-  sqlite3_stmt *s; /* rows of (track, lane), or NULL */
+  bool merged;     /* a track's lanes in one (ts, lane) walk */
+  sqlite3_stmt *s; /* rows of (track, lane) or of the track, or NULL */
 };
 
-int query_export_open(sqlite3 *db, int64_t start, int64_t end,
+int query_export_open(sqlite3 *db, int64_t start, int64_t end, bool merged,
                       struct query_export **out, struct query_err *e) {
   struct query_export *x = xcalloc(1, sizeof *x);
+  x->merged = merged;
   int rc = query_tracks_rows_load(db, -2, &x->t, e);
   if (rc < 0) {
     query_tracks_rows_free(&x->t);
@@ -64,10 +68,9 @@ int query_export_next(struct query_export *x, struct query_export_event *ev,
           "h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts AND "
           "h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = "
           "f.flow_id)) FROM slice_flow f WHERE f.track = s.track AND f.lane = "
-          "s.lane AND f.ts = s.ts AND f.id = s.id) FROM slice s JOIN str n ON "
-          "n.id = s.name WHERE s.track=?1 AND s.lane=?2 AND s.ts>=?3 AND "
-          "s.ts<?4 "
-          "ORDER BY s.ts",
+          "s.lane AND f.ts = s.ts AND f.id = s.id), s.lane FROM slice s JOIN "
+          "str n ON n.id = s.name WHERE s.track=?1 AND s.lane>=?2 AND "
+          "s.lane<=?5 AND s.ts>=?3 AND s.ts<?4 ORDER BY s.ts, s.lane",
           e);
       if (!x->s)
         return -EIO;
@@ -75,11 +78,12 @@ int query_export_next(struct query_export *x, struct query_export_event *ev,
       sqlite3_bind_int64(x->s, 2, x->lane);
       sqlite3_bind_int64(x->s, 3, x->start);
       sqlite3_bind_int64(x->s, 4, x->end);
+      sqlite3_bind_int64(x->s, 5, x->merged ? INT64_MAX : x->lane);
     }
     int rc = sqlite3_step(x->s);
     if (rc == SQLITE_ROW) {
       ev->track = &x->t.r[x->track];
-      ev->lane = x->lane;
+      ev->lane = sqlite3_column_int64(x->s, 7);
       ev->ts = sqlite3_column_int64(x->s, 0);
       ev->dur = sqlite3_column_int64(x->s, 1);
       ev->id = sqlite3_column_int64(x->s, 2);
@@ -97,7 +101,7 @@ int query_export_next(struct query_export *x, struct query_export_event *ev,
     x->s = NULL;
     if (rc != SQLITE_DONE)
       return -EIO;
-    x->lane++;
+    x->lane = x->merged ? INT64_MAX : x->lane + 1;
   }
 }
 
