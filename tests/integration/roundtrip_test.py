@@ -3,9 +3,16 @@
 again gives the same slices (name, time, duration, args), each on the
 same lane, the same flows (count and endpoints) and the same process and
 thread names, labels and sort indexes (compared with SQL over both
-stores)."""
+stores).  Exported as a Perfetto protobuf trace (pftrace) and ingested
+again: the same slices and flows; a track's slices nest on its thread
+track as its lanes nest them, but for those that overlap a slice without
+nesting in it (Perfetto's tracks only nest), which go to one overflow
+track per lane: the overflow tracks are counted by a walk of this test's
+own over the first store, and a trace without them comes back whole,
+lanes and names included."""
 import collections
 import glob
+import json
 import os
 import shutil
 import sqlite3
@@ -41,6 +48,104 @@ OVERLAPS = """
 SELECT count(*) FROM (SELECT ts, lag(ts + max(dur, 1)) OVER
   (PARTITION BY track, lane ORDER BY ts, id) AS prev_end FROM slice)
 WHERE prev_end > ts"""
+
+
+# A slice track's slices in the order the pftrace export walks them.
+WALK = """
+SELECT s.track, s.ts, s.dur, s.lane FROM slice s JOIN track t ON t.id = s.track
+WHERE t.kind = 'slices' AND t.domain = 'system' ORDER BY s.track, s.ts, s.lane"""
+
+# Slices without their lane and track: what any export keeps.
+BARE = "SELECT n.s, s.ts, s.dur, s.args FROM slice s JOIN str n ON n.id = s.name"
+
+# Slices with their lane and their process and thread names: what the
+# pftrace export keeps of a track whose slices all nest (it writes no
+# process labels, and numbers only as thread and process ids).
+NAMED = """
+SELECT p.name, h.name, n.s, s.ts, s.dur, s.args, s.lane
+FROM slice s JOIN track t ON t.id = s.track JOIN str n ON n.id = s.name
+LEFT JOIN process p ON p.instance_id = t.instance_id AND p.pid = t.pid
+LEFT JOIN thread h ON h.instance_id = t.instance_id AND h.pid = t.pid AND h.tid = t.tid
+WHERE t.kind = 'slices'"""
+
+
+def number(v):
+    """v with every integral float an int: JSON has one number type, and a
+    double annotation of 2.0 comes back spelled 2."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, list):
+        return [number(x) for x in v]
+    if isinstance(v, dict):
+        return {k: number(x) for k, x in v.items()}
+    return v
+
+
+def parsed(counter, at):
+    """counter with the JSON text at index `at` of each row parsed (args
+    written as debug annotations come back with the same values, not the
+    same text: spacing, number spelling)."""
+    out = collections.Counter()
+    for k, n in counter.items():
+        v = (json.dumps(number(json.loads(k[at])), sort_keys=True)
+             if k[at] else None)
+        out[k[:at] + (v,) + k[at + 1:]] += n
+    return out
+
+
+def overflow_tracks(db):
+    """The (track, lane) pairs whose slices overlap the innermost slice open
+    on their track without nesting in it, walking each track in (ts, lane)
+    order with a stack of open ends."""
+    pairs, cur, stack = set(), None, []
+    for track, ts, dur, lane in sqlite3.connect(db).execute(WALK):
+        if track != cur:
+            cur, stack = track, []
+        while stack and stack[-1] <= ts:
+            stack.pop()
+        if not stack or stack[-1] >= ts + dur:
+            stack.append(ts + dur)
+        else:
+            pairs.add((track, lane))
+    return pairs
+
+
+def slice_tracks(db):
+    return sqlite3.connect(db).execute(
+        "SELECT count(*) FROM track WHERE kind = 'slices'").fetchone()[0]
+
+
+def pftrace_leg(tmp, b, src, a_db, fa):
+    """The pftrace export of src (whose store is a_db, flows fa) ingested
+    again."""
+    pf = os.path.join(tmp, b + ".p")
+    os.mkdir(pf)
+    d_db = os.path.join(tmp, b + ".d.db")
+    subprocess.run([SERVER, "--dir", src, "--db", a_db, "--quiet",
+                    "--output-format", "pftrace", "--output-file",
+                    os.path.join(pf, "trace.pftrace")],
+                   stderr=subprocess.DEVNULL)
+    subprocess.run([SERVER, "--dir", pf, "--db", d_db, "--quiet",
+                    "--ingest-only"], stderr=subprocess.DEVNULL)
+    if not check(os.path.exists(d_db), "%s: pftrace exported and ingested "
+                 "again" % b):
+        return
+    ba, bd = parsed(rows(a_db, BARE), 3), parsed(rows(d_db, BARE), 3)
+    check(ba == bd, "%s: pftrace: the same %d slices (name, ts, dur, args)"
+          % (b, sum(ba.values())), diff(ba, bd))
+    over = overflow_tracks(a_db)
+    na, nd = slice_tracks(a_db), slice_tracks(d_db)
+    check(nd == na + len(over), "%s: pftrace: %d slice tracks = %d + %d "
+          "overflow tracks" % (b, nd, na, len(over)), (na, nd, sorted(over)))
+    if not over:
+        na, nd = parsed(rows(a_db, NAMED), 5), parsed(rows(d_db, NAMED), 5)
+        check(na == nd, "%s: pftrace: all %d slices on the same lane, "
+              "process and thread" % (b, sum(na.values())), diff(na, nd))
+    fd = rows(d_db, FLOWS.replace("coalesce(h.name, '')", "''"))
+    check(fa == fd, "%s: pftrace: the same %d flows linking the same "
+          "slices" % (b, sum(fa.values())), diff(fa, fd))
+    w = sqlite3.connect(d_db).execute("SELECT count(*) FROM Warning").fetchone()[0]
+    check(w == 0, "%s: the pftrace export ingests without a warning" % b, w)
 
 
 def rows(db, sql):
@@ -111,6 +216,8 @@ def run(tmp):
             w = sqlite3.connect(b_db).execute(
                 "SELECT count(*) FROM Warning").fetchone()[0]
             check(w == 0, "%s: the export ingests without a warning" % b, w)
+            pftrace_leg(tmp, b, src, a_db,
+                        rows(a_db, FLOWS.replace("coalesce(h.name, '')", "''")))
             # The vendor JSON shape: the same events and flows (it has no
             # process or thread names).
             js = os.path.join(tmp, b + ".j")
