@@ -115,18 +115,24 @@ def slice_tracks(db):
         "SELECT count(*) FROM track WHERE kind = 'slices'").fetchone()[0]
 
 
+def export_again(tmp, b, src, a_db, fmt, name):
+    """Exports the store a_db of src as fmt to a file `name` alone in a
+    directory, ingests that directory; returns the new store's path."""
+    out = os.path.join(tmp, "%s.%s" % (b, fmt))
+    os.mkdir(out)
+    db = out + ".db"
+    subprocess.run([SERVER, "--dir", src, "--db", a_db, "--quiet",
+                    "--output-format", fmt, "--output-file",
+                    os.path.join(out, name)], stderr=subprocess.DEVNULL)
+    subprocess.run([SERVER, "--dir", out, "--db", db, "--quiet",
+                    "--ingest-only"], stderr=subprocess.DEVNULL)
+    return db
+
+
 def pftrace_leg(tmp, b, src, a_db, fa):
     """The pftrace export of src (whose store is a_db, flows fa) ingested
     again."""
-    pf = os.path.join(tmp, b + ".p")
-    os.mkdir(pf)
-    d_db = os.path.join(tmp, b + ".d.db")
-    subprocess.run([SERVER, "--dir", src, "--db", a_db, "--quiet",
-                    "--output-format", "pftrace", "--output-file",
-                    os.path.join(pf, "trace.pftrace")],
-                   stderr=subprocess.DEVNULL)
-    subprocess.run([SERVER, "--dir", pf, "--db", d_db, "--quiet",
-                    "--ingest-only"], stderr=subprocess.DEVNULL)
+    d_db = export_again(tmp, b, src, a_db, "pftrace", "trace.pftrace")
     if not check(os.path.exists(d_db), "%s: pftrace exported and ingested "
                  "again" % b):
         return
@@ -220,15 +226,8 @@ def run(tmp):
                         rows(a_db, FLOWS.replace("coalesce(h.name, '')", "''")))
             # The vendor JSON shape: the same events and flows (it has no
             # process or thread names).
-            js = os.path.join(tmp, b + ".j")
-            os.mkdir(js)
-            c_db = os.path.join(tmp, b + ".c.db")
-            subprocess.run([SERVER, "--dir", src, "--db", a_db, "--quiet",
-                            "--output-format", "json", "--output-file",
-                            os.path.join(js, "system_profile.json")],
-                           stderr=subprocess.DEVNULL)
-            subprocess.run([SERVER, "--dir", js, "--db", c_db, "--quiet",
-                            "--ingest-only"], stderr=subprocess.DEVNULL)
+            c_db = export_again(tmp, b, src, a_db, "json",
+                                "system_profile.json")
             ev = "SELECT name, start_ts, duration_ns FROM SystemProfileEvents"
             fl = FLOWS.replace("coalesce(h.name, '')", "''")
             ea, ec = rows(a_db, ev), rows(c_db, ev)
