@@ -507,13 +507,6 @@ static void fmt_npf_scan(struct jtok_span *v, struct fmt_npf_scratch *sc) {
   jtok_scan(&p, p + sc->b.len, v);
 }
 
-/* Whether text s[0, n) is its own JSON string (util_json_plain: no
- * control byte, no byte >= 0x80, no quote, no backslash): its JSON text
- * decodes to it without a check, and reads as the same number. */
-static bool fmt_npf_plain_text(const char *s, size_t n) {
-  return util_json_plain((const unsigned char *)s, n) == n;
-}
-
 /* The value of packed argument a as its JSON text would scan (kept in
  * sc): a plain string and an integer or bool without a scan. */
 static void fmt_npf_packed_value(struct jtok_span *v,
@@ -521,8 +514,9 @@ static void fmt_npf_packed_value(struct jtok_span *v,
                                  struct fmt_npf_scratch *sc) {
   sc->b.len = 0;
   switch (a->type) {
-  case FMT_PERFETTO_ARG_STRING:
-    if (fmt_npf_plain_text(a->s, a->n)) {
+  case FMT_PERFETTO_ARG_STRING: /* its own JSON string: it decodes to
+                                  itself and reads as the same number */
+    if (a->s_plain) {
       *v = (struct jtok_span){(const unsigned char *)a->s, a->n, JTOK_STR, 0};
       return;
     }
@@ -557,7 +551,7 @@ static uint64_t fmt_npf_fill_packed(const struct fmt_npf_target *t,
     const char *key = plain;
     size_t kl = a.key_len;
     struct jtok_span v;
-    if (fmt_npf_plain_text(a.key, kl) && kl < sizeof plain) {
+    if (a.key_plain && kl < sizeof plain) {
       memcpy(plain, a.key, kl);
       plain[kl] = '\0';
     } else {

@@ -33,7 +33,8 @@ static void fmt_perfetto_seq_clear(struct fmt_perfetto *r,
                                    struct fmt_perfetto_seq *q) {
   for (size_t i = 0; i < q->interned.cap; i++)
     if (q->interned.vals[i])
-      r->interned_bytes -= strlen(q->interned.vals[i]) + 1;
+      r->interned_bytes -=
+          ((struct fmt_perfetto_str *)q->interned.vals[i])->len + 1;
   fmt_perfetto_state_map_clear(&q->interned, free);
   fmt_perfetto_state_map_clear(&q->counters, free);
   for (size_t i = 0; i < r->nclocks; i++)
@@ -74,7 +75,7 @@ static void fmt_perfetto_intern(struct fmt_perfetto *r,
   void **slot =
       fmt_perfetto_state_map_slot(&q->interned, iid * 4 + (uint64_t)kind);
   if (*slot) {
-    r->interned_bytes -= strlen(*slot) + 1;
+    r->interned_bytes -= ((struct fmt_perfetto_str *)*slot)->len + 1;
     free(*slot);
   } else if (r->interned_bytes + n + 1 > FMT_PERFETTO_MAX_INTERNED) {
     /* the slot stays: fill it with the fallback so the map stays dense */
@@ -85,13 +86,14 @@ static void fmt_perfetto_intern(struct fmt_perfetto *r,
                               FMT_PERFETTO_MAX_INTERNED >> 20);
     r->warned_interned = true;
     char id[32];
-    snprintf(id, sizeof id, "iid:%" PRIu64, iid);
-    *slot = xstrdup(id);
-    r->interned_bytes += strlen(id) + 1;
+    int len = snprintf(id, sizeof id, "iid:%" PRIu64, iid);
+    *slot = fmt_perfetto_state_str(id, (size_t)len);
+    r->interned_bytes += (size_t)len + 1;
     return;
   }
-  *slot = fmt_perfetto_state_dup(s, n);
-  r->interned_bytes += strlen(*slot) + 1;
+  struct fmt_perfetto_str *e = fmt_perfetto_state_str(s, n);
+  *slot = e;
+  r->interned_bytes += e->len + 1;
 }
 
 static void

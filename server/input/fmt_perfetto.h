@@ -148,10 +148,18 @@ enum {
   FMT_PERFETTO_ARG_JSON     /* s: legacy JSON, a flat array (or a lone value)
                                of integers and strings of printable ASCII */
 };
+/* The type byte of a packed argument: the type in its low bits, and
+ * whether the name (the string value) is its own JSON string (no control
+ * byte, no byte >= 0x80, no quote, no backslash: util_json_plain), which
+ * the decoder learns once per interned string. */
+#define FMT_PERFETTO_ARG_TYPE 0x3f
+#define FMT_PERFETTO_ARG_KEY_PLAIN 0x40
+#define FMT_PERFETTO_ARG_TEXT_PLAIN 0x80
 struct fmt_perfetto_arg {
   int type;
   const char *key; /* key[0, key_len), not NUL-terminated */
   size_t key_len;
+  bool key_plain, s_plain; /* key, s (a string's) are their own JSON text */
   uint64_t u;
   int64_t i;
   double d;

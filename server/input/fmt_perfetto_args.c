@@ -113,31 +113,48 @@ static bool fmt_perfetto_args_is_json(const char *text) {
   return j != NULL;
 }
 
+/* Whether text s[0, n) is its own JSON string (util_json_plain). */
+static bool fmt_perfetto_args_plain_text(const char *s, size_t n) {
+  return util_json_plain((const unsigned char *)s, n) == n;
+}
+
 /* Sets a->key to the name of an annotation: interned (iid; "iid:<n>" in
- * buf when missing), or name[0, len) up to a NUL (NULL: ""). */
+ * buf when missing), or name[0, len) up to a NUL (NULL: "").  With
+ * `plain`, a->key_plain says whether it is its own JSON string (an
+ * interned name knows it). */
 static void fmt_perfetto_args_keyof(const struct fmt_perfetto_seq *q,
                                     bool has_iid, uint64_t iid,
                                     const char *name, size_t len,
-                                    struct fmt_perfetto_arg *a, char buf[32]) {
+                                    struct fmt_perfetto_arg *a, char buf[32],
+                                    bool plain) {
   if (has_iid) {
-    name = fmt_perfetto_state_interned(q, FMT_PERFETTO_IID_ARG_NAME, iid);
-    if (!name)
-      snprintf(buf, 32, "iid:%" PRIu64, iid);
-    a->key = name ? name : buf;
-    a->key_len = strlen(a->key);
+    const struct fmt_perfetto_str *e =
+        fmt_perfetto_state_interned_str(q, FMT_PERFETTO_IID_ARG_NAME, iid);
+    if (e) {
+      a->key = e->s;
+      a->key_len = e->len;
+      a->key_plain = e->plain;
+    } else { /* iid:<digits> */
+      a->key_len = (size_t)snprintf(buf, 32, "iid:%" PRIu64, iid);
+      a->key = buf;
+      a->key_plain = true;
+    }
     return;
   }
   const char *nul = name ? memchr(name, 0, len) : NULL;
   a->key = name ? name : "";
   a->key_len = nul ? (size_t)(nul - name) : name ? len : 0;
+  a->key_plain = plain && fmt_perfetto_args_plain_text(a->key, a->key_len);
 }
 
 /* Sets a's value to scalar v (an interned string resolved; "iid:<n>" in
- * buf when missing); false when v holds none (v->c is another case). */
+ * buf when missing); false when v holds none (v->c is another case).
+ * With `plain`, a string's s_plain says whether it is its own JSON
+ * string. */
 static bool fmt_perfetto_args_valueof(const struct fmt_perfetto_seq *q,
                                       const struct fmt_perfetto_scalar *v,
-                                      struct fmt_perfetto_arg *a,
-                                      char buf[32]) {
+                                      struct fmt_perfetto_arg *a, char buf[32],
+                                      bool plain) {
   a->u = v->u;
   a->i = (int64_t)v->u;
   switch (v->c) {
@@ -159,16 +176,24 @@ static bool fmt_perfetto_args_valueof(const struct fmt_perfetto_seq *q,
     a->type = FMT_PERFETTO_ARG_STRING;
     a->s = v->s;
     a->n = nul ? (size_t)(nul - v->s) : v->n;
+    a->s_plain = plain && fmt_perfetto_args_plain_text(a->s, a->n);
     return true;
   }
-  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID:
+  case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
+    const struct fmt_perfetto_str *e =
+        fmt_perfetto_state_interned_str(q, FMT_PERFETTO_IID_ARG_STRING, v->u);
     a->type = FMT_PERFETTO_ARG_STRING;
-    a->s = fmt_perfetto_state_interned(q, FMT_PERFETTO_IID_ARG_STRING, v->u);
-    if (!a->s)
-      snprintf(buf, 32, "iid:%" PRIu64, v->u);
-    a->s = a->s ? a->s : buf;
-    a->n = strlen(a->s);
+    if (e) {
+      a->s = e->s;
+      a->n = e->len;
+      a->s_plain = e->plain;
+    } else { /* iid:<digits> */
+      a->n = (size_t)snprintf(buf, 32, "iid:%" PRIu64, v->u);
+      a->s = buf;
+      a->s_plain = true;
+    }
     return true;
+  }
   case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
     a->type = FMT_PERFETTO_ARG_POINTER;
     return true;
@@ -220,7 +245,7 @@ static void fmt_perfetto_args_key(struct sbuf *b,
                                   size_t len) {
   struct fmt_perfetto_arg a;
   char buf[32];
-  fmt_perfetto_args_keyof(q, has_iid, iid, name, len, &a, buf);
+  fmt_perfetto_args_keyof(q, has_iid, iid, name, len, &a, buf, false);
   sbuf_add_json_str(b, a.key, a.key_len);
 }
 
@@ -230,7 +255,7 @@ static bool fmt_perfetto_args_scalar(struct sbuf *b,
                                      const struct fmt_perfetto_scalar *v) {
   struct fmt_perfetto_arg a;
   char buf[32];
-  if (!fmt_perfetto_args_valueof(q, v, &a, buf))
+  if (!fmt_perfetto_args_valueof(q, v, &a, buf, false))
     return false;
   fmt_perfetto_arg_json(b, &a);
   return true;
@@ -418,8 +443,9 @@ static char *fmt_perfetto_args_put_text(char *w, const char *s, size_t n) {
   return w + 4 + n;
 }
 
-/* Appends plain annotation an to packed args b: its type (a byte), its
- * name (a 4-byte length and the bytes), then its value: nothing (null), a
+/* Appends plain annotation an to packed args b: its type (a byte, with
+ * the flags FMT_PERFETTO_ARG_KEY_PLAIN and _TEXT_PLAIN), its name (a
+ * 4-byte length and the bytes), then its value: nothing (null), a
  * string's 4-byte length and bytes, or 8 bytes (the integers, or the
  * double's bits). */
 static void fmt_perfetto_args_pack(struct sbuf *b,
@@ -428,14 +454,17 @@ static void fmt_perfetto_args_pack(struct sbuf *b,
   struct fmt_perfetto_arg a;
   char kb[32], vb[32];
   fmt_perfetto_args_keyof(q, an->has_iid, an->iid, an->name, an->name_len, &a,
-                          kb);
-  fmt_perfetto_args_valueof(q, &an->v, &a, vb);
+                          kb, true);
+  fmt_perfetto_args_valueof(q, &an->v, &a, vb, true);
   bool text =
       a.type == FMT_PERFETTO_ARG_STRING || a.type == FMT_PERFETTO_ARG_JSON;
   size_t v = text ? 4 + a.n : a.type != FMT_PERFETTO_ARG_NULL ? 8 : 0;
   sbuf_grow(b, 5 + a.key_len + v);
   char *w = b->s + b->len;
-  *w = (char)a.type;
+  *w = (char)(a.type | (a.key_plain ? FMT_PERFETTO_ARG_KEY_PLAIN : 0) |
+              (a.type == FMT_PERFETTO_ARG_STRING && a.s_plain
+                   ? FMT_PERFETTO_ARG_TEXT_PLAIN
+                   : 0));
   w = fmt_perfetto_args_put_text(w + 1, a.key, a.key_len);
   if (text)
     fmt_perfetto_args_put_text(w, a.s, a.n);
@@ -469,7 +498,9 @@ bool fmt_perfetto_arg_next(const uint8_t **pp, const uint8_t *end,
   const uint8_t *p = *pp;
   if (p == end)
     return false;
-  a->type = *p++;
+  a->type = *p & FMT_PERFETTO_ARG_TYPE;
+  a->key_plain = (*p & FMT_PERFETTO_ARG_KEY_PLAIN) != 0;
+  a->s_plain = (*p++ & FMT_PERFETTO_ARG_TEXT_PLAIN) != 0;
   if (!fmt_perfetto_args_text(&p, end, &a->key, &a->key_len))
     return false;
   if (a->type == FMT_PERFETTO_ARG_STRING || a->type == FMT_PERFETTO_ARG_JSON) {

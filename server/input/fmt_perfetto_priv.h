@@ -86,7 +86,7 @@ struct fmt_perfetto_clock {
 struct fmt_perfetto_seq {
   uint32_t id;
   bool valid;
-  struct fmt_perfetto_map interned; /* iid * 4 + kind -> char * */
+  struct fmt_perfetto_map interned; /* iid * 4 + kind -> fmt_perfetto_str */
   struct fmt_perfetto_map counters; /* counter uuid -> double * */
   /* TracePacketDefaults (kept across clears, as Perfetto does) */
   bool has_clock, has_track;
@@ -141,7 +141,22 @@ char *fmt_perfetto_state_dup(const char *s, size_t n);
 void fmt_perfetto_state_warn(struct fmt_perfetto *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* An interned string of a sequence (the map's value, one allocation):
+ * its text as fmt_perfetto_state_dup cleans it, its length, and whether it
+ * is its own JSON string (util_json_plain: a reader of the packed args
+ * then needs no check). */
+struct fmt_perfetto_str {
+  size_t len;
+  bool plain;
+  char s[];
+};
+/* A new interned string of s[0, n) (cleaned), to free(). */
+struct fmt_perfetto_str *fmt_perfetto_state_str(const char *s, size_t n);
 /* The interned string (kind, iid) of a sequence, or NULL. */
+const struct fmt_perfetto_str *
+fmt_perfetto_state_interned_str(const struct fmt_perfetto_seq *q, int kind,
+                                uint64_t iid);
+/* Its text, or NULL. */
 const char *fmt_perfetto_state_interned(const struct fmt_perfetto_seq *q,
                                         int kind, uint64_t iid);
 

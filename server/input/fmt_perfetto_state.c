@@ -98,9 +98,28 @@ void fmt_perfetto_state_warn(struct fmt_perfetto *r, const char *fmt, ...) {
   r->cb->warning(r->cb->ud, r->offset, tmp);
 }
 
+struct fmt_perfetto_str *fmt_perfetto_state_str(const char *s, size_t n) {
+  char *c = fmt_perfetto_state_dup(s, n);
+  size_t len = strlen(c);
+  struct fmt_perfetto_str *e = xmalloc(sizeof *e + len + 1);
+  e->len = len;
+  e->plain = util_json_plain((const unsigned char *)c, len) == len;
+  memcpy(e->s, c, len + 1);
+  free(c);
+  return e;
+}
+
+const struct fmt_perfetto_str *
+fmt_perfetto_state_interned_str(const struct fmt_perfetto_seq *q, int kind,
+                                uint64_t iid) {
+  return fmt_perfetto_state_map_get(&q->interned, iid * 4 + (uint64_t)kind);
+}
+
 const char *fmt_perfetto_state_interned(const struct fmt_perfetto_seq *q,
                                         int kind, uint64_t iid) {
-  return fmt_perfetto_state_map_get(&q->interned, iid * 4 + (uint64_t)kind);
+  const struct fmt_perfetto_str *e =
+      fmt_perfetto_state_interned_str(q, kind, iid);
+  return e ? e->s : NULL;
 }
 
 /* ------------------------------------------------------------ tracks */
