@@ -28,7 +28,7 @@ struct export_pftrace_tab {
 };
 
 struct export_pftrace {
-  struct export_pftrace_tab names, cats;
+  struct export_pftrace_tab names, cats, keys; /* keys: annotation names */
   bool started; /* the first packet (state cleared) is written */
   sqlite3 *db;
   int64_t start, end;
@@ -81,6 +81,7 @@ void export_pftrace_free(struct export_pftrace *p) {
     return;
   export_pftrace_tab_free(&p->names);
   export_pftrace_tab_free(&p->cats);
+  export_pftrace_tab_free(&p->keys);
   if (p->s)
     sqlite3_reset(p->s);
   query_tracks_rows_free(&p->c);
@@ -250,13 +251,13 @@ void export_pftrace_head(struct export_pftrace *p, struct sbuf *out) {
   }
 }
 
-/* Fills a with member key = v of the args: scalars as such, objects and
- * arrays as legacy JSON (*json, to free). */
+/* Fills a with member key = v of the args, its name interned as iid:
+ * scalars as such, objects and arrays as legacy JSON (*json, to free). */
 static void export_pftrace_arg(Perfetto__Protos__DebugAnnotation *a,
-                               const char *key, json_t *v, char **json) {
+                               uint64_t iid, json_t *v, char **json) {
   perfetto__protos__debug_annotation__init(a);
-  a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
-  a->name = (char *)(uintptr_t)key;
+  a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID;
+  a->name_iid = iid;
   *json = NULL;
   if (json_is_string(v)) {
     a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
@@ -437,27 +438,41 @@ void export_pftrace_event(struct export_pftrace *p,
     if (tr->pcore != TRACKS_NONE && !json_object_get(args, "pcore_idx"))
       json_object_set_new(args, "pcore_idx", json_integer(tr->pcore));
   }
-  size_t na = 0, cap_a = json_object_size(args);
+  size_t na = 0, nk = 0, cap_a = json_object_size(args);
   Perfetto__Protos__DebugAnnotation *ann = xcalloc(cap_a + 1, sizeof *ann);
   Perfetto__Protos__DebugAnnotation **annp = xcalloc(cap_a + 1, sizeof *annp);
+  Perfetto__Protos__DebugAnnotationName *kn = xcalloc(cap_a + 1, sizeof *kn);
+  Perfetto__Protos__DebugAnnotationName **knp = xcalloc(cap_a + 1, sizeof *knp);
   char **json = xcalloc(cap_a + 1, sizeof *json);
   const char *key;
   json_t *v;
   json_object_foreach(args, key, v) {
     if (strcmp(key, "cat") == 0)
       continue;
-    export_pftrace_arg(&ann[na], key, v, &json[na]);
+    bool fresh;
+    uint64_t iid = export_pftrace_iid(&p->keys, key, &fresh);
+    if (fresh) { /* interned in this packet */
+      perfetto__protos__debug_annotation_name__init(&kn[nk]);
+      kn[nk].has_iid = 1;
+      kn[nk].iid = iid;
+      kn[nk].name = (char *)(uintptr_t)key;
+      knp[nk] = &kn[nk];
+      nk++;
+    }
+    export_pftrace_arg(&ann[na], iid, v, &json[na]);
     annp[na] = &ann[na];
     na++;
   }
   te.n_debug_annotations = na;
   te.debug_annotations = annp;
+  in.n_debug_annotation_names = nk;
+  in.debug_annotation_names = knp;
   Perfetto__Protos__TracePacket pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
   pk.has_timestamp = 1;
   pk.timestamp = (uint64_t)ev->ts;
   pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
   pk.track_event = &te;
-  if (in.n_event_names || in.n_event_categories)
+  if (in.n_event_names || in.n_event_categories || nk)
     pk.interned_data = &in;
   export_pftrace_put(p, &pk, out);
   for (size_t i = 0; i < na; i++)
@@ -465,6 +480,8 @@ void export_pftrace_event(struct export_pftrace *p,
   free(json);
   free(annp);
   free(ann);
+  free(knp);
+  free(kn);
   free(fl);
   json_decref(args);
   /* the end: when a later slice starts past it on the thread track (the
