@@ -20,10 +20,18 @@ static void fmt_perfetto_args_str(struct sbuf *b, const char *s) {
   sbuf_add_json_str(b, s, strlen(s));
 }
 
+/* A double as the shortest of %.15g, %.16g and %.17g that reads back as
+ * it (0.1, not 0.10000000000000001); NaN and infinities as strings. */
 static void fmt_perfetto_args_double(struct sbuf *b, double v) {
-  if (isfinite(v))
-    sbuf_printf(b, "%.17g", v);
-  else
+  if (isfinite(v)) {
+    char t[32];
+    for (int prec = 15; prec <= 17; prec++) {
+      snprintf(t, sizeof t, "%.*g", prec, v);
+      if (strtod(t, NULL) == v)
+        break;
+    }
+    sbuf_adds(b, t);
+  } else
     fmt_perfetto_args_str(b, isnan(v) ? "NaN"
                              : v > 0  ? "Infinity"
                                       : "-Infinity");

@@ -841,6 +841,22 @@ static void test_far_timestamps(void **state) {
   free(p);
 }
 
+/* A double annotation is written as the shortest text that reads back
+ * as it: 1.4, not 1.3999999999999999. */
+static void test_double_text(void **state) {
+  (void)state;
+  char *p = testutil_srcpath("tests/data/regress/perfetto-packed-fields");
+  struct rec r = {0};
+  assert_int_equal(decode(p, &r, NULL), 0);
+  size_t seen = 0;
+  for (size_t i = 0; i < r.nslices; i++)
+    if (r.slices[i].args && strstr(r.slices[i].args, "\"ticks_per_nanosec\""))
+      seen += strstr(r.slices[i].args, "\"ticks_per_nanosec\":1.4,") != NULL;
+  assert_int_equal(seen, 1);
+  rec_free(&r);
+  free(p);
+}
+
 static void test_regress_inputs(void **state) {
   (void)state;
   int n = testutil_replay("tests/data/perfetto", "");
@@ -866,6 +882,7 @@ int main(void) {
       cmocka_unit_test(test_wire),
       cmocka_unit_test(test_legacy_json),
       cmocka_unit_test(test_far_timestamps),
+      cmocka_unit_test(test_double_text),
       cmocka_unit_test(test_regress_inputs),
   };
   return cmocka_run_group_tests(tests, testutil_setup, testutil_teardown);
