@@ -15,15 +15,39 @@ struct query_export {
   struct query_rows t; /* system slice tracks */
   int64_t start, end;
   size_t track;    /* current track index */
-  int64_t lane;    /* current lane */
-  bool merged;     /* a track's lanes in one (ts, lane) walk */
-  sqlite3_stmt *s; /* rows of (track, lane) or of the track, or NULL */
+  int64_t lane;    /* current lane (lane by lane) */
+  sqlite3_stmt *s; /* rows of (track, lane), or NULL (lane by lane) */
+  /* merged: one statement per lane of the current track (NULL once done,
+   * `ls` NULL between tracks), the start of each one's current row, and
+   * the lane whose row was handed out last (stepped at the next call) */
+  bool merged;
+  sqlite3_stmt **ls;
+  int64_t *lts, emitted;
 };
+
+/* The slices of one (track, lane) of the window in start order, with
+ * their flows (see struct query_export_event). */
+#define QUERY_EXPORT_SQL                                                       \
+  "SELECT s.ts, s.dur, s.id, n.s, s.args, (SELECT group_concat("               \
+  "flow_id) FROM slice_flow f WHERE f.track = s.track AND f.lane = "           \
+  "s.lane AND f.ts = s.ts AND f.id = s.id), (SELECT group_concat("             \
+  "f.flow_id || ':' || EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = "        \
+  "f.flow_id AND (g.ts, g.track, g.lane, g.id) < (f.ts, f.track, "             \
+  "f.lane, f.id)) || EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = "          \
+  "f.flow_id AND (g.ts, g.track, g.lane, g.id) > (f.ts, f.track, "             \
+  "f.lane, f.id)) || NOT EXISTS (SELECT 1 FROM flow g JOIN slice_flow "        \
+  "h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts AND "            \
+  "h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = "                  \
+  "f.flow_id)) FROM slice_flow f WHERE f.track = s.track AND f.lane = "        \
+  "s.lane AND f.ts = s.ts AND f.id = s.id) FROM slice s JOIN str n ON "        \
+  "n.id = s.name WHERE s.track=?1 AND s.lane=?2 AND s.ts>=?3 AND "             \
+  "s.ts<?4 ORDER BY s.ts"
 
 int query_export_open(sqlite3 *db, int64_t start, int64_t end, bool merged,
                       struct query_export **out, struct query_err *e) {
   struct query_export *x = xcalloc(1, sizeof *x);
   x->merged = merged;
+  x->emitted = -1;
   int rc = query_tracks_rows_load(db, -2, &x->t, e);
   if (rc < 0) {
     query_tracks_rows_free(&x->t);
@@ -43,8 +67,105 @@ const struct tracks_row *query_export_tracks(const struct query_export *x,
   return x->t.r;
 }
 
+/* Binds s to lane `lane` of the current track and the window. */
+static void query_export_bind(struct query_export *x, sqlite3_stmt *s,
+                              int64_t lane) {
+  query_util_bind_i64(
+      s, (int64_t[]){x->t.r[x->track].id, lane, x->start, x->end}, 4);
+}
+
+/* Fills ev from the current row of s, lane `lane` of the current track. */
+static void query_export_fill(const struct query_export *x, sqlite3_stmt *s,
+                              int64_t lane, struct query_export_event *ev) {
+  ev->track = &x->t.r[x->track];
+  ev->lane = lane;
+  ev->ts = sqlite3_column_int64(s, 0);
+  ev->dur = sqlite3_column_int64(s, 1);
+  ev->id = sqlite3_column_int64(s, 2);
+  ev->name = (const char *)sqlite3_column_text(s, 3);
+  ev->args = (const char *)sqlite3_column_text(s, 4);
+  ev->flows = (const char *)sqlite3_column_text(s, 5);
+  ev->flow_ends = (const char *)sqlite3_column_text(s, 6);
+  if (!ev->name)
+    ev->name = "";
+}
+
+/* Whether track k holds slices to walk. */
+static bool query_export_walks(const struct query_export *x, size_t k) {
+  return strcmp(x->t.r[k].kind, "slices") == 0 && x->t.r[k].lanes > 0;
+}
+
+/* Finalizes the lane statements of the merged walk of a track. */
+static void query_export_lanes_end(struct query_export *x) {
+  for (int64_t l = 0; x->ls && l < x->t.r[x->track].lanes; l++)
+    sqlite3_finalize(x->ls[l]);
+  free(x->ls);
+  free(x->lts);
+  x->ls = NULL;
+  x->lts = NULL;
+  x->emitted = -1;
+}
+
+/* Steps lane l of the merged walk: its next row's start, or its statement
+ * finalized at the end.  Returns 0, or -EIO with e filled. */
+static int query_export_lane_step(struct query_export *x, int64_t l,
+                                  struct query_err *e) {
+  int rc = sqlite3_step(x->ls[l]);
+  if (rc == SQLITE_ROW) {
+    x->lts[l] = sqlite3_column_int64(x->ls[l], 0);
+    return 0;
+  }
+  if (rc != SQLITE_DONE)
+    return query_util_db_fail(e, x->db);
+  sqlite3_finalize(x->ls[l]);
+  x->ls[l] = NULL;
+  return 0;
+}
+
+/* The merged walk: each track's lanes together, a statement per lane (no
+ * sort: each comes in start order), the earliest row next, the lower
+ * lane first on equal starts. */
+static int query_export_merged(struct query_export *x,
+                               struct query_export_event *ev,
+                               struct query_err *e) {
+  for (;;) {
+    if (!x->ls) {
+      while (x->track < x->t.n && !query_export_walks(x, x->track))
+        x->track++;
+      if (x->track >= x->t.n)
+        return 0;
+      int64_t n = x->t.r[x->track].lanes;
+      x->ls = xcalloc((size_t)n, sizeof *x->ls);
+      x->lts = xcalloc((size_t)n, sizeof *x->lts);
+      for (int64_t l = 0; l < n; l++) {
+        if (!(x->ls[l] = query_util_stmt_once(x->db, QUERY_EXPORT_SQL, e)))
+          return -EIO;
+        query_export_bind(x, x->ls[l], l);
+        if (query_export_lane_step(x, l, e) < 0)
+          return -EIO;
+      }
+    } else if (x->emitted >= 0 && x->ls[x->emitted] &&
+               query_export_lane_step(x, x->emitted, e) < 0) {
+      return -EIO;
+    }
+    int64_t best = -1;
+    for (int64_t l = 0; l < x->t.r[x->track].lanes; l++)
+      if (x->ls[l] && (best < 0 || x->lts[l] < x->lts[best]))
+        best = l;
+    if (best >= 0) {
+      query_export_fill(x, x->ls[best], best, ev);
+      x->emitted = best;
+      return 1;
+    }
+    query_export_lanes_end(x);
+    x->track++;
+  }
+}
+
 int query_export_next(struct query_export *x, struct query_export_event *ev,
                       struct query_err *e) {
+  if (x->merged)
+    return query_export_merged(x, ev, e);
   for (;;) {
     if (!x->s) {
       while (x->track < x->t.n &&
@@ -55,44 +176,13 @@ int query_export_next(struct query_export *x, struct query_export_event *ev,
       }
       if (x->track >= x->t.n)
         return 0;
-      x->s = query_stmt(
-          x->db,
-          "SELECT s.ts, s.dur, s.id, n.s, s.args, (SELECT group_concat("
-          "flow_id) FROM slice_flow f WHERE f.track = s.track AND f.lane = "
-          "s.lane AND f.ts = s.ts AND f.id = s.id), (SELECT group_concat("
-          "f.flow_id || ':' || EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = "
-          "f.flow_id AND (g.ts, g.track, g.lane, g.id) < (f.ts, f.track, "
-          "f.lane, f.id)) || EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = "
-          "f.flow_id AND (g.ts, g.track, g.lane, g.id) > (f.ts, f.track, "
-          "f.lane, f.id)) || NOT EXISTS (SELECT 1 FROM flow g JOIN slice_flow "
-          "h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts AND "
-          "h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = "
-          "f.flow_id)) FROM slice_flow f WHERE f.track = s.track AND f.lane = "
-          "s.lane AND f.ts = s.ts AND f.id = s.id), s.lane FROM slice s JOIN "
-          "str n ON n.id = s.name WHERE s.track=?1 AND s.lane>=?2 AND "
-          "s.lane<=?5 AND s.ts>=?3 AND s.ts<?4 ORDER BY s.ts, s.lane",
-          e);
-      if (!x->s)
+      if (!(x->s = query_stmt(x->db, QUERY_EXPORT_SQL, e)))
         return -EIO;
-      sqlite3_bind_int64(x->s, 1, x->t.r[x->track].id);
-      sqlite3_bind_int64(x->s, 2, x->lane);
-      sqlite3_bind_int64(x->s, 3, x->start);
-      sqlite3_bind_int64(x->s, 4, x->end);
-      sqlite3_bind_int64(x->s, 5, x->merged ? INT64_MAX : x->lane);
+      query_export_bind(x, x->s, x->lane);
     }
     int rc = sqlite3_step(x->s);
     if (rc == SQLITE_ROW) {
-      ev->track = &x->t.r[x->track];
-      ev->lane = sqlite3_column_int64(x->s, 7);
-      ev->ts = sqlite3_column_int64(x->s, 0);
-      ev->dur = sqlite3_column_int64(x->s, 1);
-      ev->id = sqlite3_column_int64(x->s, 2);
-      ev->name = (const char *)sqlite3_column_text(x->s, 3);
-      ev->args = (const char *)sqlite3_column_text(x->s, 4);
-      ev->flows = (const char *)sqlite3_column_text(x->s, 5);
-      ev->flow_ends = (const char *)sqlite3_column_text(x->s, 6);
-      if (!ev->name)
-        ev->name = "";
+      query_export_fill(x, x->s, x->lane, ev);
       return 1;
     }
     if (rc != SQLITE_DONE)
@@ -101,7 +191,7 @@ int query_export_next(struct query_export *x, struct query_export_event *ev,
     x->s = NULL;
     if (rc != SQLITE_DONE)
       return -EIO;
-    x->lane = x->merged ? INT64_MAX : x->lane + 1;
+    x->lane++;
   }
 }
 
@@ -110,6 +200,8 @@ void query_export_close(struct query_export *x) {
     return;
   if (x->s)
     sqlite3_reset(x->s);
+  if (x->track < x->t.n)
+    query_export_lanes_end(x);
   query_tracks_rows_free(&x->t);
   free(x);
 }
