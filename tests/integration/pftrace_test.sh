@@ -79,6 +79,41 @@ grep -q 'event_names {' "$T_TMP/synth.txt" &&
   ! grep -q '^    name: ' <(sed -n '/track_event {/,/^  }/p' "$T_TMP/synth.txt")
 ok $? "synth: event names are interned, never inline"
 
+# nesting CHECK FILE: walks the slices of protoc's decoding FILE track by
+# track as Perfetto does (a stack per track_uuid: an END closes the
+# innermost open slice); prints "ok <deepest stack> <slices>" when every
+# END comes at or after the start of the slice it closes and the ends of
+# the slices it holds, and every track is closed at the end.
+nesting() {
+  python3 - "$1" <<'PY'
+import re, sys
+stacks, deepest, slices, bad = {}, 0, 0, []
+for pk in open(sys.argv[1]).read().split("\npacket {")[1:]:
+    m = re.search(r"\n  track_event \{(.*?)\n  \}", pk, re.S)
+    if not m or "TYPE_SLICE" not in m.group(1):
+        continue
+    ts = int(re.search(r"\n  timestamp: (\d+)", pk).group(1))
+    uuid = re.search(r"track_uuid: (\d+)", m.group(1)).group(1)
+    st = stacks.setdefault(uuid, [])
+    if "TYPE_SLICE_BEGIN" in m.group(1):
+        if st and ts < st[-1][0]:
+            bad.append("begin before its parent at %d" % ts)
+        st.append([ts, ts])
+        deepest = max(deepest, len(st))
+        slices += 1
+    elif not st:
+        bad.append("end without a slice at %d" % ts)
+    else:
+        begin, inner = st.pop()
+        if ts < begin or ts < inner:
+            bad.append("end at %d before %d" % (ts, max(begin, inner)))
+        if st:
+            st[-1][1] = max(st[-1][1], ts)
+bad += ["track %s left open" % u for u, st in stacks.items() if st]
+print("ok %d %d" % (deepest, slices) if not bad else bad[:3])
+PY
+}
+
 C="$T_TMP/chrome"
 mkdir -p "$C"
 cp "$NEX_SHARED_TRACES/catapult_flow.json" "$NEX_SHARED_TRACES/catapult_x_event_trace.json" "$C/"
@@ -88,6 +123,19 @@ roundtrip chrome "$C"
 ok $? "chrome: flows and counters compared"
 grep -q 'debug_annotations {' "$T_TMP/chrome.txt"
 ok $? "chrome: args as debug annotations"
+grep -q 'debug_annotation_names {' "$T_TMP/chrome.txt" &&
+  ! grep -q '^      name: ' <(sed -n '/debug_annotations {/,/^    }/p' "$T_TMP/chrome.txt")
+ok $? "chrome: annotation names are interned, never inline"
+# the slices nest per track as Perfetto reads them, several deep: the
+# thread track holds a track's nested slices, not one track per lane
+read -r verdict depth n < <(nesting "$T_TMP/chrome.txt")
+is "$verdict $n" "ok $(wc -l < "$T_TMP/chrome.a.events")" \
+  "chrome: every track's BEGIN/END packets nest, all slices counted"
+[ "${depth:-0}" -ge 3 ]
+ok $? "chrome: slices nest on one track ($depth deep)"
+read -r verdict depth n < <(nesting "$T_TMP/synth.txt")
+is "$verdict $n" "ok $(wc -l < "$T_TMP/synth.a.events")" \
+  "synth: every track's BEGIN/END packets nest, all slices counted"
 
 # the same bytes over HTTP (the server opens the store just written)
 "$SERVER" --dir "$C" --db "$T_TMP/chrome.a.db" --port 0 --no-watch \
