@@ -25,8 +25,13 @@ struct query_export {
   int64_t *lts, emitted;
 };
 
-/* The slices of one (track, lane) of the window in start order, with
- * their flows (see struct query_export_event). */
+/* A track of more lanes is walked merged by one statement that sorts its
+ * slices (SQLite's sorter spills to disk) rather than by a statement per
+ * lane (each holds a decoded block). */
+#define QUERY_EXPORT_MERGE_MAX 64
+
+/* The slices of the window of one track's lanes ?2 to ?5 in (start, lane)
+ * order, with their flows (see struct query_export_event). */
 #define QUERY_EXPORT_SQL                                                       \
   "SELECT s.ts, s.dur, s.id, n.s, s.args, (SELECT group_concat("               \
   "flow_id) FROM slice_flow f WHERE f.track = s.track AND f.lane = "           \
@@ -39,9 +44,9 @@ struct query_export {
   "h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts AND "            \
   "h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = "                  \
   "f.flow_id)) FROM slice_flow f WHERE f.track = s.track AND f.lane = "        \
-  "s.lane AND f.ts = s.ts AND f.id = s.id) FROM slice s JOIN str n ON "        \
-  "n.id = s.name WHERE s.track=?1 AND s.lane=?2 AND s.ts>=?3 AND "             \
-  "s.ts<?4 ORDER BY s.ts"
+  "s.lane AND f.ts = s.ts AND f.id = s.id), s.lane FROM slice s JOIN str n "   \
+  "ON n.id = s.name WHERE s.track=?1 AND s.lane>=?2 AND s.lane<=?5 AND "       \
+  "s.ts>=?3 AND s.ts<?4 ORDER BY s.ts, s.lane"
 
 int query_export_open(sqlite3 *db, int64_t start, int64_t end, bool merged,
                       struct query_export **out, struct query_err *e) {
@@ -67,18 +72,18 @@ const struct tracks_row *query_export_tracks(const struct query_export *x,
   return x->t.r;
 }
 
-/* Binds s to lane `lane` of the current track and the window. */
+/* Binds s to lanes lo to hi of the current track and the window. */
 static void query_export_bind(struct query_export *x, sqlite3_stmt *s,
-                              int64_t lane) {
+                              int64_t lo, int64_t hi) {
   query_util_bind_i64(
-      s, (int64_t[]){x->t.r[x->track].id, lane, x->start, x->end}, 4);
+      s, (int64_t[]){x->t.r[x->track].id, lo, x->start, x->end, hi}, 5);
 }
 
-/* Fills ev from the current row of s, lane `lane` of the current track. */
+/* Fills ev from the current row of s, of the current track. */
 static void query_export_fill(const struct query_export *x, sqlite3_stmt *s,
-                              int64_t lane, struct query_export_event *ev) {
+                              struct query_export_event *ev) {
   ev->track = &x->t.r[x->track];
-  ev->lane = lane;
+  ev->lane = sqlite3_column_int64(s, 7);
   ev->ts = sqlite3_column_int64(s, 0);
   ev->dur = sqlite3_column_int64(s, 1);
   ev->id = sqlite3_column_int64(s, 2);
@@ -95,9 +100,16 @@ static bool query_export_walks(const struct query_export *x, size_t k) {
   return strcmp(x->t.r[k].kind, "slices") == 0 && x->t.r[k].lanes > 0;
 }
 
+/* The statements of the merged walk of the current track: one per lane,
+ * or one for all past QUERY_EXPORT_MERGE_MAX lanes. */
+static int64_t query_export_nls(const struct query_export *x) {
+  int64_t n = x->t.r[x->track].lanes;
+  return n > QUERY_EXPORT_MERGE_MAX ? 1 : n;
+}
+
 /* Finalizes the lane statements of the merged walk of a track. */
 static void query_export_lanes_end(struct query_export *x) {
-  for (int64_t l = 0; x->ls && l < x->t.r[x->track].lanes; l++)
+  for (int64_t l = 0; x->ls && l < query_export_nls(x); l++)
     sqlite3_finalize(x->ls[l]);
   free(x->ls);
   free(x->lts);
@@ -124,7 +136,8 @@ static int query_export_lane_step(struct query_export *x, int64_t l,
 
 /* The merged walk: each track's lanes together, a statement per lane (no
  * sort: each comes in start order), the earliest row next, the lower
- * lane first on equal starts. */
+ * lane first on equal starts; past QUERY_EXPORT_MERGE_MAX lanes one
+ * statement that sorts them. */
 static int query_export_merged(struct query_export *x,
                                struct query_export_event *ev,
                                struct query_err *e) {
@@ -134,13 +147,13 @@ static int query_export_merged(struct query_export *x,
         x->track++;
       if (x->track >= x->t.n)
         return 0;
-      int64_t n = x->t.r[x->track].lanes;
+      int64_t n = query_export_nls(x);
       x->ls = xcalloc((size_t)n, sizeof *x->ls);
       x->lts = xcalloc((size_t)n, sizeof *x->lts);
       for (int64_t l = 0; l < n; l++) {
         if (!(x->ls[l] = query_util_stmt_once(x->db, QUERY_EXPORT_SQL, e)))
           return -EIO;
-        query_export_bind(x, x->ls[l], l);
+        query_export_bind(x, x->ls[l], n == 1 ? 0 : l, n == 1 ? INT64_MAX : l);
         if (query_export_lane_step(x, l, e) < 0)
           return -EIO;
       }
@@ -149,11 +162,11 @@ static int query_export_merged(struct query_export *x,
       return -EIO;
     }
     int64_t best = -1;
-    for (int64_t l = 0; l < x->t.r[x->track].lanes; l++)
+    for (int64_t l = 0; l < query_export_nls(x); l++)
       if (x->ls[l] && (best < 0 || x->lts[l] < x->lts[best]))
         best = l;
     if (best >= 0) {
-      query_export_fill(x, x->ls[best], best, ev);
+      query_export_fill(x, x->ls[best], ev);
       x->emitted = best;
       return 1;
     }
@@ -178,11 +191,11 @@ int query_export_next(struct query_export *x, struct query_export_event *ev,
         return 0;
       if (!(x->s = query_stmt(x->db, QUERY_EXPORT_SQL, e)))
         return -EIO;
-      query_export_bind(x, x->s, x->lane);
+      query_export_bind(x, x->s, x->lane, x->lane);
     }
     int rc = sqlite3_step(x->s);
     if (rc == SQLITE_ROW) {
-      query_export_fill(x, x->s, x->lane, ev);
+      query_export_fill(x, x->s, ev);
       return 1;
     }
     if (rc != SQLITE_DONE)

@@ -137,6 +137,36 @@ read -r verdict depth n < <(nesting "$T_TMP/synth.txt")
 is "$verdict $n" "ok $(wc -l < "$T_TMP/synth.a.events")" \
   "synth: every track's BEGIN/END packets nest, all slices counted"
 
+# a track of 81 lanes (past the export's per-lane statements: one sorting
+# statement walks it): 80 slices a step apart that overlap without nesting,
+# each holding a child.  Perfetto's tracks only nest, so stairs 1 to 79 go
+# to an overflow track each; the children nest under stair 0, open
+# throughout, on the thread track.
+W="$T_TMP/wide"
+mkdir -p "$W/in" "$W/pf"
+python3 -c '
+import json
+ev = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "wide"}}]
+for i in range(80):
+    ev.append({"ph": "X", "name": "stair%d" % i, "pid": 1, "tid": 1, "ts": i * 10, "dur": 1000})
+    ev.append({"ph": "X", "name": "child%d" % i, "pid": 1, "tid": 1, "ts": i * 10 + 1, "dur": 5})
+print(json.dumps({"traceEvents": ev}))' > "$W/in/wide.json"
+"$SERVER" --dir "$W/in" --db "$W/a.db" --quiet --output-format pftrace \
+  --output-file "$W/pf/wide.pftrace" 2>/dev/null &&
+  "$SERVER" --dir "$W/pf" --db "$W/b.db" --quiet --ingest-only 2>/dev/null
+ok $? "wide: exported and ingested again"
+is "$(sqlite3 "$W/a.db" "SELECT count(*), max(lanes) FROM track WHERE kind = 'slices'")" \
+  "1|81" "wide: one track of 81 lanes"
+protoc --decode=perfetto.protos.Trace -I "$PROTO" "$PROTO/perfetto_trace.proto" \
+  < "$W/pf/wide.pftrace" > "$W/wide.txt"
+is "$(nesting "$W/wide.txt")" "ok 2 160" \
+  "wide: 160 slices nest per track, 2 deep (the children under stair 0)"
+is "$(sqlite3 "$W/b.db" "SELECT count(*) FROM track WHERE kind = 'slices'")" 80 \
+  "wide: the thread track and 79 overflow tracks"
+for w in a b; do sqlite3 "$W/$w.db" "$evq" > "$W/$w.events"; done
+cmp -s "$W/a.events" "$W/b.events"
+ok $? "wide: the same $(wc -l < "$W/a.events") slices (name, ts, dur)"
+
 # the same bytes over HTTP (the server opens the store just written)
 "$SERVER" --dir "$C" --db "$T_TMP/chrome.a.db" --port 0 --no-watch \
   2>"$T_TMP/serve.err" &
