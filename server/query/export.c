@@ -380,7 +380,7 @@ static void export_csv_event(struct sbuf *b,
   export_csv_field(b, ev->name, false);
   sbuf_add_i64(b, ev->ts);
   sbuf_addc(b, ',');
-  sbuf_add_i64(b, ev->ts + ev->dur);
+  sbuf_add_i64(b, query_export_end(ev));
   sbuf_addc(b, ',');
   sbuf_add_i64(b, ev->dur);
   sbuf_addc(b, ',');

@@ -355,7 +355,7 @@ static uint64_t export_pftrace_place(struct export_pftrace *p,
       memset(p->declared, 0, p->cap_declared);
   }
   export_pftrace_close(p, ev->ts, out);
-  *nests = p->nopen == 0 || p->open[p->nopen - 1] >= ev->ts + ev->dur;
+  *nests = p->nopen == 0 || p->open[p->nopen - 1] >= query_export_end(ev);
   return *nests ? p->tuuid : export_pftrace_overflow(p, ev->lane, out);
 }
 
@@ -487,14 +487,14 @@ void export_pftrace_event(struct export_pftrace *p,
   /* the end: when a later slice starts past it on the thread track (the
    * slices nested in this one end first), at once on an overflow track */
   if (!nests) {
-    export_pftrace_end(p, uuid, ev->ts + ev->dur, out);
+    export_pftrace_end(p, uuid, query_export_end(ev), out);
     return;
   }
   if (p->nopen == p->cap_open) {
     p->cap_open = p->cap_open ? 2 * p->cap_open : 16;
     p->open = xrealloc(p->open, p->cap_open * sizeof *p->open);
   }
-  p->open[p->nopen++] = ev->ts + ev->dur;
+  p->open[p->nopen++] = query_export_end(ev);
 }
 
 int export_pftrace_counter(struct export_pftrace *p, struct sbuf *out,

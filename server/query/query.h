@@ -225,6 +225,9 @@ const struct tracks_row *query_export_tracks(const struct query_export *x,
 /* The next event: returns 1 with *ev filled, 0 at the end, <0 on error. */
 int query_export_next(struct query_export *x, struct query_export_event *ev,
                       struct query_err *e);
+/* The end of ev's slice: its start plus its duration, INT64_MAX when that
+ * overflows (a store's times are not trusted to be small). */
+int64_t query_export_end(const struct query_export_event *ev);
 /* Closes the cursor (NULL allowed); db stays the caller's. */
 void query_export_close(struct query_export *x);
 

@@ -208,6 +208,11 @@ int query_export_next(struct query_export *x, struct query_export_event *ev,
   }
 }
 
+int64_t query_export_end(const struct query_export_event *ev) {
+  int64_t end;
+  return __builtin_add_overflow(ev->ts, ev->dur, &end) ? INT64_MAX : end;
+}
+
 void query_export_close(struct query_export *x) {
   if (!x)
     return;
