@@ -148,9 +148,13 @@ CREATE TABLE flow (
   id INTEGER NOT NULL,
   PRIMARY KEY (flow_id, track, lane, ts, id)
 ) WITHOUT ROWID;
--- The same rows keyed by slice: the flows of a slice.  A table of its own
--- rather than an index on flow, because the ingest writes it in key order
--- (an index is sorted by SQLite after the load, which takes longer).
+-- The flows of a slice are kept in its block (the `flows` column of
+-- slice, a JSON array) when the reader gives them with the slice.  This
+-- table, keyed by slice, holds the others: those bound to a slice after it
+-- was written (the Chrome traces' flow events), and again those of a slice
+-- of two flows or more (so that "does an endpoint of this flow carry
+-- another one" is one lookup here).  The flows of a slice are those of its
+-- block and its rows here.
 CREATE TABLE slice_flow (
   track INTEGER NOT NULL,
   lane INTEGER NOT NULL,

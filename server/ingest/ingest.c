@@ -410,13 +410,22 @@ void ingest_stats_flush(struct ing *g) {
 /* Writes one slice that has its lane. */
 static void ingest_place(struct ing *g, struct itrack *t, struct lanes_item *it,
                          int64_t lane) {
-  store_writer_slice(g->w, t->id, lane, it->ts, it->id, it->dur, it->name,
-                     it->grp, it->args, it->args_len);
+  /* the flows go in the slice's block, and in the flow table; those of a
+   * slice of two flows or more in slice_flow too, where a reader asks
+   * whether a flow's endpoint carries another one (ingest_item_flows
+   * keeps them below 2^63) */
+  store_writer_slice_flows(g->w, t->id, lane, it->ts, it->id, it->dur, it->name,
+                           it->grp, it->args, it->args_len,
+                           (const int64_t *)it->flows, it->n_flows);
   if (t->lod)
     lod_slice(t->lod, g->w, lane, it->ts, it->dur, it->id, it->name, it->grp);
+  unsigned tables = STORE_FLOW_BY_ID;
+  for (int i = 1; i < it->n_flows; i++)
+    if (it->flows[i] != it->flows[0])
+      tables |= STORE_FLOW_BY_SLICE;
   for (int i = 0; i < it->n_flows; i++)
-    store_writer_flow(g->w, STORE_FLOW_BY_ID | STORE_FLOW_BY_SLICE,
-                      (int64_t)it->flows[i], t->id, lane, it->ts, it->id);
+    store_writer_flow(g->w, tables, (int64_t)it->flows[i], t->id, lane, it->ts,
+                      it->id);
   if (t->hook)
     t->hook->placed(g, t, lane, it);
   ingest_stat_add(g, t->id, it->name, it->dur);

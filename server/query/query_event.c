@@ -176,13 +176,16 @@ static json_t *query_event_link_json(const struct query_link *l) {
   return o;
 }
 
-/* flow_ids, upstream and downstream of ev. */
+/* flow_ids, upstream and downstream of ev: its flows are those of its
+ * block and those bound to it later (slice_flow). */
 static int query_event_flows(sqlite3 *db, const struct query_event *ev,
                              json_t *o, struct query_err *e) {
   sqlite3_stmt *s =
       query_stmt(db,
+                 "SELECT j.value FROM slice s, json_each(s.flows) j WHERE "
+                 "s.track=?1 AND s.lane=?2 AND s.ts=?3 AND s.id=?4 UNION "
                  "SELECT flow_id FROM slice_flow WHERE track=?1 AND "
-                 "lane=?2 AND ts=?3 AND id=?4 ORDER BY flow_id",
+                 "lane=?2 AND ts=?3 AND id=?4 ORDER BY 1",
                  e);
   int64_t flows[64];
   size_t nf = 0, n = 0;

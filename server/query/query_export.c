@@ -31,21 +31,25 @@ struct query_export {
 #define QUERY_EXPORT_MERGE_MAX 64
 
 /* The slices of the window of one track's lanes ?2 to ?5 in (start, lane)
- * order, with their flows (see struct query_export_event). */
+ * order, with their flows (see struct query_export_event): those of their
+ * blocks and those bound to them later (slice_flow).  A slice of two flows
+ * or more has them in slice_flow too (ingest_place), where the last test
+ * looks for an endpoint that carries another flow. */
 #define QUERY_EXPORT_SQL                                                       \
-  "SELECT s.ts, s.dur, s.id, n.s, s.args, (SELECT group_concat("               \
-  "flow_id) FROM slice_flow f WHERE f.track = s.track AND f.lane = "           \
-  "s.lane AND f.ts = s.ts AND f.id = s.id), (SELECT group_concat("             \
-  "f.flow_id || ':' || EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = "        \
-  "f.flow_id AND (g.ts, g.track, g.lane, g.id) < (f.ts, f.track, "             \
-  "f.lane, f.id)) || EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = "          \
-  "f.flow_id AND (g.ts, g.track, g.lane, g.id) > (f.ts, f.track, "             \
-  "f.lane, f.id)) || NOT EXISTS (SELECT 1 FROM flow g JOIN slice_flow "        \
-  "h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts AND "            \
-  "h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = "                  \
-  "f.flow_id)) FROM slice_flow f WHERE f.track = s.track AND f.lane = "        \
-  "s.lane AND f.ts = s.ts AND f.id = s.id), s.lane FROM slice s JOIN str n "   \
-  "ON n.id = s.name WHERE s.track=?1 AND s.lane>=?2 AND s.lane<=?5 AND "       \
+  "SELECT s.ts, s.dur, s.id, n.s, s.args, (SELECT group_concat(v) FROM "     \
+  "(SELECT value AS v FROM json_each(s.flows) UNION SELECT flow_id FROM "     \
+  "slice_flow f WHERE f.track = s.track AND f.lane = s.lane AND f.ts = "      \
+  "s.ts AND f.id = s.id ORDER BY 1)), (SELECT group_concat(u.v || ':' || "    \
+  "EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = u.v AND (g.ts, g.track, "   \
+  "g.lane, g.id) < (s.ts, s.track, s.lane, s.id)) || EXISTS (SELECT 1 FROM "  \
+  "flow g WHERE g.flow_id = u.v AND (g.ts, g.track, g.lane, g.id) > (s.ts, "  \
+  "s.track, s.lane, s.id)) || NOT EXISTS (SELECT 1 FROM flow g JOIN "         \
+  "slice_flow h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts "    \
+  "AND h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = u.v)) FROM "  \
+  "(SELECT value AS v FROM json_each(s.flows) UNION SELECT flow_id FROM "     \
+  "slice_flow f WHERE f.track = s.track AND f.lane = s.lane AND f.ts = "      \
+  "s.ts AND f.id = s.id ORDER BY 1) u), s.lane FROM slice s JOIN str n ON "   \
+  "n.id = s.name WHERE s.track=?1 AND s.lane>=?2 AND s.lane<=?5 AND "         \
   "s.ts>=?3 AND s.ts<?4 ORDER BY s.ts, s.lane"
 
 int query_export_open(sqlite3 *db, int64_t start, int64_t end, bool merged,

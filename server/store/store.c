@@ -552,11 +552,13 @@ void store_writer_track_stats(struct store_writer *w, int64_t track,
   sqlite3_reset(st);
 }
 
-void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
-                        int64_t ts, int64_t id, int64_t dur, int64_t name,
-                        int64_t grp, const char *args, size_t args_len) {
+void store_writer_slice_flows(struct store_writer *w, int64_t track,
+                              int64_t lane, int64_t ts, int64_t id, int64_t dur,
+                              int64_t name, int64_t grp, const char *args,
+                              size_t args_len, const int64_t *flows,
+                              int n_flows) {
   store_slices_add(w->slices, track, lane, ts, id, dur, name, grp, args,
-                   args_len);
+                   args_len, flows, n_flows);
 }
 
 void store_writer_counter(struct store_writer *w, int64_t track, int series,

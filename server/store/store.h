@@ -117,12 +117,24 @@ void store_writer_track_stats(struct store_writer *w, int64_t track,
                               const struct store_track_stats *st);
 
 /* Timeline rows, queued for the writer thread (errors surface at
- * store_writer_finish()).  store_writer_slice: `args` (may be NULL) is a
- * JSON object text of args_len bytes, copied; store_writer_counter: one
- * sample of series `series`. */
-void store_writer_slice(struct store_writer *w, int64_t track, int64_t lane,
-                        int64_t ts, int64_t id, int64_t dur, int64_t name,
-                        int64_t grp, const char *args, size_t args_len);
+ * store_writer_finish()).  store_writer_slice_flows: `args` (may be NULL)
+ * is a JSON object text of args_len bytes, copied; the slice's n_flows
+ * flow ids are kept in its block (the `flows` column of slice; the flow
+ * table's rows are the caller's: store_writer_flow); store_writer_slice:
+ * one without flows; store_writer_counter: one sample of series
+ * `series`. */
+void store_writer_slice_flows(struct store_writer *w, int64_t track,
+                              int64_t lane, int64_t ts, int64_t id, int64_t dur,
+                              int64_t name, int64_t grp, const char *args,
+                              size_t args_len, const int64_t *flows,
+                              int n_flows);
+static inline void store_writer_slice(struct store_writer *w, int64_t track,
+                                      int64_t lane, int64_t ts, int64_t id,
+                                      int64_t dur, int64_t name, int64_t grp,
+                                      const char *args, size_t args_len) {
+  store_writer_slice_flows(w, track, lane, ts, id, dur, name, grp, args,
+                           args_len, NULL, 0);
+}
 void store_writer_counter(struct store_writer *w, int64_t track, int series,
                           int64_t ts, int64_t seq, double value);
 /* A block of n packed LOD rows (see lod.h) whose first row is in `bucket`
@@ -135,7 +147,8 @@ void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
                               int level, int64_t bucket, int64_t ts, double min,
                               double max, double last, int64_t count);
 /* The tables of store_writer_flow(): flow (keyed by flow id) and
- * slice_flow (keyed by slice). */
+ * slice_flow (keyed by slice: the flows not in the slice's block, and
+ * those of a slice of two flows or more; schema.sql). */
 enum { STORE_FLOW_BY_ID = 1, STORE_FLOW_BY_SLICE = 2 };
 /* The event (track, lane, ts, id) is an end of flow `flow_id`: a row in
  * each table of `tables` (a row given twice is kept once).  Both tables

@@ -31,9 +31,25 @@ static void store_block_row_room(struct store_block *b) {
   b->row = xrealloc(b->row, (size_t)b->cap * sizeof *b->row);
 }
 
+/* Makes room for n more flow ids. */
+static void store_block_flows_room(struct store_block *b, size_t n) {
+  if (b->flows_n + n <= b->flows_cap)
+    return;
+  size_t cap = b->flows_cap ? b->flows_cap : 64;
+  while (cap < b->flows_n + n)
+    cap *= 2;
+  b->flows = xrealloc(b->flows, cap * sizeof *b->flows);
+  b->flows_cap = cap;
+}
+
+static int store_block_id_cmp(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
 void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
                      int64_t name, int64_t grp, const char *args,
-                     size_t args_len) {
+                     size_t args_len, const int64_t *flows, int n_flows) {
   store_block_row_room(b);
   struct store_block_row *r = &b->row[b->n++];
   *r = (struct store_block_row){.ts = ts,
@@ -42,11 +58,24 @@ void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
                                 .name = name,
                                 .grp = grp > 0 ? grp : 0,
                                 .args_len = args ? (int64_t)args_len : -1,
-                                .args_off = b->args_size};
+                                .args_off = b->args_size,
+                                .flows_off = b->flows_n};
   if (args && args_len) {
     store_block_args_room(b, args_len);
     memcpy(b->args + b->args_size, args, args_len);
     b->args_size += args_len;
+  }
+  if (n_flows > 0) { /* ascending, each once */
+    store_block_flows_room(b, (size_t)n_flows);
+    int64_t *f = b->flows + b->flows_n;
+    memcpy(f, flows, (size_t)n_flows * sizeof *f);
+    qsort(f, (size_t)n_flows, sizeof *f, store_block_id_cmp);
+    int k = 1;
+    for (int i = 1; i < n_flows; i++)
+      if (f[i] != f[k - 1])
+        f[k++] = f[i];
+    r->n_flows = k;
+    b->flows_n += (size_t)k;
   }
 }
 
@@ -76,13 +105,33 @@ static void store_block_args_in_order(const struct store_block *b, char *out) {
     }
 }
 
+/* Writes the flows part of b's data at p (nothing when no slice has a
+ * flow); returns its end. */
+static unsigned char *store_block_encode_flows(const struct store_block *b,
+                                               unsigned char *p) {
+  if (!b->flows_n)
+    return p;
+  const struct store_block_row *r = b->row;
+  for (int i = 0; i < b->n; i++)
+    p = lod_block_varint(p, r[i].n_flows);
+  int64_t prev = 0;
+  for (int i = 0; i < b->n; i++)
+    for (int k = 0; k < r[i].n_flows; k++) {
+      int64_t f = b->flows[r[i].flows_off + (size_t)k];
+      p = lod_block_varint(p, store_block_sub(f, prev));
+      prev = f;
+    }
+  return p;
+}
+
 unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
                                   size_t *len, size_t *args_at) {
   size_t raw = b->args_size;
-  size_t room = 10 * STORE_BLOCK_COLS; /* n and the column lengths */
-  size_t cap = room + (size_t)b->n * STORE_BLOCK_COLS * 10 + 1 + 10 +
-               ZSTD_compressBound(raw);
-  unsigned char *out = xmalloc(cap), *p = out + room, *col[STORE_BLOCK_COLS];
+  size_t room = 10 * (STORE_BLOCK_COLS + 1); /* n and the column lengths */
+  size_t cap = room + (size_t)b->n * (STORE_BLOCK_COLS + 1) * 10 +
+               b->flows_n * 10 + 1 + 10 + ZSTD_compressBound(raw);
+  unsigned char *out = xmalloc(cap), *p = out + room,
+                *col[STORE_BLOCK_COLS + 1];
   const struct store_block_row *r = b->row;
   col[0] = p;
   for (int i = 0; i < b->n; i++)
@@ -103,8 +152,10 @@ unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
   col[5] = p;
   for (int i = 0; i < b->n; i++)
     p = lod_block_varint(p, r[i].args_len + 1);
+  col[6] = p;
+  p = store_block_encode_flows(b, p);
   unsigned char *h = lod_block_varint(out, b->n);
-  for (int c = 0; c + 1 < STORE_BLOCK_COLS; c++)
+  for (int c = 0; c < STORE_BLOCK_COLS; c++)
     h = lod_block_varint(h, col[c + 1] - col[c]);
   memmove(h, col[0], (size_t)(p - col[0]));
   p = h + (p - col[0]);
@@ -204,28 +255,62 @@ static int store_block_read_args(struct store_block *b, const unsigned char *p,
 }
 
 /* The column starts of data p..end after n: col[c] for c < COLS, col[COLS]
- * = end.  Returns 0 or -EINVAL. */
+ * the flows part, col[COLS + 1] = end.  Returns 0 or -EINVAL. */
 static int store_block_columns(const unsigned char *p, const unsigned char *end,
                                const unsigned char **col) {
-  int64_t len[STORE_BLOCK_COLS - 1];
-  for (int c = 0; c + 1 < STORE_BLOCK_COLS; c++)
+  int64_t len[STORE_BLOCK_COLS];
+  for (int c = 0; c < STORE_BLOCK_COLS; c++)
     if (lod_block_varint_get(&p, end, &len[c]) < 0 || len[c] < 0)
       return -EINVAL;
   col[0] = p;
-  for (int c = 0; c + 1 < STORE_BLOCK_COLS; c++) {
+  for (int c = 0; c < STORE_BLOCK_COLS; c++) {
     if (len[c] > end - col[c])
       return -EINVAL;
     col[c + 1] = col[c] + len[c];
   }
-  col[STORE_BLOCK_COLS] = end;
+  col[STORE_BLOCK_COLS + 1] = end;
   return 0;
+}
+
+/* Reads the flows part p..end (empty: no slice has a flow) into b's rows.
+ * Returns 0 or -EINVAL. */
+static int store_block_read_flows(struct store_block *b, const unsigned char *p,
+                                  const unsigned char *end) {
+  b->flows_n = 0;
+  for (int i = 0; i < b->n; i++)
+    b->row[i].n_flows = 0;
+  if (p == end)
+    return 0;
+  size_t total = 0;
+  for (int i = 0; i < b->n; i++) {
+    int64_t k;
+    if (lod_block_varint_get(&p, end, &k) < 0 || k < 0 ||
+        k > (int64_t)(end - p))
+      return -EINVAL;
+    b->row[i].flows_off = total;
+    b->row[i].n_flows = (int)k;
+    total += (size_t)k;
+  }
+  if (total > (size_t)(end - p))
+    return -EINVAL;
+  store_block_flows_room(b, total);
+  uint64_t acc = 0;
+  for (size_t k = 0; k < total; k++) {
+    int64_t d;
+    if (lod_block_varint_get(&p, end, &d) < 0)
+      return -EINVAL;
+    acc += (uint64_t)d;
+    b->flows[k] = (int64_t)acc;
+  }
+  b->flows_n = total;
+  return p == end ? 0 : -EINVAL;
 }
 
 int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
                        size_t len, const void *args, size_t args_len,
                        int cols) {
   const unsigned char *p = data, *end = p + (data ? len : 0);
-  const unsigned char *col[STORE_BLOCK_COLS + 1];
+  const unsigned char *col[STORE_BLOCK_COLS + 2];
   int64_t n;
   b->n = 0;
   b->args_size = 0;
@@ -245,7 +330,7 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
       offsetof(struct store_block_row, grp),
       offsetof(struct store_block_row, args_len)};
   cols |= STORE_BLOCK_TS | (args ? STORE_BLOCK_ARGS : 0);
-  if (cols != STORE_BLOCK_ALL) /* the columns not read stay 0 */
+  if ((cols & STORE_BLOCK_ALL) != STORE_BLOCK_ALL) /* the others stay 0 */
     memset(b->row, 0, (size_t)b->n * sizeof *b->row);
   for (int c = 0; c < STORE_BLOCK_COLS; c++) {
     const unsigned char *q = col[c];
@@ -260,6 +345,13 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
   store_block_undelta(b, offsetof(struct store_block_row, id), 0);
   for (int i = 0; i < b->n; i++)
     b->row[i].args_len--; /* -1 (NULL) when not read */
+  if (store_block_read_flows(b, col[STORE_BLOCK_COLS],
+                             cols & STORE_BLOCK_FLOWS
+                                 ? col[STORE_BLOCK_COLS + 1]
+                                 : col[STORE_BLOCK_COLS]) < 0) {
+    b->n = 0;
+    return -EINVAL;
+  }
   const unsigned char *a = args;
   if (args && store_block_read_args(b, a, a + args_len) < 0) {
     b->n = 0;
@@ -271,11 +363,13 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
 void store_block_clear(struct store_block *b) {
   b->n = 0;
   b->args_size = 0;
+  b->flows_n = 0;
 }
 
 void store_block_free(struct store_block *b) {
   free(b->row);
   free(b->args);
+  free(b->flows);
   ZSTD_freeDCtx(b->zd);
   *b = (struct store_block){0};
 }

@@ -5,11 +5,13 @@
  * the first slice's start and id.  The blob holds the columns one after the
  * other (doc/storage.md), in two blobs so that a reader of the other
  * columns never loads the args:
- *   data: n, the byte lengths of the first five columns (so that a reader
- *   decodes only the columns it needs), then n values of each column as
- *   zigzag varints (lod_block.h): ts - previous ts (the first from ts0),
- *   dur, id - previous id (the first from 0), name, grp (0: NULL), args
- *   length + 1 (0: NULL);
+ *   data: n, the byte lengths of the six columns (so that a reader decodes
+ *   only the columns it needs), then n values of each column as zigzag
+ *   varints (lod_block.h): ts - previous ts (the first from ts0), dur, id -
+ *   previous id (the first from 0), name, grp (0: NULL), args length + 1
+ *   (0: NULL); then the flows: nothing when no slice has one, else n
+ *   counts and the flow ids of the slices one after the other, each the
+ *   difference from the previous one (the first from 0);
  *   args: a flags byte (0 or STORE_BLOCK_ZSTD), then the args texts one
  *   after the other: as they are, or (ZSTD) their total length as a varint
  *   and one zstd frame of them.
@@ -32,7 +34,8 @@
 /* 2: layouts up to 9 wrote 1 for zlib, which is not read */
 #define STORE_BLOCK_ZSTD 2
 
-/* The columns of a block, as bits of store_block_decode()'s cols. */
+/* The columns of a block, as bits of store_block_decode()'s cols (the
+ * flows, after the six value columns, are read only when asked for). */
 #define STORE_BLOCK_COLS 6
 #define STORE_BLOCK_TS 1
 #define STORE_BLOCK_DUR 2
@@ -41,12 +44,16 @@
 #define STORE_BLOCK_GRP 16
 #define STORE_BLOCK_ARGS 32
 #define STORE_BLOCK_ALL 63
+#define STORE_BLOCK_FLOWS 64
 
-/* One slice of a block; args at args_off in the block's args bytes. */
+/* One slice of a block; args at args_off in the block's args bytes, its
+ * n_flows flow ids (ascending, distinct) at flows_off in its flows. */
 struct store_block_row {
   int64_t ts, id, dur, name, grp;
   int64_t args_len; /* -1: NULL */
   size_t args_off;
+  size_t flows_off;
+  int n_flows;
 };
 
 /* Up to STORE_BLOCK_ROWS slices of one (track, lane). */
@@ -55,14 +62,17 @@ struct store_block {
   struct store_block_row *row;
   char *args;
   size_t args_size, args_cap;
+  int64_t *flows;
+  size_t flows_n, flows_cap;
   ZSTD_DCtx *zd; /* made by the first decode of zstd args, kept */
 };
 
-/* Appends one slice (args: args_len bytes, copied, or NULL).  The caller
- * keeps n < STORE_BLOCK_ROWS. */
+/* Appends one slice (args: args_len bytes, copied, or NULL; flows: its
+ * n_flows flow ids, copied in ascending order without repeats).  The
+ * caller keeps n < STORE_BLOCK_ROWS. */
 void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
                      int64_t name, int64_t grp, const char *args,
-                     size_t args_len);
+                     size_t args_len, const int64_t *flows, int n_flows);
 /* Puts the slices in (ts, id) order (a stable sort: usually they are). */
 void store_block_sort(struct store_block *b);
 /* Encodes b's slices (n > 0, in order) with compression context zc (the
@@ -74,7 +84,8 @@ unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
                                   size_t *len, size_t *args_at);
 /* Decodes slice_block row (ts0, data/len, args/args_len) into b, replacing
  * what it held: ts and the columns of `cols` (STORE_BLOCK_* bits; the
- * others are 0), the args when args is not NULL (else every args is NULL).
+ * others are 0, no flows without STORE_BLOCK_FLOWS), the args when args is
+ * not NULL (else every args is NULL).
  * Returns 0, or -EINVAL when the bytes read are not a block. */
 int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
                        size_t len, const void *args, size_t args_len, int cols);

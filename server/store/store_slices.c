@@ -263,7 +263,8 @@ static void store_slices_close(struct store_slices *s, int i) {
 
 void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
                       int64_t ts, int64_t id, int64_t dur, int64_t name,
-                      int64_t grp, const char *args, size_t args_len) {
+                      int64_t grp, const char *args, size_t args_len,
+                      const int64_t *flows, int n_flows) {
   size_t j = store_slices_find(s, track, lane);
   struct store_slices_lane *e = &s->map[j];
   if (e->closed &&
@@ -278,7 +279,7 @@ void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
     store_slices_open(s, j);
   int i = s->map[j].open;
   struct store_block *b = &s->blocks[i];
-  store_block_add(b, ts, id, dur, name, grp, args, args_len);
+  store_block_add(b, ts, id, dur, name, grp, args, args_len, flows, n_flows);
   if (b->n == STORE_BLOCK_ROWS || b->args_size >= STORE_BLOCK_ARGS_MAX)
     store_slices_close(s, i);
 }

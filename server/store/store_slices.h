@@ -33,11 +33,13 @@ struct store_slices;
 
 /* Returns a new set of open blocks that hands closed ones to emit(ud,...). */
 struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud);
-/* Adds one slice (args copied; NULL allowed).  A slice out of order is
- * not added: the error is kept (store_slices_error()). */
+/* Adds one slice (args and its n_flows flow ids copied; NULL allowed).  A
+ * slice out of order is not added: the error is kept
+ * (store_slices_error()). */
 void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
                       int64_t ts, int64_t id, int64_t dur, int64_t name,
-                      int64_t grp, const char *args, size_t args_len);
+                      int64_t grp, const char *args, size_t args_len,
+                      const int64_t *flows, int n_flows);
 /* Closes every open block and emits every block closed so far.  A block
  * that holds one slice twice is not written: the error is kept. */
 void store_slices_flush(struct store_slices *s);

@@ -8,13 +8,25 @@ SQLITE_EXTENSION_INIT1
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { VT_TRACK, VT_LANE, VT_TS, VT_ID, VT_DUR, VT_NAME, VT_GRP, VT_ARGS };
+enum {
+  VT_TRACK,
+  VT_LANE,
+  VT_TS,
+  VT_ID,
+  VT_DUR,
+  VT_NAME,
+  VT_GRP,
+  VT_ARGS,
+  VT_FLOWS
+};
 #define STORE_VTAB_SEEK_COLS 4 /* track, lane, ts, id */
 /* The index in blocks[] of the statement for a direction and columns. */
-#define STORE_VTAB_BLOCKS(desc, cols) ((desc) | ((cols) & STORE_BLOCK_ARGS ? 2 : 0))
+#define STORE_VTAB_BLOCKS(desc, cols)                                          \
+  ((desc) | ((cols)&STORE_BLOCK_ARGS ? 2 : 0))
 
 /* The statements a cursor reads blocks with. */
 struct store_vtab_stmts {
@@ -61,7 +73,8 @@ static int store_vtab_connect(sqlite3 *db, void *aux, int argc,
   (void)aux, (void)argc, (void)argv, (void)err;
   int rc = sqlite3_declare_vtab(
       db, "CREATE TABLE x(track INTEGER, lane INTEGER, ts INTEGER, "
-          "id INTEGER, dur INTEGER, name INTEGER, grp INTEGER, args TEXT)");
+          "id INTEGER, dur INTEGER, name INTEGER, grp INTEGER, args TEXT, "
+          "flows TEXT)");
   if (rc != SQLITE_OK)
     return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
@@ -146,11 +159,12 @@ static int store_vtab_ordered(const sqlite3_index_info *info, const int *eq) {
  * when it is constrained; ts always. */
 static int store_vtab_cols(sqlite3_uint64 used, const int *ranged) {
   static const int bit[] = {
-      [VT_TS] = STORE_BLOCK_TS,   [VT_ID] = STORE_BLOCK_ID,
-      [VT_DUR] = STORE_BLOCK_DUR, [VT_NAME] = STORE_BLOCK_NAME,
-      [VT_GRP] = STORE_BLOCK_GRP, [VT_ARGS] = STORE_BLOCK_ARGS};
+      [VT_TS] = STORE_BLOCK_TS,      [VT_ID] = STORE_BLOCK_ID,
+      [VT_DUR] = STORE_BLOCK_DUR,    [VT_NAME] = STORE_BLOCK_NAME,
+      [VT_GRP] = STORE_BLOCK_GRP,    [VT_ARGS] = STORE_BLOCK_ARGS,
+      [VT_FLOWS] = STORE_BLOCK_FLOWS};
   int cols = STORE_BLOCK_TS | (ranged[VT_ID] ? STORE_BLOCK_ID : 0);
-  for (int c = VT_TS; c <= VT_ARGS; c++)
+  for (int c = VT_TS; c <= VT_FLOWS; c++)
     if (used & ((sqlite3_uint64)1 << c))
       cols |= bit[c];
   return cols;
@@ -490,6 +504,24 @@ static int store_vtab_eof(sqlite3_vtab_cursor *cur) {
   return ((struct store_vtab_cursor *)cur)->eof;
 }
 
+/* The flows of row r as a JSON array text ("[5,7]"), NULL when none. */
+static void store_vtab_flows(sqlite3_context *cx, const struct store_block *b,
+                             const struct store_block_row *r) {
+  if (r->n_flows == 0)
+    return;
+  char *t = sqlite3_malloc(r->n_flows * 21 + 2), *p = t;
+  if (!t) {
+    sqlite3_result_error_nomem(cx);
+    return;
+  }
+  *p++ = '[';
+  for (int k = 0; k < r->n_flows; k++)
+    p += sprintf(p, k ? ",%lld" : "%lld",
+                 (long long)b->flows[r->flows_off + (size_t)k]);
+  *p++ = ']';
+  sqlite3_result_text(cx, t, (int)(p - t), sqlite3_free);
+}
+
 static int store_vtab_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx,
                              int col) {
   const struct store_vtab_cursor *c = (const struct store_vtab_cursor *)cur;
@@ -517,10 +549,13 @@ static int store_vtab_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx,
     if (r->grp > 0)
       sqlite3_result_int64(cx, r->grp);
     break; /* else NULL */
-  default:
+  case VT_ARGS:
     if (r->args_len >= 0)
       sqlite3_result_text(cx, c->block.args + r->args_off, (int)r->args_len,
                           SQLITE_TRANSIENT);
+    break;
+  default:
+    store_vtab_flows(cx, &c->block, r);
   }
   return SQLITE_OK;
 }

@@ -1,6 +1,8 @@
 /* store_vtab.h -- the virtual table `slice` over the packed blocks of
- * slice_block (store_block.h), read-only, with today's columns (track,
- * lane, ts, id, dur, name, grp, args).
+ * slice_block (store_block.h), read-only, with the columns track, lane,
+ * ts, id, dur, name, grp, args and flows (the flow ids kept in the block,
+ * a JSON array text such as "[5,7]", NULL when none; schema.sql says where
+ * the others are).
  *
  * Constraints pushed down (doc/storage.md): track and lane (=, <, <=, >,
  * >=) pick the (track, lane) runs of blocks, ts (the same operators) seeks

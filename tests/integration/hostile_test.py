@@ -683,7 +683,8 @@ def check_sql_limits(srv):
                    "cid"))
     check(a.status == 200 and json.loads(a.body)["rows"] == [
         ["track"], ["lane"], ["ts"], ["id"], ["dur"], ["name"], ["grp"],
-        ["args"]], "pragma_table_info('slice') lists the 8 columns", a)
+        ["args"], ["flows"]], "pragma_table_info('slice') lists the 9 columns",
+        a)
     srv.alive("the SQL limits")
 
 

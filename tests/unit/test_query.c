@@ -791,9 +791,11 @@ static void test_sql_names(void **state) {
                            &out, &e),
                    0);
   json_t *rows = json_object_get(out, "rows");
-  assert_int_equal(json_array_size(rows), 8);
+  assert_int_equal(json_array_size(rows), 9);
   assert_string_equal(
       json_string_value(json_array_get(json_array_get(rows, 7), 0)), "args");
+  assert_string_equal(
+      json_string_value(json_array_get(json_array_get(rows, 8), 0)), "flows");
   json_decref(out);
 }
 

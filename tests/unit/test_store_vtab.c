@@ -100,7 +100,8 @@ static sqlite3 *open_with_ref(const char *path) {
       sqlite3_exec(db,
                    "ATTACH ':memory:' AS m; CREATE TABLE m.ref (track INTEGER,"
                    " lane INTEGER, ts INTEGER, id INTEGER, dur INTEGER, name "
-                   "INTEGER, grp INTEGER, args TEXT); INSERT INTO m.ref "
+                   "INTEGER, grp INTEGER, args TEXT, flows TEXT); INSERT INTO "
+                   "m.ref "
                    "SELECT * FROM slice",
                    NULL, NULL, NULL),
       SQLITE_OK);
@@ -383,9 +384,11 @@ static void test_out_of_order(void **state) {
 
 /* Blocks that are not blocks decode to an error (never past their bytes).
  * Varints are zigzag: 2v stands for v.  One row's data is "\x02" (n = 1),
- * the lengths of its first five columns ("\x02": 1 byte each), then ts,
- * dur, id, name, grp and args length + 1. */
-#define HEAD "\x02\x02\x02\x02\x02\x02"
+ * the lengths of its six columns ("\x02": 1 byte each), then ts, dur, id,
+ * name, grp and args length + 1, then the flows part (nothing, or the
+ * row's count and its ids). */
+#define HEAD "\x02\x02\x02\x02\x02\x02\x02"
+#define ALL_FLOWS (STORE_BLOCK_ALL | STORE_BLOCK_FLOWS)
 static void test_decode_rejects(void **state) {
   (void)state;
   struct store_block b = {0};
@@ -395,37 +398,114 @@ static void test_decode_rejects(void **state) {
   } bad[] = {
       {"", "\x00", 0, 1},              /* no bytes */
       {"\x00", "\x00", 1, 1},          /* no rows */
-      {HEAD "\x00\x00", "\x00", 8, 1}, /* columns cut short */
-      {"\x02\x02\x02\x02\x02\x14\x00\x00", "\x00", 8,
+      {HEAD "\x00\x00", "\x00", 9, 1}, /* columns cut short */
+      {"\x02\x02\x02\x02\x02\x02\x14\x00\x00", "\x00", 9,
        1}, /* a length past the end */
-      {HEAD "\x00\x00\x00\x00\x00\x02\x00", "\x00", 13, 1}, /* bytes after */
-      {HEAD "\x00\x84\x00\x00\x00\x02", "\x00", 12,
+      {HEAD "\x00\x00\x00\x00\x00\x02\x02", "\x00", 14, 1}, /* a count, no id */
+      {HEAD "\x00\x84\x00\x00\x00\x02", "\x00", 13,
        1},                                    /* a varint past its column */
       {"\xff\xff\xff\xff\x0f", "\x00", 5, 1}, /* too many rows */
-      {HEAD "\x00\x00\x00\x00\x00\x08", "\x00{}", 12, 3}, /* args of 3 bytes */
-      {HEAD "\x00\x00\x00\x00\x00\x06", "\x01{}", 12, 3}, /* zlib: layout 9 */
-      {HEAD "\x00\x00\x00\x00\x00\x06", "\x03{}", 12, 3}, /* unknown flag */
-      {HEAD "\x00\x00\x00\x00\x00\x06", "\x02\x04xx", 12, 4}, /* no zstd */
-      {HEAD "\x00\x00\x00\x00\x00\x06", "", 12, 0},           /* no flags */
+      {HEAD "\x00\x00\x00\x00\x00\x08", "\x00{}", 13, 3}, /* args of 3 bytes */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x01{}", 13, 3}, /* zlib: layout 9 */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x03{}", 13, 3}, /* unknown flag */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "\x02\x04xx", 13, 4}, /* no zstd */
+      {HEAD "\x00\x00\x00\x00\x00\x06", "", 13, 0},           /* no flags */
+      {HEAD "\x00\x00\x00\x00\x00\x02\x02\x02\x00", "\x00", 16,
+       1}, /* bytes after the flows */
+      {HEAD "\x00\x00\x00\x00\x00\x02\x04\x02", "\x00", 15,
+       1}, /* two flows, one id */
+      {HEAD "\x00\x00\x00\x00\x00\x02\x01", "\x00", 14, 1}, /* count -1 */
   };
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
     if (store_block_decode(&b, 0, bad[k].data, bad[k].len, bad[k].args,
-                           bad[k].args_len, STORE_BLOCK_ALL) != -EINVAL)
+                           bad[k].args_len, ALL_FLOWS) != -EINVAL)
       fail_msg("case %zu decodes", k);
-  /* the columns not read are not checked: ts alone, then all but args */
+  /* the columns not read are not checked: ts alone, all but args, all but
+   * the flows */
   assert_int_equal(
-      store_block_decode(&b, 5, bad[5].data, 12, NULL, 0, STORE_BLOCK_TS), 0);
+      store_block_decode(&b, 5, bad[5].data, 13, NULL, 0, STORE_BLOCK_TS), 0);
   assert_int_equal(b.n, 1);
   assert_int_equal(b.row[0].ts, 5);
   assert_int_equal(b.row[0].args_len, -1);
-  assert_int_equal(store_block_decode(&b, 5, bad[7].data, 12, NULL, 0,
+  assert_int_equal(b.row[0].n_flows, 0);
+  assert_int_equal(store_block_decode(&b, 5, bad[7].data, 13, NULL, 0,
                                       STORE_BLOCK_ALL & ~STORE_BLOCK_ARGS),
                    0);
   assert_int_equal(
-      store_block_decode(&b, 5, bad[9].data, 12, "\x00{}", 3, STORE_BLOCK_ALL),
+      store_block_decode(&b, 5, bad[9].data, 13, "\x00{}", 3, STORE_BLOCK_ALL),
       0);
   assert_int_equal(b.row[0].args_len, 2);
+  assert_int_equal(
+      store_block_decode(&b, 5, bad[4].data, 14, "\x00", 1, STORE_BLOCK_ALL),
+      0);
+  assert_int_equal(b.row[0].n_flows, 0);
+  /* flows 5 and 6: a count of 2, then 5 and 6 - 5 */
+  assert_int_equal(store_block_decode(&b, 5,
+                                      HEAD "\x00\x00\x00\x00\x00\x02\x04\x0a"
+                                           "\x02",
+                                      16, "\x00", 1, ALL_FLOWS),
+                   0);
+  assert_int_equal(b.row[0].n_flows, 2);
+  assert_int_equal(b.flows[b.row[0].flows_off], 5);
+  assert_int_equal(b.flows[b.row[0].flows_off + 1], 6);
   store_block_free(&b);
+}
+
+/* The flows written with a slice come back in its block, ascending and
+ * each once, as the `flows` column; slices without any have NULL, and a
+ * block with none writes no flows part. */
+static void test_flows(void **state) {
+  (void)state;
+  char *path = tmp_path("flows.db");
+  struct store_writer *w = teststore_open(path);
+  struct store_track t = teststore_track("slices", "neuron_rt");
+  int64_t t1 = store_writer_track(w, &t), t2 = store_writer_track(w, &t);
+  int64_t name = store_writer_intern(w, "op");
+  const int64_t big = INT64_MAX - 3;
+  for (int i = 0; i < 600; i++) {
+    int64_t f[3] = {1000 - i, big, 1000 - i};
+    store_writer_slice_flows(w, t1, 0, 10 * (int64_t)i, i, 5, name, 0, NULL, 0,
+                             f, i % 4);
+  }
+  store_writer_slice(w, t2, 0, 0, 1, 5, name, 0, NULL, 0);
+  store_writer_track_stats(w, t1,
+                           &(struct store_track_stats){.lanes = 1,
+                                                       .event_count = 600,
+                                                       .lod_min_level = -1});
+  store_writer_track_stats(w, t2,
+                           &(struct store_track_stats){.lanes = 1,
+                                                       .event_count = 1,
+                                                       .lod_min_level = -1});
+  teststore_finish(w);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(store_vtab_register(db), SQLITE_OK);
+  char *s = one(db, "SELECT group_concat(coalesce(flows, '-'), ' ') FROM "
+                    "(SELECT flows FROM slice WHERE track = 1 AND id < 4 "
+                    "ORDER BY id)");
+  char *want = xasprintf("- [999] [998,%lld] [997,%lld]", (long long)big,
+                         (long long)big);
+  assert_string_equal(s, want);
+  free(want);
+  free(s);
+  s = one(db, "SELECT count(flows) || ' ' || sum(json_array_length(flows)) "
+              "|| ' ' || sum(json_extract(flows, '$[0]')) FROM slice WHERE "
+              "track = 1");
+  /* 450 slices with flows: 150 of one, 300 of two (the third of i % 4 ==
+   * 3 repeats the first); their first ids are 1000 - i */
+  int64_t sum = 0;
+  for (int i = 0; i < 600; i++)
+    sum += i % 4 ? 1000 - i : 0;
+  want = xasprintf("450 750 %lld", (long long)sum);
+  assert_string_equal(s, want);
+  free(want);
+  free(s);
+  s = one(db, "SELECT count(*) || ' ' || count(flows) FROM slice WHERE "
+              "track = 2");
+  assert_string_equal(s, "1 0");
+  free(s);
+  sqlite3_close(db);
+  free(path);
 }
 
 int main(void) {
@@ -435,6 +515,7 @@ int main(void) {
       cmocka_unit_test(test_order_and_writes),
       cmocka_unit_test(test_out_of_order),
       cmocka_unit_test(test_decode_rejects),
+      cmocka_unit_test(test_flows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
