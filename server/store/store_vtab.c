@@ -509,7 +509,7 @@ static void store_vtab_flows(sqlite3_context *cx, const struct store_block *b,
                              const struct store_block_row *r) {
   if (r->n_flows == 0)
     return;
-  char *t = sqlite3_malloc(r->n_flows * 21 + 2), *p = t;
+  char *t = sqlite3_malloc64((sqlite3_uint64)r->n_flows * 21 + 2), *p = t;
   if (!t) {
     sqlite3_result_error_nomem(cx);
     return;
