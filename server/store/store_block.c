@@ -329,7 +329,10 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
       offsetof(struct store_block_row, name),
       offsetof(struct store_block_row, grp),
       offsetof(struct store_block_row, args_len)};
-  cols |= STORE_BLOCK_TS | (args ? STORE_BLOCK_ARGS : 0);
+  /* no args blob (a NULL or empty column of a damaged store): no args,
+   * whatever the caller asked */
+  cols = (cols & ~STORE_BLOCK_ARGS) | STORE_BLOCK_TS |
+         (args ? STORE_BLOCK_ARGS : 0);
   if ((cols & STORE_BLOCK_ALL) != STORE_BLOCK_ALL) /* the others stay 0 */
     memset(b->row, 0, (size_t)b->n * sizeof *b->row);
   for (int c = 0; c < STORE_BLOCK_COLS; c++) {

@@ -435,6 +435,11 @@ static void test_decode_rejects(void **state) {
       store_block_decode(&b, 5, bad[9].data, 13, "\x00{}", 3, STORE_BLOCK_ALL),
       0);
   assert_int_equal(b.row[0].args_len, 2);
+  /* args asked for but no args blob (a damaged store's NULL column): the
+   * rows have none, not lengths into nothing */
+  assert_int_equal(
+      store_block_decode(&b, 5, bad[9].data, 13, NULL, 0, STORE_BLOCK_ALL), 0);
+  assert_int_equal(b.row[0].args_len, -1);
   assert_int_equal(
       store_block_decode(&b, 5, bad[4].data, 14, "\x00", 1, STORE_BLOCK_ALL),
       0);
