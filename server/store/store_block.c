@@ -233,12 +233,20 @@ static int store_block_read_args(struct store_block *b, const unsigned char *p,
     total += l > 0 ? (size_t)l : 0;
   }
   b->args_size = 0;
+  /* the lengths must add up to what the blob holds before anything is
+   * allocated for them (a damaged block may claim any size): the bytes
+   * themselves, or the size the zstd frame declares, which a frame cannot
+   * exceed 2^16 times its own (a zstd block of 128 KiB takes 3 bytes at
+   * best) */
+  int64_t raw = 0;
+  size_t have = (size_t)(end - p);
+  if (flags ? lod_block_varint_get(&p, end, &raw) < 0 || raw < 0 ||
+                  (uint64_t)raw != total || total / 65536 > have ||
+                  ZSTD_getFrameContentSize(p, (size_t)(end - p)) != total
+            : have != total)
+    return -EINVAL;
   store_block_args_room(b, total + 1);
   if (flags) {
-    int64_t raw;
-    if (lod_block_varint_get(&p, end, &raw) < 0 || raw < 0 ||
-        (uint64_t)raw != total)
-      return -EINVAL;
     if (!b->zd && !(b->zd = ZSTD_createDCtx()))
       return -ENOMEM;
     size_t got =
@@ -246,8 +254,6 @@ static int store_block_read_args(struct store_block *b, const unsigned char *p,
     if (ZSTD_isError(got) || got != total)
       return -EINVAL;
   } else {
-    if ((size_t)(end - p) != total)
-      return -EINVAL;
     memcpy(b->args, p, total);
   }
   b->args_size = total;

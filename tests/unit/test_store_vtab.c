@@ -415,6 +415,11 @@ static void test_decode_rejects(void **state) {
       {HEAD "\x00\x00\x00\x00\x00\x02\x04\x02", "\x00", 15,
        1}, /* two flows, one id */
       {HEAD "\x00\x00\x00\x00\x00\x02\x01", "\x00", 14, 1}, /* count -1 */
+      /* args of 2^55 - 1 bytes claimed, none there: refused before any
+       * allocation (it aborted on one of 2^55 bytes) */
+      {"\x02\x02\x02\x02\x02\x02\x12\x00\x00\x00\x00\x00"
+       "\x80\x80\x80\x80\x80\x80\x80\x80\x01",
+       "\x00", 21, 1},
   };
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
     if (store_block_decode(&b, 0, bad[k].data, bad[k].len, bad[k].args,
