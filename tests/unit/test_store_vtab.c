@@ -23,6 +23,7 @@
 #include "store_block.h"
 #include "store_vtab.h"
 #include "teststore.h"
+#include "testutil.h"
 #include "util.h"
 
 #define ROWS 3000 /* per lane of track 1: three blocks */
@@ -518,6 +519,14 @@ static void test_flows(void **state) {
   free(path);
 }
 
+/* The fuzz target's kept inputs (tests/data/regress/store-*): a block with
+ * flows, args asked for without a blob, args lengths claiming 2^55
+ * bytes; each decodes to an error or to what its encoding gives back. */
+static void test_regress_inputs(void **state) {
+  (void)state;
+  assert_int_equal(testutil_replay("tests/data/regress", "store-"), 3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows_as_written),
@@ -526,6 +535,7 @@ int main(void) {
       cmocka_unit_test(test_out_of_order),
       cmocka_unit_test(test_decode_rejects),
       cmocka_unit_test(test_flows),
+      cmocka_unit_test(test_regress_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
