@@ -23,6 +23,7 @@ struct query_export {
   bool merged;
   sqlite3_stmt **ls;
   int64_t *lts, emitted;
+  struct sbuf flows; /* the current event's flow ids, "id,id" */
 };
 
 /* A track of more lanes is walked merged by one statement that sorts its
@@ -31,25 +32,23 @@ struct query_export {
 #define QUERY_EXPORT_MERGE_MAX 64
 
 /* The slices of the window of one track's lanes ?2 to ?5 in (start, lane)
- * order, with their flows (see struct query_export_event): those of their
+ * order, with the ends of their flows (flow_ends of struct
+ * query_export_event; the flow ids are read from them): the flows of their
  * blocks and those bound to them later (slice_flow).  A slice of two flows
  * or more has them in slice_flow too (ingest_place), where the last test
  * looks for an endpoint that carries another flow. */
 #define QUERY_EXPORT_SQL                                                       \
-  "SELECT s.ts, s.dur, s.id, n.s, s.args, (SELECT group_concat(v) FROM "     \
-  "(SELECT value AS v FROM json_each(s.flows) UNION SELECT flow_id FROM "     \
-  "slice_flow f WHERE f.track = s.track AND f.lane = s.lane AND f.ts = "      \
-  "s.ts AND f.id = s.id ORDER BY 1)), (SELECT group_concat(u.v || ':' || "    \
-  "EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = u.v AND (g.ts, g.track, "   \
-  "g.lane, g.id) < (s.ts, s.track, s.lane, s.id)) || EXISTS (SELECT 1 FROM "  \
-  "flow g WHERE g.flow_id = u.v AND (g.ts, g.track, g.lane, g.id) > (s.ts, "  \
-  "s.track, s.lane, s.id)) || NOT EXISTS (SELECT 1 FROM flow g JOIN "         \
-  "slice_flow h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts "    \
-  "AND h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = u.v)) FROM "  \
-  "(SELECT value AS v FROM json_each(s.flows) UNION SELECT flow_id FROM "     \
-  "slice_flow f WHERE f.track = s.track AND f.lane = s.lane AND f.ts = "      \
-  "s.ts AND f.id = s.id ORDER BY 1) u), s.lane FROM slice s JOIN str n ON "   \
-  "n.id = s.name WHERE s.track=?1 AND s.lane>=?2 AND s.lane<=?5 AND "         \
+  "SELECT s.ts, s.dur, s.id, n.s, s.args, (SELECT group_concat(u.v || ':' || " \
+  "EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = u.v AND (g.ts, g.track, "    \
+  "g.lane, g.id) < (s.ts, s.track, s.lane, s.id)) || EXISTS (SELECT 1 FROM "   \
+  "flow g WHERE g.flow_id = u.v AND (g.ts, g.track, g.lane, g.id) > (s.ts, "   \
+  "s.track, s.lane, s.id)) || NOT EXISTS (SELECT 1 FROM flow g JOIN "          \
+  "slice_flow h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts "     \
+  "AND h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = u.v)) FROM "   \
+  "(SELECT value AS v FROM json_each(s.flows) UNION SELECT flow_id FROM "      \
+  "slice_flow f WHERE f.track = s.track AND f.lane = s.lane AND f.ts = "       \
+  "s.ts AND f.id = s.id ORDER BY 1) u), s.lane FROM slice s JOIN str n ON "    \
+  "n.id = s.name WHERE s.track=?1 AND s.lane>=?2 AND s.lane<=?5 AND "          \
   "s.ts>=?3 AND s.ts<?4 ORDER BY s.ts, s.lane"
 
 int query_export_open(sqlite3 *db, int64_t start, int64_t end, bool merged,
@@ -83,18 +82,36 @@ static void query_export_bind(struct query_export *x, sqlite3_stmt *s,
       s, (int64_t[]){x->t.r[x->track].id, lo, x->start, x->end, hi}, 5);
 }
 
+/* The flow ids of flow_ends ("id:PNS,id:PNS") as "id,id" in b, or NULL
+ * when there are none. */
+static const char *query_export_flow_ids(struct sbuf *b, const char *ends) {
+  if (!ends)
+    return NULL;
+  sbuf_reset(b);
+  for (const char *p = ends; *p;) {
+    size_t n = strcspn(p, ":,");
+    if (b->len)
+      sbuf_addc(b, ',');
+    sbuf_add(b, p, n);
+    p += n;
+    p += strcspn(p, ",");
+    p += *p == ',';
+  }
+  return b->len ? b->s : NULL;
+}
+
 /* Fills ev from the current row of s, of the current track. */
-static void query_export_fill(const struct query_export *x, sqlite3_stmt *s,
+static void query_export_fill(struct query_export *x, sqlite3_stmt *s,
                               struct query_export_event *ev) {
   ev->track = &x->t.r[x->track];
-  ev->lane = sqlite3_column_int64(s, 7);
+  ev->lane = sqlite3_column_int64(s, 6);
   ev->ts = sqlite3_column_int64(s, 0);
   ev->dur = sqlite3_column_int64(s, 1);
   ev->id = sqlite3_column_int64(s, 2);
   ev->name = (const char *)sqlite3_column_text(s, 3);
   ev->args = (const char *)sqlite3_column_text(s, 4);
-  ev->flows = (const char *)sqlite3_column_text(s, 5);
-  ev->flow_ends = (const char *)sqlite3_column_text(s, 6);
+  ev->flow_ends = (const char *)sqlite3_column_text(s, 5);
+  ev->flows = query_export_flow_ids(&x->flows, ev->flow_ends);
   if (!ev->name)
     ev->name = "";
 }
@@ -225,5 +242,6 @@ void query_export_close(struct query_export *x) {
   if (x->track < x->t.n)
     query_export_lanes_end(x);
   query_tracks_rows_free(&x->t);
+  sbuf_free(&x->flows);
   free(x);
 }
