@@ -198,7 +198,7 @@ static void fmt_perfetto_snapshot(struct fmt_perfetto *r, uint32_t seq,
                   : 1;
     c->incremental = k->is_incremental;
     c->last = (int64_t)k->timestamp;
-    c->snap = (int64_t)((uint64_t)k->timestamp * (uint64_t)c->mult);
+    c->snap = fmt_perfetto_wrap(0, (int64_t)k->timestamp, c->mult);
     c->trace = trace;
     c->has_snap = 1;
   }
@@ -214,10 +214,10 @@ static int64_t fmt_perfetto_ts(struct fmt_perfetto *r, uint32_t seq,
     return (int64_t)raw;
   int64_t v = (int64_t)raw;
   if (c->incremental) {
-    v = (int64_t)((uint64_t)c->last + raw);
+    v = fmt_perfetto_wrap(c->last, v, 1);
     c->last = v;
   }
-  int64_t ns = (int64_t)((uint64_t)v * (uint64_t)c->mult);
+  int64_t ns = fmt_perfetto_wrap(0, v, c->mult);
   if (c->has_snap)
     return (int64_t)((uint64_t)c->trace + (uint64_t)ns - (uint64_t)c->snap);
   if (!c->warned)
@@ -381,7 +381,7 @@ static void fmt_perfetto_packet(struct fmt_perfetto *r,
   case PERFETTO__PROTOS__TRACE_PACKET__DATA_THREAD_DESCRIPTOR: {
     const Perfetto__Protos__ThreadDescriptor *d = p->thread_descriptor;
     q->ref_us = d->reference_timestamp_us;
-    q->thread_time_ns = (int64_t)((uint64_t)d->reference_thread_time_us * 1000);
+    q->thread_time_ns = fmt_perfetto_wrap(0, d->reference_thread_time_us, 1000);
     fmt_perfetto_legacy_desc(r, q, d->pid, d->tid, d->thread_name);
     break;
   }

@@ -301,13 +301,6 @@ static void fmt_perfetto_event_v1_flow(
       r, "flow event '%c' at %" PRId64 " has no enclosing slice", ph, c->ts);
 }
 
-/* a + b * k, wrapping as the clocks' arithmetic does (fmt_perfetto.c)
- * rather than overflowing: a trace's microseconds may not fit in
- * nanoseconds. */
-static int64_t fmt_perfetto_event_wrap(int64_t a, int64_t b, int64_t k) {
-  return (int64_t)((uint64_t)a + (uint64_t)b * (uint64_t)k);
-}
-
 /* ts held within +-FMT_PERFETTO_TS_LIMIT: the difference of two bounded
  * timestamps (a slice's end minus its start) and a bounded timestamp plus
  * such a difference then fit in an int64, here and in every reader. */
@@ -400,7 +393,7 @@ static void fmt_perfetto_event_extra(struct fmt_perfetto *r,
         PERFETTO__PROTOS__TRACK_EVENT__THREAD_TIME_THREAD_TIME_ABSOLUTE_US;
     int64_t us = abs ? e->thread_time_absolute_us : e->thread_time_delta_us;
     q->thread_time_ns =
-        fmt_perfetto_event_wrap(abs ? 0 : q->thread_time_ns, us, 1000);
+        fmt_perfetto_wrap(abs ? 0 : q->thread_time_ns, us, 1000);
     fmt_perfetto_event_sample(r, q, c->t, "thread_time", c->ts,
                               (double)q->thread_time_ns, true);
   }
@@ -410,7 +403,7 @@ static void fmt_perfetto_event_extra(struct fmt_perfetto *r,
         PERFETTO__PROTOS__TRACK_EVENT__THREAD_INSTRUCTION_COUNT_THREAD_INSTRUCTION_COUNT_ABSOLUTE;
     int64_t v = abs ? e->thread_instruction_count_absolute
                     : e->thread_instruction_count_delta;
-    q->instructions = fmt_perfetto_event_wrap(abs ? 0 : q->instructions, v, 1);
+    q->instructions = fmt_perfetto_wrap(abs ? 0 : q->instructions, v, 1);
     fmt_perfetto_event_sample(r, q, c->t, "thread_instruction_count", c->ts,
                               (double)q->instructions, true);
   }
@@ -501,11 +494,11 @@ void fmt_perfetto_event(struct fmt_perfetto *r, struct fmt_perfetto_seq *q,
   const Perfetto__Protos__TrackEvent__LegacyEvent *lg = e->legacy_event;
   if (e->timestamp_case ==
       PERFETTO__PROTOS__TRACK_EVENT__TIMESTAMP_TIMESTAMP_ABSOLUTE_US)
-    ts = fmt_perfetto_event_wrap(0, e->timestamp_absolute_us, 1000);
+    ts = fmt_perfetto_wrap(0, e->timestamp_absolute_us, 1000);
   else if (e->timestamp_case ==
            PERFETTO__PROTOS__TRACK_EVENT__TIMESTAMP_TIMESTAMP_DELTA_US) {
-    q->ref_us = fmt_perfetto_event_wrap(q->ref_us, e->timestamp_delta_us, 1);
-    ts = fmt_perfetto_event_wrap(0, q->ref_us, 1000);
+    q->ref_us = fmt_perfetto_wrap(q->ref_us, e->timestamp_delta_us, 1);
+    ts = fmt_perfetto_wrap(0, q->ref_us, 1000);
   }
   ts = fmt_perfetto_event_bound(ts);
   if (ts > r->max_ts)

@@ -141,6 +141,13 @@ char *fmt_perfetto_state_dup(const char *s, size_t n);
 void fmt_perfetto_state_warn(struct fmt_perfetto *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* a + b * k, wrapping modulo 2^64 rather than overflowing: the clocks'
+ * arithmetic and the legacy microseconds (a trace's numbers may not fit in
+ * nanoseconds; a wrong time, never undefined behaviour). */
+static inline int64_t fmt_perfetto_wrap(int64_t a, int64_t b, int64_t k) {
+  return (int64_t)((uint64_t)a + (uint64_t)b * (uint64_t)k);
+}
+
 /* An interned string of a sequence (the map's value, one allocation):
  * its text as fmt_perfetto_state_dup cleans it, its length, and whether it
  * is its own JSON string (util_json_plain: a reader of the packed args
