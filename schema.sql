@@ -69,14 +69,21 @@ CREATE TABLE track (
 -- sqlite3 shell, `.load nexstore` first).  A rowid table with the key in
 -- an index: a WITHOUT ROWID table's seek reads the whole record (blobs
 -- and all) of every cell it compares once the record overflows its page.
+-- A block's args texts are a row of their own in slice_args (none when
+-- every slice's args is NULL): records half the size pack the pages
+-- tighter, and a reader of the other columns never reads their pages.
 CREATE TABLE slice_block (
+  id INTEGER PRIMARY KEY,          -- the blocks in the order written
   track INTEGER NOT NULL,
   lane INTEGER NOT NULL,
   ts0 INTEGER NOT NULL,
   id0 INTEGER NOT NULL,
   n INTEGER NOT NULL,
-  data BLOB NOT NULL,              -- ts, dur, id, name, grp, args length
-  args BLOB NOT NULL               -- the args texts, zlib-compressed or not
+  data BLOB NOT NULL               -- ts, dur, id, name, grp, args length, flows
+);
+CREATE TABLE slice_args (
+  block INTEGER PRIMARY KEY,       -- slice_block.id
+  args BLOB NOT NULL               -- the args texts, zstd-compressed or not
 );
 CREATE UNIQUE INDEX slice_block_key ON slice_block (track, lane, ts0, id0);
 -- slice(track, lane, ts, id, dur, name, grp, args)

@@ -200,7 +200,7 @@ def ingest_all(a, builds, prof, sys_n, inst_n, m):
         tb, slices, samples = table_bytes(db)
         sizes[name] = os.path.getsize(db)
         sl = (tb.get("slice_block", tb.get("slice", 0)) +
-              tb.get("slice_block_key", 0))
+              tb.get("slice_block_key", 0) + tb.get("slice_args", 0))
         print("%-6s store %.1f MB: slices %.1f B/slice (%d slices), "
               "counter %.1f B/sample, slice_lod %.1f MB, flow %.1f MB, "
               "inst_dep %.1f MB" %

@@ -3,6 +3,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,4 +319,33 @@ uint64_t util_hash(const void *p, size_t n) {
   h ^= h >> 32;
   h *= 0xc4ceb9fe1a85ec53ULL;
   return h ^ (h >> 29);
+}
+
+int util_rename_durable(const char *tmp, const char *path, char **cause) {
+  int fd = open(tmp, O_RDONLY | O_CLOEXEC), rc = 0;
+  if (fd < 0 || fsync(fd) != 0) {
+    rc = -errno;
+    *cause = xasprintf("cannot sync %s: %s", tmp, strerror(errno));
+  }
+  if (fd >= 0)
+    close(fd);
+  if (rc)
+    return rc;
+  if (rename(tmp, path) != 0) {
+    rc = -errno;
+    *cause =
+        xasprintf("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    return rc;
+  }
+  char *dir = xstrdup(path);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    *(slash == dir ? slash + 1 : slash) = '\0';
+  int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  free(dir);
+  return 0;
 }

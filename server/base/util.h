@@ -66,6 +66,12 @@ int util_parse_i64(const char *s, int64_t *out);
  * `size` when the file system cannot tell (no SEEK_DATA/SEEK_HOLE). */
 uint64_t util_data_end(int fd, uint64_t size);
 
+/* Makes the complete file tmp the file path for good: syncs it, renames
+ * it to path and syncs path's directory (so that the rename survives a
+ * crash).  Returns 0, or -errno with *cause set to a malloc'd message
+ * (tmp is left where it is). */
+int util_rename_durable(const char *tmp, const char *path, char **cause);
+
 /* Monotonic time in ns. */
 int64_t util_now_ns(void);
 

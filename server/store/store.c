@@ -66,8 +66,9 @@ struct store_intern {
 struct store_writer {
   sqlite3 *db;
   char *path, *tmp;
-  struct store_batch str, track, slice, counter, slice_lod, counter_lod, flow,
-      slice_flow, name_stat, inst_dep;
+  struct store_batch str, track, slice, slice_args, counter, slice_lod,
+      counter_lod, flow, slice_flow, name_stat, inst_dep;
+  int64_t blocks; /* slice_block ids given */
   struct store_intern strs;
   struct store_slices *slices; /* the open slice blocks */
   int64_t tracks;
@@ -84,9 +85,10 @@ struct store_writer {
 };
 
 static struct store_batch *store_tables(struct store_writer *w, int i) {
-  struct store_batch *t[] = {
-      &w->str,         &w->track, &w->slice,      &w->counter,   &w->slice_lod,
-      &w->counter_lod, &w->flow,  &w->slice_flow, &w->name_stat, &w->inst_dep};
+  struct store_batch *t[] = {&w->str,         &w->track,   &w->slice,
+                             &w->slice_args,  &w->counter, &w->slice_lod,
+                             &w->counter_lod, &w->flow,    &w->slice_flow,
+                             &w->name_stat,   &w->inst_dep};
   return i < (int)(sizeof t / sizeof *t) ? t[i] : NULL;
 }
 
@@ -356,17 +358,25 @@ static int store_batch_row(struct store_writer *w, struct store_batch *b) {
   return b->cur->n++ * b->ncols;
 }
 
-/* Queues one encoded slice block (store_slices' emit). */
+/* Queues one encoded slice block (store_slices' emit): its data in
+ * slice_block, its args, unless it has none, in slice_args under the same
+ * id.  Ids count the blocks in the order emitted, so both tables are
+ * written in key order. */
 static void store_writer_block(void *ud, int64_t track, int64_t lane,
                                int64_t ts0, int64_t id0, int64_t n,
                                const unsigned char *data, size_t len,
                                const unsigned char *args, size_t args_len) {
   struct store_writer *w = ud;
+  int64_t block = ++w->blocks;
   int c = store_batch_row(w, &w->slice);
   int64_t *v = w->slice.cur->ints + c;
-  v[0] = track, v[1] = lane, v[2] = ts0, v[3] = id0, v[4] = n;
-  store_rows_text(w->slice.cur, c + 5, (const char *)data, len);
-  store_rows_text(w->slice.cur, c + 6, (const char *)args, args_len);
+  v[0] = block, v[1] = track, v[2] = lane, v[3] = ts0, v[4] = id0, v[5] = n;
+  store_rows_text(w->slice.cur, c + 6, (const char *)data, len);
+  if (args_len) {
+    c = store_batch_row(w, &w->slice_args);
+    w->slice_args.cur->ints[c] = block;
+    store_rows_text(w->slice_args.cur, c + 1, (const char *)args, args_len);
+  }
 }
 
 int store_writer_open(const char *path, struct store_writer **out,
@@ -424,8 +434,9 @@ int store_writer_open(const char *path, struct store_writer **out,
                    "pcore_idx,worker_gid,stream_id,device_idx,hbm_idx,cpu_id,"
                    "device_profile_id,label",
                    "ittttnnNNNNNNtIt", 0);
-  store_batch_init(w, &w->slice, "slice_block",
-                   "track,lane,ts0,id0,n,data,args", "iiiiibb", 4);
+  store_batch_init(w, &w->slice, "slice_block", "id,track,lane,ts0,id0,n,data",
+                   "iiiiiib", 1);
+  store_batch_init(w, &w->slice_args, "slice_args", "block,args", "ib", 1);
   w->slices = store_slices_new(store_writer_block, w);
   store_batch_init(w, &w->counter, "counter", "track,series,ts,seq,value",
                    "iiiir", 4);
@@ -763,34 +774,10 @@ int store_writer_finish(struct store_writer *w, char **cause) {
     store_writer_abort(w);
     return -EIO;
   }
-  int rc = 0;
   char *tmp = xstrdup(w->tmp), *path = xstrdup(w->path);
   store_writer_free(w);
   /* The store must be on disk before its name says it is complete. */
-  int fd = open(tmp, O_RDONLY);
-  if (fd < 0 || fsync(fd) != 0) {
-    rc = -errno;
-    *cause = xasprintf("cannot sync %s: %s", tmp, strerror(errno));
-  }
-  if (fd >= 0)
-    close(fd);
-  if (rc == 0 && rename(tmp, path) != 0) {
-    rc = -errno;
-    *cause =
-        xasprintf("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-  }
-  if (rc == 0) { /* make the rename itself durable */
-    char *dir = xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-      *(slash == dir ? slash + 1 : slash) = '\0';
-    int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-      fsync(dfd);
-      close(dfd);
-    }
-    free(dir);
-  }
+  int rc = util_rename_durable(tmp, path, cause);
   if (rc)
     unlink(tmp);
   free(tmp);

@@ -124,6 +124,26 @@ static unsigned char *store_block_encode_flows(const struct store_block *b,
   return p;
 }
 
+/* The number row i stores in column c (STORE_BLOCK_* order): ts and id
+ * as the difference from the row before (the first: 0 and the id). */
+static int64_t store_block_value(const struct store_block *b, int c, int i) {
+  const struct store_block_row *r = b->row;
+  switch (c) {
+  case 0:
+    return store_block_sub(r[i].ts, i ? r[i - 1].ts : r[0].ts);
+  case 1:
+    return r[i].dur;
+  case 2:
+    return store_block_sub(r[i].id, i ? r[i - 1].id : 0);
+  case 3:
+    return r[i].name;
+  case 4:
+    return r[i].grp;
+  default:
+    return r[i].args_len + 1;
+  }
+}
+
 unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
                                   size_t *len, size_t *args_at) {
   size_t raw = b->args_size;
@@ -133,33 +153,32 @@ unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
   unsigned char *out = xmalloc(cap), *p = out + room,
                 *col[STORE_BLOCK_COLS + 1];
   const struct store_block_row *r = b->row;
-  col[0] = p;
-  for (int i = 0; i < b->n; i++)
-    p = lod_block_varint(p,
-                         store_block_sub(r[i].ts, i ? r[i - 1].ts : r[0].ts));
-  col[1] = p;
-  for (int i = 0; i < b->n; i++)
-    p = lod_block_varint(p, r[i].dur);
-  col[2] = p;
-  for (int i = 0; i < b->n; i++)
-    p = lod_block_varint(p, store_block_sub(r[i].id, i ? r[i - 1].id : 0));
-  col[3] = p;
-  for (int i = 0; i < b->n; i++)
-    p = lod_block_varint(p, r[i].name);
-  col[4] = p;
-  for (int i = 0; i < b->n; i++)
-    p = lod_block_varint(p, r[i].grp);
-  col[5] = p;
-  for (int i = 0; i < b->n; i++)
-    p = lod_block_varint(p, r[i].args_len + 1);
-  col[6] = p;
+  int64_t clen[STORE_BLOCK_COLS];
+  for (int c = 0; c < STORE_BLOCK_COLS; c++) {
+    col[c] = p;
+    int64_t first = store_block_value(b, c, 0);
+    int same = b->n > 1; /* one value for all: written once */
+    for (int i = 1; i < b->n && same; i++)
+      same = store_block_value(b, c, i) == first;
+    for (int i = 0; i < (same ? 1 : b->n); i++)
+      p = lod_block_varint(p, store_block_value(b, c, i));
+    clen[c] = same ? -(p - col[c]) : p - col[c];
+  }
+  col[STORE_BLOCK_COLS] = p;
   p = store_block_encode_flows(b, p);
   unsigned char *h = lod_block_varint(out, b->n);
   for (int c = 0; c < STORE_BLOCK_COLS; c++)
-    h = lod_block_varint(h, col[c + 1] - col[c]);
+    h = lod_block_varint(h, clen[c]);
   memmove(h, col[0], (size_t)(p - col[0]));
   p = h + (p - col[0]);
   *args_at = (size_t)(p - out);
+  int any = 0; /* no args part when every args is NULL */
+  for (int i = 0; i < b->n && !any; i++)
+    any = r[i].args_len >= 0;
+  if (!any) {
+    *len = *args_at;
+    return out;
+  }
   unsigned char *flags = p++;
   char *text = xmalloc(raw ? raw : 1);
   store_block_args_in_order(b, text);
@@ -182,13 +201,19 @@ unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
   return out;
 }
 
-/* Reads n zigzag varints of one column (lod_block_varint()'s coding) into
- * the rows' field at byte offset off.  Returns 0 or -EINVAL. */
+/* Reads n zigzag varints of one column (lod_block_varint()'s coding), or
+ * one that every row has when `same`, into the rows' field at byte offset
+ * off.  Returns 0 or -EINVAL. */
 static int store_block_column(const unsigned char **p, const unsigned char *end,
-                              struct store_block *b, size_t off) {
+                              struct store_block *b, size_t off, int same) {
   const unsigned char *q = *p;
   char *field = (char *)b->row + off;
+  int64_t v = 0;
   for (int i = 0; i < b->n; i++, field += sizeof *b->row) {
+    if (same && i) {
+      memcpy(field, &v, sizeof v);
+      continue;
+    }
     uint64_t z = 0;
     for (int shift = 0;; shift += 7) {
       if (q == end || shift > 63)
@@ -198,7 +223,7 @@ static int store_block_column(const unsigned char **p, const unsigned char *end,
       if (c < 0x80)
         break;
     }
-    int64_t v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+    v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
     memcpy(field, &v, sizeof v);
   }
   *p = q;
@@ -261,13 +286,21 @@ static int store_block_read_args(struct store_block *b, const unsigned char *p,
 }
 
 /* The column starts of data p..end after n: col[c] for c < COLS, col[COLS]
- * the flows part, col[COLS + 1] = end.  Returns 0 or -EINVAL. */
+ * the flows part, col[COLS + 1] = end; bit c of *same set when column c
+ * is one value for every row (its length written negated).  Returns 0 or
+ * -EINVAL. */
 static int store_block_columns(const unsigned char *p, const unsigned char *end,
-                               const unsigned char **col) {
+                               const unsigned char **col, int *same) {
   int64_t len[STORE_BLOCK_COLS];
-  for (int c = 0; c < STORE_BLOCK_COLS; c++)
-    if (lod_block_varint_get(&p, end, &len[c]) < 0 || len[c] < 0)
+  *same = 0;
+  for (int c = 0; c < STORE_BLOCK_COLS; c++) {
+    if (lod_block_varint_get(&p, end, &len[c]) < 0 || len[c] == INT64_MIN)
       return -EINVAL;
+    if (len[c] < 0) {
+      len[c] = -len[c];
+      *same |= 1 << c;
+    }
+  }
   col[0] = p;
   for (int c = 0; c < STORE_BLOCK_COLS; c++) {
     if (len[c] > end - col[c])
@@ -318,10 +351,11 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
   const unsigned char *p = data, *end = p + (data ? len : 0);
   const unsigned char *col[STORE_BLOCK_COLS + 2];
   int64_t n;
+  int same;
   b->n = 0;
   b->args_size = 0;
   if (lod_block_varint_get(&p, end, &n) < 0 || n < 1 || n > STORE_BLOCK_ROWS ||
-      store_block_columns(p, end, col) < 0)
+      store_block_columns(p, end, col, &same) < 0)
     return -EINVAL;
   if (b->cap < n) {
     b->cap = (int)n;
@@ -344,7 +378,7 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
   for (int c = 0; c < STORE_BLOCK_COLS; c++) {
     const unsigned char *q = col[c];
     if ((cols & (1 << c)) &&
-        (store_block_column(&q, col[c + 1], b, field[c]) < 0 ||
+        (store_block_column(&q, col[c + 1], b, field[c], same >> c & 1) < 0 ||
          q != col[c + 1])) {
       b->n = 0;
       return -EINVAL;

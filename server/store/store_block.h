@@ -4,10 +4,11 @@
  * STORE_BLOCK_ROWS to a slice_block row keyed by (track, lane, ts0, id0),
  * the first slice's start and id.  The blob holds the columns one after the
  * other (doc/storage.md), in two blobs so that a reader of the other
- * columns never loads the args:
+ * columns never loads the args (data in slice_block, args in slice_args):
  *   data: n, the byte lengths of the six columns (so that a reader decodes
  *   only the columns it needs), then n values of each column as zigzag
- *   varints (lod_block.h): ts - previous ts (the first from ts0), dur, id -
+ *   varints (lod_block.h), or one value when every row has it (its length
+ *   then written negated): ts - previous ts (the first from ts0), dur, id -
  *   previous id (the first from 0), name, grp (0: NULL), args length + 1
  *   (0: NULL); then the flows: nothing when no slice has one, else n
  *   counts and the flow ids of the slices one after the other, each the
@@ -78,8 +79,8 @@ void store_block_sort(struct store_block *b);
 /* Encodes b's slices (n > 0, in order) with compression context zc (the
  * caller's, used by one thread at a time).  Returns a malloc'd buffer of
  * *len bytes, the caller frees it: the data blob, then from *args_at on
- * the args blob.  Args are compressed (zstd, level 1) when that saves at
- * least a tenth. */
+ * the args blob, none (*args_at == *len) when every slice's args is NULL.
+ * Args are compressed (zstd, level 1) when that saves at least a tenth. */
 unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
                                   size_t *len, size_t *args_at);
 /* Decodes slice_block row (ts0, data/len, args/args_len) into b, replacing

@@ -32,9 +32,8 @@ enum {
 struct store_vtab_stmts {
   sqlite3_stmt *pairs; /* the next (track, lane) after a given one */
   /* the blocks of one (track, lane) in a ts range, [STORE_VTAB_BLOCKS()]:
-   * in (ts, id) order or backwards, with the args blob or without it (a
-   * result column is read at each step: SQLite would load the args of
-   * every block, overflow pages and all) */
+   * in (ts, id) order or backwards, with the args blob (slice_args) or
+   * without it */
   sqlite3_stmt *blocks[4];
   struct store_vtab_stmts *next;
 };
@@ -227,12 +226,12 @@ static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
   for (int k = 0; k < 4 && rc == SQLITE_OK; k++) {
     const char *dir = k & 1 ? "DESC" : "";
     char *sql = sqlite3_mprintf(
-        "SELECT ts0, data%s FROM slice_block WHERE track = ?1 AND "
-        "lane = ?2 "
-        "AND ts0 >= coalesce((SELECT max(ts0) FROM slice_block WHERE "
-        "track = ?1 AND lane = ?2 AND ts0 < ?3), ?3) AND ts0 <= ?4 "
-        "ORDER BY ts0 %s, id0 %s",
-        k & 2 ? ", args" : "", dir, dir);
+        "SELECT b.ts0, b.data%s FROM slice_block b%s WHERE b.track = ?1 AND "
+        "b.lane = ?2 AND b.ts0 >= coalesce((SELECT max(ts0) FROM "
+        "slice_block WHERE track = ?1 AND lane = ?2 AND ts0 < ?3), ?3) "
+        "AND b.ts0 <= ?4 ORDER BY b.ts0 %s, b.id0 %s",
+        k & 2 ? ", a.args" : "",
+        k & 2 ? " LEFT JOIN slice_args a ON a.block = b.id" : "", dir, dir);
     rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
                                   &st->blocks[k], NULL)
              : SQLITE_NOMEM;

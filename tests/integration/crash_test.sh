@@ -80,7 +80,9 @@ is "$(sqlite3 "$DB" "SELECT value FROM store_info WHERE key='state'")" complete 
 DB="$T_TMP/serve.db"
 "$SERVER" --dir "$P" --db "$DB" --port 0 --no-watch 2>"$T_TMP/serve.err" &
 pid=$!
-wait_until 300 $pid tmp_over $((16 * MB))
+# early in the ingest (an eighth of the store), so that it is still
+# running after the health request
+wait_until 300 $pid tmp_over $((REF_SIZE / 8))
 is "$?" 0 "serving: the ingest is under way"
 port=$(sed -n 's|.*serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T_TMP/serve.err" | head -1)
 state=$(curl -s -H "Host: localhost" "http://127.0.0.1:$port/api/v1/health" |

@@ -67,8 +67,8 @@ def rewrite_args(db, old, new):
     flag 2, their length and one zstd frame, read with the zstd tool); the
     block is written back uncompressed.  Returns the blocks changed."""
     changed = 0
-    rows = db.execute("SELECT track, lane, ts0, id0, args FROM slice_block")
-    for track, lane, ts0, id0, blob in rows.fetchall():
+    rows = db.execute("SELECT block, args FROM slice_args")
+    for block, blob in rows.fetchall():
         text = bytes(blob[1:])
         if blob[0] == 2:
             _, i = varint(blob, 1)
@@ -76,9 +76,8 @@ def rewrite_args(db, old, new):
                                   stdout=subprocess.PIPE, check=True).stdout
         if old not in text:
             continue
-        db.execute("UPDATE slice_block SET args = ? WHERE track = ? AND "
-                   "lane = ? AND ts0 = ? AND id0 = ?",
-                   (b"\0" + text.replace(old, new), track, lane, ts0, id0))
+        db.execute("UPDATE slice_args SET args = ? WHERE block = ?",
+                   (b"\0" + text.replace(old, new), block))
         changed += 1
     return changed
 

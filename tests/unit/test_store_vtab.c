@@ -161,11 +161,13 @@ static void test_rows_as_written(void **state) {
    * not;
    * blocks hold fewer bytes than the args text alone */
   s = one(db, "SELECT group_concat(x) FROM (SELECT DISTINCT track || ':' || "
-              "hex(substr(args, 1, 1)) AS x FROM slice_block ORDER BY 1)");
+              "hex(substr(args, 1, 1)) AS x FROM slice_block b JOIN slice_args "
+              "a ON a.block = b.id ORDER BY 1)");
   assert_string_equal(s, "1:02,2:00");
   free(s);
-  s = one(db, "SELECT (SELECT sum(length(data) + length(args)) FROM "
-              "slice_block) < (SELECT sum(length(args)) FROM slice)");
+  s = one(db, "SELECT (SELECT sum(length(data)) FROM slice_block) + (SELECT "
+              "sum(length(args)) FROM slice_args) < (SELECT sum(length(args)) "
+              "FROM slice)");
   assert_string_equal(s, "1");
   free(s);
   sqlite3_close(db);
@@ -462,6 +464,61 @@ static void test_decode_rejects(void **state) {
   store_block_free(&b);
 }
 
+/* A column that holds one value for every slice of a block is written
+ * once, its length negated; the decoder gives every row that value, and
+ * refuses such a column of more or less than one varint. */
+static void test_same_columns(void **state) {
+  (void)state;
+  struct store_block b = {0};
+  for (int i = 0; i < 3; i++)
+    store_block_add(&b, 100 + 10 * i, 7 + i, 5, 3, 0, "{}", 2, NULL, 0);
+  ZSTD_CCtx *zc = ZSTD_createCCtx();
+  size_t len, at;
+  unsigned char *out = store_block_encode(&b, zc, &len, &at);
+  /* n = 3; ts (0, 10, 10) and id (7, 1, 1) in full, dur, name, grp and
+   * the args lengths once: zigzag 3 bytes = 6, -1 byte = 1 */
+  assert_memory_equal(out, "\x06\x06\x01\x06\x01\x01\x01", 7);
+  assert_int_equal(at, 7 + 3 + 1 + 3 + 1 + 1 + 1);
+  struct store_block d = {0};
+  assert_int_equal(
+      store_block_decode(&d, 100, out, at, out + at, len - at, STORE_BLOCK_ALL),
+      0);
+  assert_int_equal(d.n, 3);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(d.row[i].ts, 100 + 10 * i);
+    assert_int_equal(d.row[i].id, 7 + i);
+    assert_int_equal(d.row[i].dur, 5);
+    assert_int_equal(d.row[i].name, 3);
+    assert_int_equal(d.row[i].grp, 0);
+    assert_int_equal(d.row[i].args_len, 2);
+  }
+  free(out);
+  /* n = 2, dur one value of one byte (1): both rows 1 */
+  assert_int_equal(store_block_decode(&d, 0,
+                                      "\x04\x04\x01\x04\x04\x04\x04"
+                                      "\x00\x02\x02\x02\x02\x02\x02\x02"
+                                      "\x02\x02\x00\x00",
+                                      18, NULL, 0, STORE_BLOCK_ALL),
+                   0);
+  assert_int_equal(d.row[1].dur, 1);
+  assert_int_equal(d.row[1].ts, 1);
+  /* the same with two varints where one is said, and a length of -2^63 */
+  assert_int_equal(store_block_decode(&d, 0,
+                                      "\x04\x04\x03\x04\x04\x04\x04"
+                                      "\x00\x02\x02\x02\x02\x02\x02\x02"
+                                      "\x02\x02\x00\x00",
+                                      19, NULL, 0, STORE_BLOCK_ALL),
+                   -EINVAL);
+  assert_int_equal(store_block_decode(&d, 0,
+                                      "\x04\xff\xff\xff\xff\xff\xff\xff"
+                                      "\xff\xff\x01\x00\x00\x00\x00\x00",
+                                      16, NULL, 0, STORE_BLOCK_ALL),
+                   -EINVAL);
+  ZSTD_freeCCtx(zc);
+  store_block_free(&b);
+  store_block_free(&d);
+}
+
 /* The flows written with a slice come back in its block, ascending and
  * each once, as the `flows` column; slices without any have NULL, and a
  * block with none writes no flows part. */
@@ -515,6 +572,10 @@ static void test_flows(void **state) {
               "track = 2");
   assert_string_equal(s, "1 0");
   free(s);
+  /* no slice has args: no block has an args row */
+  s = one(db, "SELECT count(*) FROM slice_args");
+  assert_string_equal(s, "0");
+  free(s);
   sqlite3_close(db);
   free(path);
 }
@@ -534,6 +595,7 @@ int main(void) {
       cmocka_unit_test(test_order_and_writes),
       cmocka_unit_test(test_out_of_order),
       cmocka_unit_test(test_decode_rejects),
+      cmocka_unit_test(test_same_columns),
       cmocka_unit_test(test_flows),
       cmocka_unit_test(test_regress_inputs),
   };
