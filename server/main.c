@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -33,6 +34,8 @@
 
 #define MAIN_POOL_SIZE 4
 #define MAIN_WARM_BYTES (32 << 20) /* coarse LOD read when a store opens */
+/* Buffers from this size on are mapped and unmapped whole (see main()). */
+#define MAIN_MMAP_THRESHOLD (1 << 20)
 
 /* Exit statuses (doc/neuron-explorer-server.1). */
 enum {
@@ -500,6 +503,12 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   signal(SIGPIPE, SIG_IGN);
+  /* A fixed threshold: glibc's own rises to the size of each big buffer
+   * freed (up to 32 MiB), after which the ingest's chunks, sort buffers
+   * and batches come from the threads' heaps and their freed pages stay
+   * there (the ingest of 115 M events: peak RSS 387 MiB, 293 MiB with
+   * this alone). */
+  mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_THRESHOLD);
 
   o.ingest.dir = o.dir;
   o.ingest.force = o.force;

@@ -372,6 +372,9 @@ void ingest_system_ntrace(struct ing *g, const char *rel) {
   ingest_system_pb_each(g, rel, FMT_PB_MAGIC_NTRACE,
                         &nex__ntrace_record__descriptor,
                         ingest_system_ntrace_record);
+  free(ss->syncs); /* not kept for the files read next */
+  ss->syncs = NULL;
+  ss->nsync = ss->capsync = 0;
   if (ss->clock_missing)
     ingest_warn(g, "Clock", rel, 0,
                 "%" PRIu64 " hardware events had no timestamp_sync_point with "

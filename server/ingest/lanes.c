@@ -31,13 +31,15 @@ struct lanes_job {
 struct lanes_pool {
   size_t budget, mem; /* mem: bytes of the buffers of all sorters */
   struct spill *spill;
+  unsigned char *wbuf; /* the pool thread's write buffer, kept */
+  size_t wbuf_cap;
   struct lanes *first; /* every sorter of the pool */
   int started;
   pthread_t th;
   pthread_mutex_t mu;
   pthread_cond_t cv_work, cv_done;
   struct lanes_job *queue, *done; /* waiting (in order), done */
-  size_t inflight; /* bytes of the jobs not collected yet */
+  size_t inflight;                /* bytes of the jobs not collected yet */
   int stop, failed; /* failed: a write failed, nothing more is handed over */
 };
 
@@ -122,6 +124,7 @@ void lanes_pool_free(struct lanes_pool *p) {
   pthread_cond_destroy(&p->cv_work);
   pthread_cond_destroy(&p->cv_done);
   spill_free(p->spill);
+  free(p->wbuf);
   free(p);
 }
 
@@ -280,7 +283,12 @@ static int lanes_job_write(struct lanes_pool *p, struct lanes_job *j) {
                          .cap = cap < 256       ? 256
                                 : cap > 1 << 20 ? 1 << 20
                                                 : cap};
-  w.b = xmalloc(w.cap);
+  if (!p->wbuf) {
+    p->wbuf = xmalloc(w.cap);
+    p->wbuf_cap = w.cap;
+  }
+  w.b = p->wbuf; /* grown for a slice bigger than it, kept so */
+  w.cap = p->wbuf_cap;
   int rc = 0;
   for (size_t k = 0; k < j->n && rc == 0; k++) {
     const struct lanes_item *it = &j->v[idx[k]];
@@ -300,7 +308,8 @@ static int lanes_job_write(struct lanes_pool *p, struct lanes_job *j) {
   }
   if (rc == 0)
     rc = lanes_wbuf_flush(&w);
-  free(w.b);
+  p->wbuf = w.b;
+  p->wbuf_cap = w.cap;
   free(idx);
   j->off = w.off;
   j->bytes = w.bytes;

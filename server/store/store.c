@@ -24,6 +24,7 @@ extern const char store_schema_sql[]; /* schema.sql, generated at build */
 #define STORE_CHUNK_ROWS 2048       /* rows per hand-off to the writer thread */
 #define STORE_CHUNK_BYTES (4 << 20) /* text and blob bytes per hand-off */
 #define STORE_QUEUE_MAX 16          /* chunks waiting for the writer thread */
+#define STORE_QUEUE_BYTES (16 << 20) /* and their text and blob bytes */
 #define STORE_WRITEBACK_CHUNKS 64
 #define STORE_INTERN_MIN 1024
 
@@ -78,6 +79,7 @@ struct store_writer {
   pthread_cond_t cv_work, cv_space, cv_idle;
   struct store_rows *head, *tail, *spare;
   int queued, busy, stop;
+  size_t queued_bytes;
   int hold;    /* store_writer_query() is stepping: the writer thread waits */
   int sync_fd; /* the temporary file, to start its writeback early */
   unsigned chunks;
@@ -275,6 +277,7 @@ static void *store_writer_thread(void *arg) {
     if (!w->head)
       w->tail = NULL;
     w->queued--;
+    w->queued_bytes -= r->text.len;
     w->busy = 1;
     pthread_cond_signal(&w->cv_space);
     pthread_mutex_unlock(&w->mu);
@@ -323,7 +326,9 @@ static void store_batch_send(struct store_writer *w, struct store_batch *b) {
   b->cur = NULL;
   store_rows_sort(r);
   pthread_mutex_lock(&w->mu);
-  while (w->queued >= STORE_QUEUE_MAX && !w->hold) /* held: grows */
+  while (
+      (w->queued >= STORE_QUEUE_MAX || w->queued_bytes >= STORE_QUEUE_BYTES) &&
+      !w->hold) /* held: grows */
     pthread_cond_wait(&w->cv_space, &w->mu);
   if (w->tail)
     w->tail->next = r;
@@ -331,6 +336,7 @@ static void store_batch_send(struct store_writer *w, struct store_batch *b) {
     w->head = r;
   w->tail = r;
   w->queued++;
+  w->queued_bytes += r->text.len;
   pthread_cond_signal(&w->cv_work);
   pthread_mutex_unlock(&w->mu);
 }
@@ -412,7 +418,7 @@ int store_writer_open(const char *path, struct store_writer **out,
       store_json_register(w->db) != SQLITE_OK ||
       sqlite3_exec(w->db,
                    "PRAGMA page_size=8192; PRAGMA journal_mode=OFF;"
-                   "PRAGMA synchronous=OFF; PRAGMA cache_size=-32768;"
+                   "PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;"
                    "PRAGMA secure_delete=OFF;",
                    NULL, NULL, &err) != SQLITE_OK ||
       sqlite3_exec(w->db, store_schema_sql, NULL, NULL, &err) != SQLITE_OK ||
