@@ -34,8 +34,14 @@
 
 #define MAIN_POOL_SIZE 4
 #define MAIN_WARM_BYTES (32 << 20) /* coarse LOD read when a store opens */
-/* Buffers from this size on are mapped and unmapped whole (see main()). */
-#define MAIN_MMAP_THRESHOLD (1 << 20)
+/* Buffers from this size on are mapped and unmapped whole: while an
+ * ingest runs, and while the server only answers (main_ingest_once). */
+#define MAIN_MMAP_INGEST (1 << 20)
+#define MAIN_MMAP_SERVE (32 << 20)
+/* Free bytes at the top of a heap kept for the next buffers (glibc's
+ * dynamic threshold kept twice the mapping threshold). */
+#define MAIN_TRIM_INGEST (8 << 20)
+#define MAIN_TRIM_SERVE (64 << 20)
 
 /* Exit statuses (doc/neuron-explorer-server.1). */
 enum {
@@ -326,7 +332,17 @@ static int main_ingest_once(struct main_ingest *mi) {
   char *cause = NULL;
   struct ingest_stats st;
   mi->o->ingest.db_path = mi->db_path;
+  /* A fixed threshold: glibc's own rises to the size of each big buffer
+   * freed (up to 32 MiB), after which the ingest's chunks, sort buffers
+   * and batches come from the threads' heaps and their freed pages stay
+   * there (the ingest of 115 M events: peak RSS 387 MiB, 293 MiB with
+   * this alone).  Answers keep their buffers in the heaps: mapping each
+   * anew cost the viewport benchmark 7 % of its throughput. */
+  mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_INGEST);
+  mallopt(M_TRIM_THRESHOLD, MAIN_TRIM_INGEST);
   int rc = ingest_run(&mi->o->ingest, &st, &cause);
+  mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_SERVE);
+  mallopt(M_TRIM_THRESHOLD, MAIN_TRIM_SERVE);
   if (rc < 0) {
     log_error("ingest failed: %s", cause);
     if (mi->app)
@@ -503,12 +519,6 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   signal(SIGPIPE, SIG_IGN);
-  /* A fixed threshold: glibc's own rises to the size of each big buffer
-   * freed (up to 32 MiB), after which the ingest's chunks, sort buffers
-   * and batches come from the threads' heaps and their freed pages stay
-   * there (the ingest of 115 M events: peak RSS 387 MiB, 293 MiB with
-   * this alone). */
-  mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_THRESHOLD);
 
   o.ingest.dir = o.dir;
   o.ingest.force = o.force;
