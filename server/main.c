@@ -38,9 +38,11 @@
  * ingest runs, and while the server only answers (main_ingest_once). */
 #define MAIN_MMAP_INGEST (1 << 20)
 #define MAIN_MMAP_SERVE (32 << 20)
-/* Free bytes at the top of a heap kept for the next buffers (glibc's
- * dynamic threshold kept twice the mapping threshold). */
-#define MAIN_TRIM_INGEST (8 << 20)
+/* Free bytes at the top of a heap kept for the next buffers: glibc's
+ * default while an ingest runs (8 MiB in each thread's heap took the
+ * peak RSS past 256 MiB), twice the mapping threshold when serving (as
+ * glibc's dynamic threshold kept). */
+#define MAIN_TRIM_INGEST (128 << 10)
 #define MAIN_TRIM_SERVE (64 << 20)
 
 /* Exit statuses (doc/neuron-explorer-server.1). */
