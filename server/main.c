@@ -334,7 +334,6 @@ static void main_on_warning(void *ud, const char *file, uint64_t offset,
   app_add_warning(ud, file, offset, msg);
 }
 
-/* Runs one ingest and publishes the result.  Returns 0 or negative. */
 /* Reads the finer LOD levels of store `arg` (malloc'd, freed here) on a
  * connection of its own at the lowest CPU and I/O priority, so that
  * after a restart the windows of a few seconds find their pages in the
@@ -366,6 +365,7 @@ static void main_warm_more(const char *path) {
   pthread_attr_destroy(&at);
 }
 
+/* Runs one ingest and publishes the result.  Returns 0 or negative. */
 static int main_ingest_once(struct main_ingest *mi) {
   char *cause = NULL;
   struct ingest_stats st;

@@ -278,17 +278,12 @@ static int lanes_wbuf_add(struct lanes_wbuf *w, const void *p, size_t n) {
  * thread).  Returns 0, or -1 when they cannot be written. */
 static int lanes_job_write(struct lanes_pool *p, struct lanes_job *j) {
   uint32_t *idx = lanes_sort(j->v, j->n);
-  size_t cap = p->budget / 8;
-  struct lanes_wbuf w = {.spill = p->spill,
-                         .cap = cap < 256       ? 256
-                                : cap > 1 << 20 ? 1 << 20
-                                                : cap};
-  if (!p->wbuf) {
-    p->wbuf = xmalloc(w.cap);
-    p->wbuf_cap = w.cap;
+  if (!p->wbuf) { /* kept, and kept grown for a slice bigger than it */
+    size_t cap = p->budget / 8;
+    p->wbuf_cap = cap < 256 ? 256 : cap > 1 << 20 ? 1 << 20 : cap;
+    p->wbuf = xmalloc(p->wbuf_cap);
   }
-  w.b = p->wbuf; /* grown for a slice bigger than it, kept so */
-  w.cap = p->wbuf_cap;
+  struct lanes_wbuf w = {.spill = p->spill, .b = p->wbuf, .cap = p->wbuf_cap};
   int rc = 0;
   for (size_t k = 0; k < j->n && rc == 0; k++) {
     const struct lanes_item *it = &j->v[idx[k]];
