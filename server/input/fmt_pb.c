@@ -310,6 +310,16 @@ ProtobufCMessage *fmt_pb_decode(struct fmt_pb *r,
   return fmt_pb_unpack(r, d, data, len);
 }
 
+ProtobufCMessage *fmt_pb_decode_into(const ProtobufCMessageDescriptor *d,
+                                     const uint8_t *data, size_t len, void *buf,
+                                     size_t cap, size_t *used) {
+  struct fmt_pb_arena a = {buf, 0, cap, 0};
+  ProtobufCAllocator al = {fmt_pb_arena_alloc, fmt_pb_arena_free, &a};
+  ProtobufCMessage *m = protobuf_c_message_unpack(d, &al, len, data);
+  *used = m ? a.used : (size_t)(a.exhausted != 0);
+  return m;
+}
+
 int fmt_pb_next(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
                 ProtobufCMessage **msg, uint64_t *offset) {
   const uint8_t *data;

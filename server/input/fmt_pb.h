@@ -64,6 +64,16 @@ ProtobufCMessage *fmt_pb_decode(struct fmt_pb *r,
                                 const ProtobufCMessageDescriptor *d,
                                 const uint8_t *data, size_t len);
 
+/* Decodes data[0..len) as a message of d into the caller's buf (cap bytes,
+ * 8-byte aligned): the message and every string, array and sub-message it
+ * points to, packed from buf on.  Returns the message and sets *used to the
+ * bytes taken, or NULL: *used is then 1 when buf was too small (the bytes
+ * may still decode, given more room), 0 when they do not decode.  Nothing
+ * else is allocated; buf stays the caller's. */
+ProtobufCMessage *fmt_pb_decode_into(const ProtobufCMessageDescriptor *d,
+                                     const uint8_t *data, size_t len, void *buf,
+                                     size_t cap, size_t *used);
+
 /* Finds the first length-delimited field number `field` (a string, bytes
  * or sub-message) in the serialized message data[0..len) without decoding
  * the rest: returns 1 and sets *sub and *sublen, or 0 if absent or malformed.

@@ -1,5 +1,5 @@
-/* fmt_pb_pipe.c -- capture file records unpacked on their own thread and
- * copied whole into recpipe batches.  See fmt_pb_pipe.h. */
+/* fmt_pb_pipe.c -- capture file records unpacked on their own thread into
+ * recpipe batches.  See fmt_pb_pipe.h. */
 #include "fmt_pb_pipe.h"
 #include "recpipe.h"
 
@@ -102,27 +102,70 @@ struct fmt_pb_pipe {
   const ProtobufCMessageDescriptor *d;
   fmt_pb_pipe_fn fn;
   void *ud;
+  size_t per_byte; /* room first offered: bytes per byte of encoding */
 };
 
+enum {
+  FMT_PB_PIPE_PER_BYTE = 8, /* the first offer's factor */
+  FMT_PB_PIPE_PER_BYTE_MAX = 64,
+  FMT_PB_PIPE_SLACK = 512,          /* bytes added to every offer */
+  FMT_PB_PIPE_OFFER_MAX = 256 << 10 /* larger records: measured first */
+};
+
+/* Queues the record of c (rc and positions set) whose bytes are
+ * data[0..len): unpacked straight into the batch when the room offered
+ * holds it, else unpacked by the reader, measured, and copied whole.
+ * c->rc becomes 1 with c->msg, or -EBADMSG when the bytes do not decode. */
+static void fmt_pb_pipe_put(struct recpipe *p, struct fmt_pb_pipe *q,
+                            struct fmt_pb_pipe_rec *c, const uint8_t *data,
+                            size_t len) {
+  size_t head = (sizeof *c + 7) & ~(size_t)7, used = 0;
+  size_t offer = len * q->per_byte + FMT_PB_PIPE_SLACK;
+  if (offer <= FMT_PB_PIPE_OFFER_MAX) {
+    unsigned char *body = recpipe_begin(p, 0, head + offer);
+    c->msg = fmt_pb_decode_into(q->d, data, len, body + head, offer, &used);
+    if (c->msg || !used) { /* decoded, or not decodable at all */
+      c->rc = c->msg ? 1 : -EBADMSG;
+      memcpy(body, c, sizeof *c);
+      recpipe_end(p, head + (c->msg ? used : 0));
+      return;
+    }
+    recpipe_cancel(p);
+    if (q->per_byte < FMT_PB_PIPE_PER_BYTE_MAX)
+      q->per_byte *= 2;
+  }
+  ProtobufCMessage *m = fmt_pb_decode(q->r, q->d, data, len);
+  c->rc = m ? 1 : -EBADMSG;
+  c->msg = m;
+  struct fmt_pb_pipe_out o = {NULL, head};
+  if (m) /* measured first: the record's room */
+    fmt_pb_pipe_msg(&o, &m);
+  unsigned char *body = recpipe_begin(p, 0, o.n);
+  size_t n = o.n;
+  o = (struct fmt_pb_pipe_out){body + head, head};
+  if (m) /* then copied: c->msg becomes the copy */
+    fmt_pb_pipe_msg(&o, &c->msg);
+  memcpy(body, c, sizeof *c);
+  recpipe_end(p, n);
+}
+
 static void fmt_pb_pipe_decode(struct recpipe *p, void *arg) {
-  const struct fmt_pb_pipe *q = arg;
+  struct fmt_pb_pipe *q = arg;
   struct fmt_pb_pipe_rec c;
-  ProtobufCMessage *m;
-  size_t head = (sizeof c + 7) & ~(size_t)7;
+  const uint8_t *data = NULL;
+  size_t len = 0;
   while (!recpipe_stopped(p) &&
-         (c.rc = fmt_pb_next(q->r, q->d, &m, &c.offset)) != 0) {
+         (c.rc = fmt_pb_next_raw(q->r, &data, &len, &c.offset)) != 0) {
     c.pos = fmt_pb_pos(q->r);
-    c.msg = c.rc == 1 ? m : NULL;
-    struct fmt_pb_pipe_out o = {NULL, head};
-    if (c.msg) /* measured first: the record's room */
-      fmt_pb_pipe_msg(&o, &m);
-    size_t n = o.n;
-    unsigned char *body = recpipe_begin(p, 0, n);
-    o = (struct fmt_pb_pipe_out){body + head, head};
-    if (c.msg) /* then copied: c.msg becomes the copy */
-      fmt_pb_pipe_msg(&o, &c.msg);
+    c.msg = NULL;
+    if (c.rc == 1) {
+      fmt_pb_pipe_put(p, q, &c, data, len);
+      continue;
+    }
+    size_t head = (sizeof c + 7) & ~(size_t)7;
+    unsigned char *body = recpipe_begin(p, 0, head);
     memcpy(body, &c, sizeof c);
-    recpipe_end(p, n);
+    recpipe_end(p, head);
     if (c.rc == -EPIPE)
       break;
   }
@@ -136,6 +179,6 @@ static int fmt_pb_pipe_replay(void *ud, uint32_t kind, const void *body) {
 
 int fmt_pb_pipe_each(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
                      fmt_pb_pipe_fn fn, void *ud) {
-  struct fmt_pb_pipe q = {r, d, fn, ud};
+  struct fmt_pb_pipe q = {r, d, fn, ud, FMT_PB_PIPE_PER_BYTE};
   return recpipe_run(fmt_pb_pipe_decode, &q, fmt_pb_pipe_replay, &q);
 }

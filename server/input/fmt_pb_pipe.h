@@ -2,9 +2,11 @@
  * thread of their own.
  *
  * The decoder thread reads an open reader from where it stands to the end,
- * as fmt_pb_next() would, and copies each unpacked message whole (every
- * string, array and sub-message it points to) into a recpipe batch; the
- * calling thread gets the records in order, so it sees what a fmt_pb_next()
+ * as fmt_pb_next() would, and unpacks each record straight into a recpipe
+ * batch (the message and every string, array and sub-message it points
+ * to; a record that needs more room than offered, some 8 bytes per byte of
+ * encoding, is unpacked by the reader and copied whole); the calling
+ * thread gets the records in order, so it sees what a fmt_pb_next()
  * loop would see, while the next records are unpacked on the other core.
  * Memory stays bounded: a few batches of about 1 MiB wait at most.
  *

@@ -120,6 +120,8 @@ void recpipe_end(struct recpipe *p, size_t used) {
   }
 }
 
+void recpipe_cancel(struct recpipe *p) { p->open->len -= p->last->size; }
+
 void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
                  const struct recpipe_blob *b, int nb, const char **const f[],
                  int n) {

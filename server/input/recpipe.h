@@ -47,6 +47,9 @@ void recpipe_put(struct recpipe *p, uint32_t kind, void *c, size_t size,
  * recpipe call may come between the two. */
 void *recpipe_begin(struct recpipe *p, uint32_t kind, size_t max);
 void recpipe_end(struct recpipe *p, size_t used);
+/* Takes back the record recpipe_begin made instead of queueing it (the
+ * decoder found it needs more room, or none). */
+void recpipe_cancel(struct recpipe *p);
 /* 1 once the calling thread stopped taking records, else 0: what the
  * decoder's callbacks return, so that the decoding stops. */
 int recpipe_stopped(struct recpipe *p);

@@ -1,7 +1,8 @@
 /* test_fmt_pb_pipe.c -- capture file records unpacked on a thread of their
  * own (server/input/fmt_pb_pipe.c).  A file of every kind of record --
  * events with texts, flow ids and attributes, HBM samples, unknown fields,
- * a record larger than a batch, one that does not decode and a cut tail --
+ * a record larger than a batch, records that unpack to some 30 times their
+ * size, one that does not decode and a cut tail --
  * read through the fuzz target, which compares the piped read with a
  * direct one record by record (codes, offsets, positions, the messages'
  * packed bytes), with a thread and without one (pthread_create made to fail:
@@ -82,6 +83,30 @@ static void put_event(FILE *f, uint64_t k, const char *big) {
   free(b);
 }
 
+#define SPARSE_ATTRS 300
+
+/* An event of SPARSE_ATTRS empty attributes: 2 bytes each on the wire,
+ * some 30 times that unpacked (more than the pipe first offers). */
+static void put_sparse(FILE *f, uint64_t k) {
+  Nex__SystemEvent e = NEX__SYSTEM_EVENT__INIT;
+  Nex__NtraceRecord rec = NEX__NTRACE_RECORD__INIT;
+  Nex__Attribute a[SPARSE_ATTRS], *ap[SPARSE_ATTRS];
+  for (int i = 0; i < SPARSE_ATTRS; i++) {
+    nex__attribute__init(&a[i]);
+    ap[i] = &a[i];
+  }
+  e.id = k + 1;
+  e.n_attributes = SPARSE_ATTRS;
+  e.attributes = ap;
+  rec.record_case = NEX__NTRACE_RECORD__RECORD_EVENT;
+  rec.event = &e;
+  size_t n = nex__ntrace_record__get_packed_size(&rec);
+  uint8_t *b = xmalloc(n);
+  nex__ntrace_record__pack(&rec, b);
+  put_raw(f, b, n);
+  free(b);
+}
+
 static void put_hbm(FILE *f, uint64_t k) {
   Nex__HbmUsage h = NEX__HBM_USAGE__INIT;
   Nex__NtraceRecord rec = NEX__NTRACE_RECORD__INIT;
@@ -107,7 +132,10 @@ static uint8_t *make_input(size_t *len) {
   memset(big, 'x', 3u << 20);
   big[3u << 20] = '\0';
   for (uint64_t k = 0; k < EVENTS; k++) {
-    put_event(f, k, k == 5000 ? big : NULL);
+    if (k % 2500 == 99)
+      put_sparse(f, k);
+    else
+      put_event(f, k, k == 5000 ? big : NULL);
     if (k % 100 == 0)
       put_hbm(f, k);
     if (k == 12345) /* a record that does not decode */
@@ -145,7 +173,7 @@ static void test_same_records_threaded_and_not(void **state) {
 }
 
 struct tally {
-  uint64_t events, hbm, bad, cut, unknown, stop_at, seen;
+  uint64_t events, hbm, bad, cut, unknown, sparse, stop_at, seen;
   size_t biggest;
 };
 
@@ -163,6 +191,7 @@ static int count(void *ud, const struct fmt_pb_pipe_rec *x) {
   else {
     const Nex__SystemEvent *e = ((Nex__NtraceRecord *)x->msg)->event;
     t->events++;
+    t->sparse += e->n_attributes == SPARSE_ATTRS;
     for (size_t i = 0; i < e->n_attributes; i++)
       if (strlen(e->attributes[i]->value) > t->biggest)
         t->biggest = strlen(e->attributes[i]->value);
@@ -193,6 +222,7 @@ static void test_counts_and_stop(void **state) {
   assert_int_equal(t.cut, 1);
   assert_int_equal(t.unknown, EVENTS / 1000);
   assert_int_equal(t.biggest, 3u << 20);
+  assert_int_equal(t.sparse, EVENTS / 2500);
   assert_int_equal(t.seen, EVENTS + EVENTS / 100 + 2);
   struct tally s = {.stop_at = 1000};
   assert_int_equal(run_count(&s), 5);
