@@ -296,9 +296,9 @@ void ingest_device_finish(struct ing *g) {
 
 /* An NTFF record after the header (ingest_system_pb_records). */
 static void ingest_device_pb_record(struct ing *g, const char *rel,
-                                    ProtobufCMessage *m, uint64_t off) {
-  ingest_device_record(g, (Nex__NtffRecord *)m);
-  (void)rel, (void)off;
+                                    const struct fmt_pb_pipe_rec *x) {
+  ingest_device_record(g, (Nex__NtffRecord *)x->msg);
+  (void)rel;
 }
 
 void ingest_device_read(struct ing *g, const struct discover_device *dev,
@@ -359,7 +359,7 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
     ingest_device_record(g, first);
   if (rc != 0 && rc != -EPIPE)
     ingest_system_pb_records(g, dev->ntff, r, &nex__ntff_record__descriptor,
-                             ingest_device_pb_record);
+                             NULL, ingest_device_pb_record);
   ingest_device_end(g);
   free(name);
   free(model_name);

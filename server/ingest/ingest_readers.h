@@ -9,6 +9,7 @@
 #define NEX_INGEST_READERS_H
 
 #include "fmt_pb.h"
+#include "fmt_pb_pipe.h"
 #include "ingest_sink.h"
 
 #include "cpu_util.pb-c.h"
@@ -27,17 +28,19 @@ struct fmt_pb *ingest_system_pb_open(struct ing *g, const char *rel,
                                      const char *magic);
 void ingest_system_pb_error(struct ing *g, const char *rel, int rc,
                             uint64_t off);
-/* What a capture file's record goes to: its message, with the file and the
- * record's byte offset for the warnings it makes. */
+/* What a capture file's record goes to: its message (rec->msg), its
+ * prep text, the record's byte offset for the warnings it makes; with the
+ * file. */
 typedef void (*ingest_system_pb_fn)(struct ing *g, const char *rel,
-                                    ProtobufCMessage *m, uint64_t off);
+                                    const struct fmt_pb_pipe_rec *rec);
 /* Reads the records of r (file rel) from its position to its end,
  * unpacked on a thread of their own (fmt_pb_pipe.h) as messages of
- * descriptor d: fn for each, the progress position after each, and a
- * Warning for each record that cannot be used. */
+ * descriptor d, with prep (NULL: none) run there for each: fn for each,
+ * the progress position after each, and a Warning for each record that
+ * cannot be used. */
 void ingest_system_pb_records(struct ing *g, const char *rel, struct fmt_pb *r,
                               const ProtobufCMessageDescriptor *d,
-                              ingest_system_pb_fn fn);
+                              fmt_pb_pipe_prep_fn prep, ingest_system_pb_fn fn);
 /* Reads one file of the current process (ingest_context_*): ntrace.pb
  * (its timestamp_sync_points first, then its events and HBM samples),
  * cpu_util.pb, host_mem.pb. */

@@ -3,9 +3,9 @@
  * the readers' per-run states, the args JSON of the next slice, the
  * slices of trace formats, ids, interning, the process and thread tables.
  * Tracks, slices, counters, warnings and progress are in ingest.c. */
+#include "argtext.h"
 #include "filter.h"
 #include "ingest_core.h"
-#include "jtok.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -96,122 +96,53 @@ void ingest_states_free(struct ing *g) {
 
 /* ------------------------------------------------------------ args JSON */
 
-void ingest_args_begin(struct ing *g) {
-  sbuf_reset(&g->args);
-  sbuf_addc(&g->args, '{');
-}
+void ingest_args_begin(struct ing *g) { argtext_begin(&g->args); }
 
 void ingest_args_key(struct ing *g, const char *key) {
-  struct sbuf *b = &g->args;
-  size_t n = strlen(key);
-  if (b->len > 1)
-    sbuf_addc(b, ',');
-  if (util_json_plain((const unsigned char *)key, n) < n) {
-    sbuf_add_json_str(b, key, n);
-    sbuf_addc(b, ':');
-    return;
-  }
-  /* a name of plain characters (all the readers' own) copied as it is */
-  sbuf_grow(b, n + 3);
-  char *w = b->s + b->len;
-  w[0] = '"';
-  memcpy(w + 1, key, n);
-  w[n + 1] = '"';
-  w[n + 2] = ':';
-  b->len += n + 3;
-  b->s[b->len] = '\0';
+  argtext_key(&g->args, key);
 }
 
 void ingest_args_str(struct ing *g, const char *key, const char *v) {
-  if (!v || !*v)
-    return;
-  ingest_args_key(g, key);
-  sbuf_add_json_str(&g->args, v, strlen(v));
+  argtext_str(&g->args, key, v);
 }
 
 void ingest_args_i64(struct ing *g, const char *key, int64_t v) {
-  ingest_args_key(g, key);
-  sbuf_add_i64(&g->args, v);
+  argtext_i64(&g->args, key, v);
 }
 
-/* Large unsigned ids travel as strings (they exceed 2^53); a value flagged
- * as a number that is not one in JSON syntax ("nan", "0x10") is kept as a
- * string, so the args text stays JSON. */
 void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (!a[i]->key || !*a[i]->key)
-      continue;
-    ingest_args_key(g, a[i]->key);
-    const char *v = a[i]->value ? a[i]->value : "";
-    size_t len = strlen(v);
-    if (a[i]->is_number && jtok_number_text(v, len))
-      sbuf_adds(&g->args, v);
-    else
-      sbuf_add_json_str(&g->args, v, len);
-  }
-}
-
-/* Quoted: JSON numbers lose precision above 2^53. */
-static void ingest_args_add_u64(struct ing *g, uint64_t v) {
-  sbuf_addc(&g->args, '"');
-  sbuf_add_u64(&g->args, v);
-  sbuf_addc(&g->args, '"');
+  argtext_attrs(&g->args, a, n);
 }
 
 void ingest_args_u64(struct ing *g, const char *key, uint64_t v) {
-  ingest_args_key(g, key);
-  ingest_args_add_u64(g, v);
-}
-
-/* A JSON array of v[0, n) as signed numbers or quoted unsigned ones;
- * nothing when n is 0. */
-static void ingest_args_list(struct ing *g, const char *key, const uint64_t *v,
-                             size_t n, bool quoted) {
-  if (n == 0)
-    return;
-  ingest_args_key(g, key);
-  sbuf_addc(&g->args, '[');
-  for (size_t i = 0; i < n; i++) {
-    if (i)
-      sbuf_addc(&g->args, ',');
-    if (quoted)
-      ingest_args_add_u64(g, v[i]);
-    else
-      sbuf_add_i64(&g->args, (int64_t)v[i]);
-  }
-  sbuf_addc(&g->args, ']');
+  argtext_u64(&g->args, key, v);
 }
 
 void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
                      size_t n) {
-  ingest_args_list(g, key, ids, n, false);
+  argtext_list(&g->args, key, ids, n, false);
 }
 
 void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
                       size_t n) {
-  ingest_args_list(g, key, v, n, true);
+  argtext_list(&g->args, key, v, n, true);
 }
 
 void ingest_args_raw(struct ing *g, const char *key, const char *json) {
-  ingest_args_key(g, key);
-  sbuf_adds(&g->args, json);
+  argtext_raw(&g->args, key, json);
 }
 
 void ingest_args_splice(struct ing *g, const char *obj, size_t len) {
-  if (g->args.len > 1)
-    sbuf_addc(&g->args, ',');
-  sbuf_add(&g->args, obj + 1, len - 2);
+  argtext_splice(&g->args, obj, len);
+}
+
+struct sbuf *ingest_args_text(struct ing *g) {
+  return &g->args;
 }
 
 void ingest_args_take(struct ing *g, struct lanes_item *it) {
-  if (g->args.len <= 1) {
-    it->args = NULL;
-    it->args_len = 0;
-    return;
-  }
-  sbuf_addc(&g->args, '}');
-  it->args = g->args.s;
-  it->args_len = g->args.len;
+  it->args_len = argtext_end(&g->args);
+  it->args = it->args_len ? g->args.s : NULL;
 }
 
 void ingest_item_flows(struct ing *g, struct lanes_item *it,

@@ -199,6 +199,8 @@ void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
 /* JSON text after key (a value the caller vouches for). */
 void ingest_args_raw(struct ing *g, const char *key, const char *json);
 void ingest_args_take(struct ing *g, struct lanes_item *it);
+/* The buffer the args are built in, for argtext.h's builders. */
+struct sbuf *ingest_args_text(struct ing *g);
 /* Points the item at the n flow ids ids[] as the store keeps them (int64:
  * the top bit dropped), in g's memory until the next call (ingest_slice()
  * copies them). */

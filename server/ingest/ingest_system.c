@@ -3,6 +3,7 @@
  * the capture files' framing errors, and the rows derived once everything
  * is stored (transfer bandwidth, DMA throughput, device time offsets).
  * See ingest_readers.h. */
+#include "argtext.h"
 #include "filter.h"
 #include "fmt_pb_pipe.h"
 #include "ingest_readers.h"
@@ -33,13 +34,29 @@ struct idevhint {
   int64_t dp_id, cpu_ts;
 };
 
+/* An event's track found before in the ntrace.pb being read: the numbers
+ * and the source (one of ingest_system_source_name's texts, compared by
+ * address) that chose it; the file's process and instance are the same
+ * for all. */
+struct isystrack {
+  const char *source;
+  int64_t tid, worker_gid, stream_id;
+  int nc_idx, pcore_idx;
+  struct itrack *t;
+};
+
+#define INGEST_SYSTEM_TRACKS 64 /* slots of the tracks found before */
+
 /* The reader's state for the run: the sync points of the process being
  * read, sorted by (nc, exec_id), its hardware events aligned without their
- * own; the device profiles' hints. */
+ * own; while an ntrace.pb is read, the tracks its events went to (tracks
+ * on: the slots are in use); the device profiles' hints. */
 struct ingest_system_state {
   struct isync *syncs;
   size_t nsync, capsync;
   uint64_t clock_missing;
+  bool tracks_on;
+  struct isystrack tracks[INGEST_SYSTEM_TRACKS];
   struct idevhint *hints;
   size_t nhints;
 };
@@ -150,27 +167,92 @@ static const char *ingest_system_source_name(Nex__TraceEventSource s,
   }
 }
 
-void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
-                         bool device_clock) {
-  const char *name = e->name && *e->name ? e->name : "(unnamed)";
+/* The name an event is stored under. */
+static const char *ingest_system_name(const Nex__SystemEvent *e) {
+  return e->name && *e->name ? e->name : "(unnamed)";
+}
+
+/* Whether e is a hardware event (its source, or its name when the source
+ * is not set). */
+static bool ingest_system_hw(const Nex__SystemEvent *e, const char *name) {
+  return strcmp(ingest_system_source_name(e->source, name), "neuron_hw") == 0;
+}
+
+/* Writes the members of e's args into the object begun in b (no thread's
+ * state is read: the decoder thread runs it too). */
+static void ingest_system_args(struct sbuf *b, const Nex__SystemEvent *e,
+                               bool device_clock) {
+  const char *name = ingest_system_name(e);
+  if (strcmp(name, "timestamp_sync_point") == 0) {
+    argtext_i64(b, "cpu_timestamp_ns", e->cpu_timestamp_ns);
+    argtext_i64(b, "nc_timestamp_ns", e->nc_timestamp_ns);
+  } else if (device_clock && ingest_system_hw(e, name)) {
+    argtext_i64(b, "nc_start_timestamp_ns", e->timestamp);
+    argtext_i64(b, "nc_stop_timestamp_ns", e->timestamp + e->duration);
+  }
+  if (e->exec_id)
+    argtext_i64(b, "exec_id", e->exec_id);
+  if (e->model_id)
+    argtext_u64(b, "model_id", e->model_id);
+  argtext_str(b, "model_name", e->model_name);
+  argtext_list(b, "flow_id", e->flow_id, e->n_flow_id, true);
+  if (e->parent_id)
+    argtext_u64(b, "parent_id", e->parent_id);
+  if (e->nrt_sequence_id)
+    argtext_i64(b, "nrt_sequence_id", e->nrt_sequence_id);
+  if (e->type)
+    argtext_i64(b, "type", e->type);
+  if (e->size)
+    argtext_u64(b, "size", e->size);
+  if (e->flop_count)
+    argtext_u64(b, "flop_count", e->flop_count);
+  if (e->mac_count)
+    argtext_u64(b, "mac_count", e->mac_count);
+  argtext_attrs(b, e->attributes, e->n_attributes);
+}
+
+/* The track of d (an event's, made by ingest_system_put): from the slots
+ * while an ntrace.pb is read, else ingest_track(). */
+static struct itrack *ingest_system_track(struct ing *g,
+                                          const struct store_track *d) {
+  struct ingest_system_state *ss = ingest_system_state(g);
+  if (!ss->tracks_on)
+    return ingest_track(g, d);
+  uint64_t h = (uint64_t)(uintptr_t)d->source;
+  const int64_t k[] = {d->tid, d->worker_gid, d->stream_id, d->nc_idx,
+                       d->pcore_idx};
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+    h = (h ^ (uint64_t)k[i]) * 0x9e3779b97f4a7c15ULL;
+  struct isystrack *x = &ss->tracks[h >> 58 & (INGEST_SYSTEM_TRACKS - 1)];
+  if (x->t && x->source == d->source && x->tid == d->tid &&
+      x->worker_gid == d->worker_gid && x->stream_id == d->stream_id &&
+      x->nc_idx == d->nc_idx && x->pcore_idx == d->pcore_idx)
+    return x->t;
+  *x = (struct isystrack){d->source,         d->tid,    d->worker_gid,
+                          d->stream_id,      d->nc_idx, d->pcore_idx,
+                          ingest_track(g, d)};
+  return x->t;
+}
+
+/* Stores e with the args text args[0, args_len) (NULL: none); events the
+ * filter drops are not stored. */
+static void ingest_system_put(struct ing *g, const Nex__SystemEvent *e,
+                              bool device_clock, const char *args,
+                              size_t args_len) {
+  const char *name = ingest_system_name(e);
   if (!filter_keep_event(ingest_opts(g)->filter, name) ||
       !filter_keep_core(ingest_opts(g)->filter, e->nc_idx))
     return;
   const char *source = ingest_system_source_name(e->source, name);
   bool hw = strcmp(source, "neuron_hw") == 0;
   int64_t ts = e->timestamp;
-  ingest_args_begin(g);
   if (strcmp(name, "timestamp_sync_point") == 0) {
     ts = e->cpu_timestamp_ns;
-    ingest_args_i64(g, "cpu_timestamp_ns", e->cpu_timestamp_ns);
-    ingest_args_i64(g, "nc_timestamp_ns", e->nc_timestamp_ns);
   } else if (hw && device_clock) {
     struct ingest_system_state *ss = ingest_system_state(g);
     bool exact;
     const struct isync *s =
         ingest_system_sync_find(ss, e->nc_idx, e->exec_id, &exact);
-    ingest_args_i64(g, "nc_start_timestamp_ns", e->timestamp);
-    ingest_args_i64(g, "nc_stop_timestamp_ns", e->timestamp + e->duration);
     if (s) {
       ts = s->cpu + (e->timestamp - s->dev);
       if (!exact)
@@ -179,27 +261,6 @@ void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
       ss->clock_missing++;
     }
   }
-  if (e->exec_id)
-    ingest_args_i64(g, "exec_id", e->exec_id);
-  if (e->model_id)
-    ingest_args_u64(g, "model_id", e->model_id);
-  ingest_args_str(g, "model_name", e->model_name);
-  if (e->n_flow_id) {
-    ingest_args_u64s(g, "flow_id", e->flow_id, e->n_flow_id);
-  }
-  if (e->parent_id)
-    ingest_args_u64(g, "parent_id", e->parent_id);
-  if (e->nrt_sequence_id)
-    ingest_args_i64(g, "nrt_sequence_id", e->nrt_sequence_id);
-  if (e->type)
-    ingest_args_i64(g, "type", e->type);
-  if (e->size)
-    ingest_args_u64(g, "size", e->size);
-  if (e->flop_count)
-    ingest_args_u64(g, "flop_count", e->flop_count);
-  if (e->mac_count)
-    ingest_args_u64(g, "mac_count", e->mac_count);
-  ingest_args_attrs(g, e->attributes, e->n_attributes);
 
   struct store_track d =
       ingest_desc("slices", "system", source, ingest_context_instance(g));
@@ -214,13 +275,14 @@ void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
   }
   if (strcmp(source, "framework") == 0 && e->framework_stream_id > 0)
     d.stream_id = e->framework_stream_id;
-  struct itrack *t = ingest_track(g, &d);
+  struct itrack *t = ingest_system_track(g, &d);
 
   struct lanes_item it = {.ts = ts,
                           .dur = e->duration,
                           .id = ingest_id(g, e->id),
-                          .name = ingest_intern(g, name)};
-  ingest_args_take(g, &it);
+                          .name = ingest_intern(g, name),
+                          .args = args_len ? args : NULL,
+                          .args_len = args_len};
   ingest_item_flows(g, &it, e->flow_id, e->n_flow_id);
   /* host<->device copies also go to the transfer track of their NC */
   bool in = strcmp(name, "dmem_buf_copyin") == 0;
@@ -236,6 +298,15 @@ void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
     ingest_slice(g, ingest_track(g, &x), &copy);
   }
   ingest_slice(g, t, &it);
+}
+
+void ingest_system_event(struct ing *g, const Nex__SystemEvent *e,
+                         bool device_clock) {
+  struct sbuf *b = ingest_args_text(g);
+  argtext_begin(b);
+  ingest_system_args(b, e, device_clock);
+  size_t n = argtext_end(b);
+  ingest_system_put(g, e, device_clock, b->s, n);
 }
 
 void ingest_system_hbm(struct ing *g, const Nex__HbmUsage *h) {
@@ -283,7 +354,7 @@ static int ingest_system_each_record(void *ud,
   const struct ingest_system_each *e = ud;
   ingest_file_pos(e->g, x->pos);
   if (x->rc > 0)
-    e->fn(e->g, e->rel, x->msg, x->offset);
+    e->fn(e->g, e->rel, x);
   else
     ingest_system_pb_error(e->g, e->rel, x->rc, x->offset);
   return 0;
@@ -291,9 +362,10 @@ static int ingest_system_each_record(void *ud,
 
 void ingest_system_pb_records(struct ing *g, const char *rel, struct fmt_pb *r,
                               const ProtobufCMessageDescriptor *d,
+                              fmt_pb_pipe_prep_fn prep,
                               ingest_system_pb_fn fn) {
   struct ingest_system_each e = {g, rel, fn};
-  fmt_pb_pipe_each(r, d, ingest_system_each_record, &e);
+  fmt_pb_pipe_each(r, d, prep, NULL, ingest_system_each_record, &e);
 }
 
 /* Opens a capture file and reads all its records (messages of descriptor
@@ -301,11 +373,12 @@ void ingest_system_pb_records(struct ing *g, const char *rel, struct fmt_pb *r,
 static void ingest_system_pb_each(struct ing *g, const char *rel,
                                   const char *magic,
                                   const ProtobufCMessageDescriptor *d,
+                                  fmt_pb_pipe_prep_fn prep,
                                   ingest_system_pb_fn fn) {
   struct fmt_pb *r = ingest_system_pb_open(g, rel, magic);
   if (!r)
     return;
-  ingest_system_pb_records(g, rel, r, d, fn);
+  ingest_system_pb_records(g, rel, r, d, prep, fn);
   fmt_pb_close(r);
 }
 
@@ -319,16 +392,30 @@ static void ingest_system_sync_add(struct ing *g, const Nex__SystemEvent *e) {
       e->nc_idx, e->exec_id, e->cpu_timestamp_ns, e->nc_timestamp_ns};
 }
 
+/* The args text of an ntrace event, made on the decoder thread (a
+ * fmt_pb_pipe_prep_fn). */
+static void ingest_system_ntrace_prep(void *ud, const ProtobufCMessage *m,
+                                      struct sbuf *out) {
+  const Nex__NtraceRecord *rec = (const Nex__NtraceRecord *)m;
+  (void)ud;
+  if (rec->record_case != NEX__NTRACE_RECORD__RECORD_EVENT)
+    return;
+  argtext_begin(out);
+  ingest_system_args(out, rec->event, true);
+  argtext_end(out);
+}
+
 static void ingest_system_ntrace_record(struct ing *g, const char *rel,
-                                        ProtobufCMessage *m, uint64_t off) {
-  Nex__NtraceRecord *rec = (Nex__NtraceRecord *)m;
+                                        const struct fmt_pb_pipe_rec *x) {
+  Nex__NtraceRecord *rec = (Nex__NtraceRecord *)x->msg;
   if (rec->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
-    ingest_system_event(g, rec->event, true);
+    ingest_system_put(g, rec->event, true, x->text, x->text_len);
   else if (rec->record_case == NEX__NTRACE_RECORD__RECORD_HBM)
     ingest_system_hbm(g, rec->hbm);
   else {
     ingest_skipped(g, 1);
-    ingest_warn(g, "Corrupt Data", rel, off, "record of unknown kind skipped");
+    ingest_warn(g, "Corrupt Data", rel, x->offset,
+                "record of unknown kind skipped");
   }
 }
 
@@ -369,9 +456,12 @@ void ingest_system_ntrace(struct ing *g, const char *rel) {
   if (ss->nsync > 1)
     qsort(ss->syncs, ss->nsync, sizeof *ss->syncs, ingest_system_sync_cmp);
   ss->clock_missing = 0;
+  memset(ss->tracks, 0, sizeof ss->tracks); /* the process is new */
+  ss->tracks_on = true;
   ingest_system_pb_each(g, rel, FMT_PB_MAGIC_NTRACE,
                         &nex__ntrace_record__descriptor,
-                        ingest_system_ntrace_record);
+                        ingest_system_ntrace_prep, ingest_system_ntrace_record);
+  ss->tracks_on = false;
   free(ss->syncs); /* not kept for the files read next */
   ss->syncs = NULL;
   ss->nsync = ss->capsync = 0;
@@ -401,25 +491,26 @@ void ingest_system_mem_sample(struct ing *g, const Nex__HostMemUsage *h) {
 }
 
 static void ingest_system_cpu_record(struct ing *g, const char *rel,
-                                     ProtobufCMessage *m, uint64_t off) {
-  ingest_system_cpu_sample(g, (Nex__CpuUsage *)m);
-  (void)rel, (void)off;
+                                     const struct fmt_pb_pipe_rec *x) {
+  ingest_system_cpu_sample(g, (Nex__CpuUsage *)x->msg);
+  (void)rel;
 }
 
 void ingest_system_cpu_util(struct ing *g, const char *rel) {
   ingest_system_pb_each(g, rel, FMT_PB_MAGIC_CPU_UTIL,
-                        &nex__cpu_usage__descriptor, ingest_system_cpu_record);
+                        &nex__cpu_usage__descriptor, NULL,
+                        ingest_system_cpu_record);
 }
 
 static void ingest_system_mem_record(struct ing *g, const char *rel,
-                                     ProtobufCMessage *m, uint64_t off) {
-  ingest_system_mem_sample(g, (Nex__HostMemUsage *)m);
-  (void)rel, (void)off;
+                                     const struct fmt_pb_pipe_rec *x) {
+  ingest_system_mem_sample(g, (Nex__HostMemUsage *)x->msg);
+  (void)rel;
 }
 
 void ingest_system_host_mem(struct ing *g, const char *rel) {
   ingest_system_pb_each(g, rel, FMT_PB_MAGIC_HOST_MEM,
-                        &nex__host_mem_usage__descriptor,
+                        &nex__host_mem_usage__descriptor, NULL,
                         ingest_system_mem_record);
 }
 

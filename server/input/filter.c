@@ -21,10 +21,16 @@ struct filter {
   char *desc;
 };
 
-static const char *const filter_hw_names[] = {
-    "nc_exec_running",      "cc_running",       "cc_exec_barrier",
-    "numerical_err",        "nrt_model_switch", "nc_model_switch",
-    "timestamp_sync_point", "hw_notify"};
+#define FILTER_HW(s)                                                           \
+  { s, sizeof s - 1 }
+static const struct {
+  const char *s;
+  size_t n;
+} filter_hw_names[] = {
+    FILTER_HW("nc_exec_running"),      FILTER_HW("cc_running"),
+    FILTER_HW("cc_exec_barrier"),      FILTER_HW("numerical_err"),
+    FILTER_HW("nrt_model_switch"),     FILTER_HW("nc_model_switch"),
+    FILTER_HW("timestamp_sync_point"), FILTER_HW("hw_notify")};
 
 struct filter *filter_new(void) {
   struct filter *f = xcalloc(1, sizeof *f);
@@ -229,8 +235,10 @@ int filter_set_instances(struct filter *f, const char *list, char **cause) {
 }
 
 bool filter_is_hardware(const char *name) {
+  /* most other names are told apart by their length */
+  size_t n = strlen(name);
   for (size_t i = 0; i < sizeof filter_hw_names / sizeof *filter_hw_names; i++)
-    if (strcmp(name, filter_hw_names[i]) == 0)
+    if (filter_hw_names[i].n == n && memcmp(name, filter_hw_names[i].s, n) == 0)
       return true;
   return false;
 }

@@ -100,9 +100,12 @@ static void fmt_pb_pipe_msg(struct fmt_pb_pipe_out *o, ProtobufCMessage **at) {
 struct fmt_pb_pipe {
   struct fmt_pb *r;
   const ProtobufCMessageDescriptor *d;
+  fmt_pb_pipe_prep_fn prep;
+  void *prep_ud;
   fmt_pb_pipe_fn fn;
   void *ud;
   size_t per_byte; /* room first offered: bytes per byte of encoding */
+  struct sbuf text; /* prep's text for the record being queued */
 };
 
 enum {
@@ -112,10 +115,31 @@ enum {
   FMT_PB_PIPE_OFFER_MAX = 256 << 10 /* larger records: measured first */
 };
 
+/* Runs prep on m (q->text: its text, empty when there is no prep). */
+static void fmt_pb_pipe_prep(struct fmt_pb_pipe *q, const ProtobufCMessage *m) {
+  sbuf_reset(&q->text);
+  if (q->prep)
+    q->prep(q->prep_ud, m, &q->text);
+}
+
+/* Copies q->text to w (c->text then points there); returns the bytes it
+ * took (none for no text). */
+static size_t fmt_pb_pipe_text(const struct fmt_pb_pipe *q,
+                               struct fmt_pb_pipe_rec *c, unsigned char *w) {
+  c->text = NULL;
+  c->text_len = q->text.len;
+  if (!q->text.len)
+    return 0;
+  memcpy(w, q->text.s, q->text.len + 1);
+  c->text = (const char *)w;
+  return q->text.len + 1;
+}
+
 /* Queues the record of c (rc and positions set) whose bytes are
  * data[0..len): unpacked straight into the batch when the room offered
- * holds it, else unpacked by the reader, measured, and copied whole.
- * c->rc becomes 1 with c->msg, or -EBADMSG when the bytes do not decode. */
+ * holds it and its text, else unpacked by the reader, measured, and copied
+ * whole.  c->rc becomes 1 with c->msg, or -EBADMSG when the bytes do not
+ * decode. */
 static void fmt_pb_pipe_put(struct recpipe *p, struct fmt_pb_pipe *q,
                             struct fmt_pb_pipe_rec *c, const uint8_t *data,
                             size_t len) {
@@ -124,10 +148,21 @@ static void fmt_pb_pipe_put(struct recpipe *p, struct fmt_pb_pipe *q,
   if (offer <= FMT_PB_PIPE_OFFER_MAX) {
     unsigned char *body = recpipe_begin(p, 0, head + offer);
     c->msg = fmt_pb_decode_into(q->d, data, len, body + head, offer, &used);
-    if (c->msg || !used) { /* decoded, or not decodable at all */
-      c->rc = c->msg ? 1 : -EBADMSG;
+    if (c->msg)
+      fmt_pb_pipe_prep(q, c->msg);
+    if (!c->msg && !used) { /* not decodable at all */
+      c->rc = -EBADMSG;
+      c->text = NULL;
+      c->text_len = 0;
       memcpy(body, c, sizeof *c);
-      recpipe_end(p, head + (c->msg ? used : 0));
+      recpipe_end(p, head);
+      return;
+    }
+    if (c->msg && offer - used > q->text.len) {
+      c->rc = 1;
+      used += fmt_pb_pipe_text(q, c, body + head + used);
+      memcpy(body, c, sizeof *c);
+      recpipe_end(p, head + used);
       return;
     }
     recpipe_cancel(p);
@@ -137,14 +172,18 @@ static void fmt_pb_pipe_put(struct recpipe *p, struct fmt_pb_pipe *q,
   ProtobufCMessage *m = fmt_pb_decode(q->r, q->d, data, len);
   c->rc = m ? 1 : -EBADMSG;
   c->msg = m;
+  sbuf_reset(&q->text);
   struct fmt_pb_pipe_out o = {NULL, head};
-  if (m) /* measured first: the record's room */
+  if (m) { /* measured first: the record's room */
+    fmt_pb_pipe_prep(q, m);
     fmt_pb_pipe_msg(&o, &m);
-  unsigned char *body = recpipe_begin(p, 0, o.n);
-  size_t n = o.n;
+  }
+  size_t n = o.n + q->text.len + 1;
+  unsigned char *body = recpipe_begin(p, 0, n);
   o = (struct fmt_pb_pipe_out){body + head, head};
   if (m) /* then copied: c->msg becomes the copy */
     fmt_pb_pipe_msg(&o, &c->msg);
+  n = o.n + fmt_pb_pipe_text(q, c, body + o.n);
   memcpy(body, c, sizeof *c);
   recpipe_end(p, n);
 }
@@ -158,6 +197,8 @@ static void fmt_pb_pipe_decode(struct recpipe *p, void *arg) {
          (c.rc = fmt_pb_next_raw(q->r, &data, &len, &c.offset)) != 0) {
     c.pos = fmt_pb_pos(q->r);
     c.msg = NULL;
+    c.text = NULL;
+    c.text_len = 0;
     if (c.rc == 1) {
       fmt_pb_pipe_put(p, q, &c, data, len);
       continue;
@@ -178,7 +219,11 @@ static int fmt_pb_pipe_replay(void *ud, uint32_t kind, const void *body) {
 }
 
 int fmt_pb_pipe_each(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
-                     fmt_pb_pipe_fn fn, void *ud) {
-  struct fmt_pb_pipe q = {r, d, fn, ud, FMT_PB_PIPE_PER_BYTE};
-  return recpipe_run(fmt_pb_pipe_decode, &q, fmt_pb_pipe_replay, &q);
+                     fmt_pb_pipe_prep_fn prep, void *prep_ud, fmt_pb_pipe_fn fn,
+                     void *ud) {
+  struct fmt_pb_pipe q = {r,  d, prep, prep_ud, fn, ud, FMT_PB_PIPE_PER_BYTE,
+                          {0}};
+  int rc = recpipe_run(fmt_pb_pipe_decode, &q, fmt_pb_pipe_replay, &q);
+  sbuf_free(&q.text);
+  return rc;
 }

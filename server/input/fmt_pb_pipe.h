@@ -18,23 +18,36 @@
 #define NEX_FMT_PB_PIPE_H
 
 #include "fmt_pb.h"
+#include "util.h"
 
-/* One record, as fmt_pb_next() returned it. */
+/* One record, as fmt_pb_next() returned it, with the text the prep
+ * callback wrote for it. */
 struct fmt_pb_pipe_rec {
   int rc;                /* 1, -EBADMSG (skipped) or -EPIPE (the last) */
   ProtobufCMessage *msg; /* rc 1: the message, else NULL */
   uint64_t offset;       /* fmt_pb_next()'s *offset */
   uint64_t pos;          /* fmt_pb_pos() after the record */
+  const char *text;      /* prep's text, NUL-terminated; NULL when empty */
+  size_t text_len;
 };
 
 /* Returns 0 to go on, non-zero to stop reading. */
 typedef int (*fmt_pb_pipe_fn)(void *ud, const struct fmt_pb_pipe_rec *rec);
 
+/* Work for the decoder thread: called there for each message that
+ * decodes, it may write text about it into out (empty when called), which
+ * the record then carries.  It may only read m and what prep_ud holds for
+ * it alone (it runs beside the caller's thread). */
+typedef void (*fmt_pb_pipe_prep_fn)(void *prep_ud, const ProtobufCMessage *m,
+                                    struct sbuf *out);
+
 /* Calls fn for every record of r from its position to the end of the file
  * (or up to and including a -EPIPE), unpacked as messages of descriptor d,
- * in order, on this thread.  Returns the first non-zero value fn returned
- * (no record follows it), else 0.  Without a thread it reads on this one. */
+ * in order, on this thread; prep (NULL: none) for each message first, on
+ * the decoder thread.  Returns the first non-zero value fn returned (no
+ * record follows it), else 0.  Without a thread it reads on this one. */
 int fmt_pb_pipe_each(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
-                     fmt_pb_pipe_fn fn, void *ud);
+                     fmt_pb_pipe_prep_fn prep, void *prep_ud, fmt_pb_pipe_fn fn,
+                     void *ud);
 
 #endif

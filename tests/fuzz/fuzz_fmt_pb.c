@@ -4,10 +4,11 @@
  * cpu_util, host_mem, ntff: byte % 5), then the bytes of the file.  The file
  * is written to a memfd and read to its end; every decoded message is
  * checked and walked.  Then it is read again through fmt_pb_pipe_each
- * (unpacked on another thread, copied whole), which must give the same
- * records: the same codes, offsets and positions, and messages that pack
- * to the same bytes.  Also linked into test_fmt_pb, which replays the
- * inputs kept in tests/data/regress/pb-*.
+ * (unpacked on another thread, with a text made there for each message),
+ * which must give the same records: the same codes, offsets and
+ * positions, messages that pack to the same bytes, and their texts.  Also
+ * linked into test_fmt_pb, which replays the inputs kept in
+ * tests/data/regress/pb-*.
  */
 #include "fmt_pb.h"
 #include "fmt_pb_pipe.h"
@@ -113,6 +114,26 @@ static uint8_t *fuzz_fmt_pb_pack(const ProtobufCMessage *m, size_t *len) {
   return b;
 }
 
+/* The text the pipe's prep writes for m: none for some messages, for
+ * others up to 2 KiB (more than the room first offered to a small one). */
+static void fuzz_fmt_pb_text(const ProtobufCMessage *m, struct sbuf *out) {
+  size_t len = protobuf_c_message_get_packed_size(m);
+  if (len % 5 == 0)
+    return;
+  sbuf_printf(out, "n=%zu ", len);
+  for (size_t i = 0; i < (len * 37) % 2000; i++)
+    sbuf_addc(out, (char)('a' + i % 26));
+}
+
+static int fuzz_fmt_pb_prep_ud; /* what prep must be handed */
+
+static void fuzz_fmt_pb_prep(void *ud, const ProtobufCMessage *m,
+                             struct sbuf *out) {
+  if (ud != &fuzz_fmt_pb_prep_ud)
+    abort();
+  fuzz_fmt_pb_text(m, out);
+}
+
 /* A record of the piped read, checked against the direct read's. */
 static int fuzz_fmt_pb_piped(void *ud, const struct fmt_pb_pipe_rec *x) {
   struct fuzz_fmt_pb_read *d = ud;
@@ -129,6 +150,14 @@ static int fuzz_fmt_pb_piped(void *ud, const struct fmt_pb_pipe_rec *x) {
       abort();
     fuzz_fmt_pb_walk(x->msg);
     free(b);
+    struct sbuf t = {0};
+    fuzz_fmt_pb_text(x->msg, &t);
+    if (x->text_len != t.len || (t.len == 0) != (x->text == NULL) ||
+        (t.len && memcmp(x->text, t.s, t.len + 1) != 0))
+      abort();
+    sbuf_free(&t);
+  } else if (x->text || x->text_len) {
+    abort();
   }
   return 0;
 }
@@ -179,8 +208,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   fmt_pb_close(r);
   if (fmt_pb_open(path, fuzz_fmt_pb_types[t].magic, &r, &cause) < 0 ||
-      fmt_pb_pipe_each(r, fuzz_fmt_pb_types[t].desc, fuzz_fmt_pb_piped, &d) !=
-          0 ||
+      fmt_pb_pipe_each(r, fuzz_fmt_pb_types[t].desc, fuzz_fmt_pb_prep,
+                       &fuzz_fmt_pb_prep_ud, fuzz_fmt_pb_piped, &d) != 0 ||
       d.seen != d.n)
     abort();
   fmt_pb_close(r);

@@ -173,12 +173,38 @@ static void test_same_records_threaded_and_not(void **state) {
 }
 
 struct tally {
-  uint64_t events, hbm, bad, cut, unknown, sparse, stop_at, seen;
+  uint64_t events, hbm, bad, cut, unknown, sparse, texts, preps, stop_at, seen;
   size_t biggest;
 };
 
+/* The text the prep makes for an event: its name, 400 times over for
+ * every thousandth event (more than the room first offered: the record is
+ * then copied whole); none for other records. */
+static void event_text(const ProtobufCMessage *m, struct sbuf *out) {
+  const Nex__NtraceRecord *rec = (const Nex__NtraceRecord *)m;
+  if (rec->record_case != NEX__NTRACE_RECORD__RECORD_EVENT)
+    return;
+  for (int i = 0; i < (rec->event->id % 1000 == 1 ? 400 : 1); i++)
+    sbuf_adds(out, rec->event->name);
+}
+
+static void prep(void *ud, const ProtobufCMessage *m, struct sbuf *out) {
+  (*(uint64_t *)ud)++; /* the decoder thread's count */
+  event_text(m, out);
+}
+
 static int count(void *ud, const struct fmt_pb_pipe_rec *x) {
   struct tally *t = ud;
+  struct sbuf want = {0};
+  if (x->msg)
+    event_text(x->msg, &want);
+  assert_int_equal(x->text_len, want.len);
+  if (want.len)
+    assert_string_equal(x->text, want.s);
+  else
+    assert_null(x->text);
+  t->texts += want.len > 0;
+  sbuf_free(&want);
   if (x->msg)
     t->unknown += x->msg->n_unknown_fields;
   if (x->rc == -EBADMSG)
@@ -204,7 +230,8 @@ static int run_count(struct tally *t) {
   struct fmt_pb *r = NULL;
   char *cause = NULL;
   assert_int_equal(fmt_pb_open(path, FMT_PB_MAGIC_NTRACE, &r, &cause), 0);
-  int rc = fmt_pb_pipe_each(r, &nex__ntrace_record__descriptor, count, t);
+  int rc = fmt_pb_pipe_each(r, &nex__ntrace_record__descriptor, prep, &t->preps,
+                            count, t);
   fmt_pb_close(r);
   free(path);
   return rc;
@@ -223,6 +250,9 @@ static void test_counts_and_stop(void **state) {
   assert_int_equal(t.unknown, EVENTS / 1000);
   assert_int_equal(t.biggest, 3u << 20);
   assert_int_equal(t.sparse, EVENTS / 2500);
+  /* every event has a name but the sparse ones */
+  assert_int_equal(t.texts, EVENTS - EVENTS / 2500);
+  assert_true(t.preps >= EVENTS + EVENTS / 100); /* more: records copied */
   assert_int_equal(t.seen, EVENTS + EVENTS / 100 + 2);
   struct tally s = {.stop_at = 1000};
   assert_int_equal(run_count(&s), 5);
