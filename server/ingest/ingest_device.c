@@ -2,6 +2,7 @@
  * store: DeviceProfileList, Metadata, ExecutionInfo, NeffHeader, the
  * device tracks (engine rows, DMA queues, semaphores, usage counters) and
  * the instruction dependencies (inst_dep).  See ingest_readers.h. */
+#include "argtext.h"
 #include "fmt_neff.h"
 #include "ingest_deps.h"
 #include "ingest_readers.h"
@@ -64,17 +65,21 @@ static struct store_track ingest_device_desc(struct ing *g, const char *kind,
   return d;
 }
 
+/* A slice with the args text args[0, args_len) (none when args_len is
+ * 0). */
 static void ingest_device_slice(struct ing *g, const char *source,
                                 const char *label, int pcore, int64_t ts,
                                 int64_t dur, int64_t id, const char *name,
-                                const char *grp) {
+                                const char *grp, const char *args,
+                                size_t args_len) {
   struct store_track d = ingest_device_desc(g, "slices", source, label, pcore);
   struct lanes_item it = {.ts = ts,
                           .dur = dur,
                           .id = id,
                           .name = ingest_intern(g, name),
-                          .grp = grp && *grp ? ingest_intern(g, grp) : 0};
-  ingest_args_take(g, &it);
+                          .grp = grp && *grp ? ingest_intern(g, grp) : 0,
+                          .args = args_len ? args : NULL,
+                          .args_len = args_len};
   ingest_slice(g, ingest_track(g, &d), &it);
 }
 
@@ -93,28 +98,66 @@ static void ingest_device_span(struct ingest_device_totals *t, int64_t ts,
     t->last = end;
 }
 
-void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
+/* Writes the members of rec's args (an instruction's, a DMA packet's or a
+ * collective operation's; none for the other records) into the object
+ * begun in b.  Reads rec alone: the decoder thread runs it too. */
+static void ingest_device_args(struct sbuf *b, const Nex__NtffRecord *rec) {
+  switch (rec->record_case) {
+  case NEX__NTFF_RECORD__RECORD_INSTRUCTION: {
+    const Nex__Instruction *in = rec->instruction;
+    argtext_str(b, "engine", in->engine);
+    argtext_str(b, "operands", in->operands);
+    argtext_i64(b, "pc", (int64_t)in->pc);
+    argtext_str(b, "hlo_name", in->hlo_name);
+    argtext_str(b, "framework_op", in->framework_op);
+    if (in->raw_flops)
+      argtext_i64(b, "raw_flops", (int64_t)in->raw_flops);
+    if (in->hbm_read_bytes)
+      argtext_i64(b, "hbm_read_bytes", (int64_t)in->hbm_read_bytes);
+    if (in->hbm_write_bytes)
+      argtext_i64(b, "hbm_write_bytes", (int64_t)in->hbm_write_bytes);
+    argtext_i64(b, "execution_index", in->execution_index);
+    argtext_list(b, "inst_dep_ids", in->inst_dep_ids, in->n_inst_dep_ids,
+                 false);
+    argtext_attrs(b, in->attributes, in->n_attributes);
+    break;
+  }
+  case NEX__NTFF_RECORD__RECORD_DMA: {
+    const Nex__DmaPacket *p = rec->dma;
+    argtext_str(b, "queue_type", p->queue_type);
+    argtext_i64(b, "queue_idx", p->queue_idx);
+    argtext_i64(b, "engine_idx", p->engine_idx);
+    argtext_i64(b, "read_bytes", (int64_t)p->read_bytes);
+    argtext_i64(b, "write_bytes", (int64_t)p->write_bytes);
+    argtext_i64(b, "transfer_bytes", (int64_t)p->transfer_bytes);
+    argtext_str(b, "variable", p->variable);
+    argtext_attrs(b, p->attributes, p->n_attributes);
+    break;
+  }
+  case NEX__NTFF_RECORD__RECORD_CC_OP: {
+    const Nex__CcOp *c = rec->cc_op;
+    argtext_str(b, "algorithm", c->algorithm);
+    argtext_i64(b, "num_elements", (int64_t)c->num_elements);
+    argtext_str(b, "dtype", c->dtype);
+    argtext_i64(b, "input_size", (int64_t)c->input_size);
+    argtext_i64(b, "output_size", (int64_t)c->output_size);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+/* Stores rec, a slice's with the args text args[0, args_len) (none when
+ * args_len is 0). */
+static void ingest_device_put(struct ing *g, const Nex__NtffRecord *rec,
+                              const char *args, size_t args_len) {
   struct ingest_device_state *dv = ingest_device_state(g);
   int pcore = dv->dev.pcore;
   struct ingest_device_totals *tot = &dv->dev;
   switch (rec->record_case) {
   case NEX__NTFF_RECORD__RECORD_INSTRUCTION: {
     const Nex__Instruction *in = rec->instruction;
-    ingest_args_begin(g);
-    ingest_args_str(g, "engine", in->engine);
-    ingest_args_str(g, "operands", in->operands);
-    ingest_args_i64(g, "pc", (int64_t)in->pc);
-    ingest_args_str(g, "hlo_name", in->hlo_name);
-    ingest_args_str(g, "framework_op", in->framework_op);
-    if (in->raw_flops)
-      ingest_args_i64(g, "raw_flops", (int64_t)in->raw_flops);
-    if (in->hbm_read_bytes)
-      ingest_args_i64(g, "hbm_read_bytes", (int64_t)in->hbm_read_bytes);
-    if (in->hbm_write_bytes)
-      ingest_args_i64(g, "hbm_write_bytes", (int64_t)in->hbm_write_bytes);
-    ingest_args_i64(g, "execution_index", in->execution_index);
-    ingest_args_ids(g, "inst_dep_ids", in->inst_dep_ids, in->n_inst_dep_ids);
-    ingest_args_attrs(g, in->attributes, in->n_attributes);
     ingest_device_span(tot, in->start_ts, in->start_ts + in->duration_ns);
     tot->instructions++;
     tot->inst_deps += (int64_t)in->n_inst_dep_ids;
@@ -126,20 +169,12 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
         g, "engine", *in->timeline_track ? in->timeline_track : "Unknown",
         pcore, in->start_ts, in->duration_ns,
         in->id ? (int64_t)in->id : ingest_id(g, 0), /* the signed vendor id */
-        *in->opcode ? in->opcode : "(no opcode)", in->framework_op);
+        *in->opcode ? in->opcode : "(no opcode)", in->framework_op, args,
+        args_len);
     break;
   }
   case NEX__NTFF_RECORD__RECORD_DMA: {
     const Nex__DmaPacket *p = rec->dma;
-    ingest_args_begin(g);
-    ingest_args_str(g, "queue_type", p->queue_type);
-    ingest_args_i64(g, "queue_idx", p->queue_idx);
-    ingest_args_i64(g, "engine_idx", p->engine_idx);
-    ingest_args_i64(g, "read_bytes", (int64_t)p->read_bytes);
-    ingest_args_i64(g, "write_bytes", (int64_t)p->write_bytes);
-    ingest_args_i64(g, "transfer_bytes", (int64_t)p->transfer_bytes);
-    ingest_args_str(g, "variable", p->variable);
-    ingest_args_attrs(g, p->attributes, p->n_attributes);
     ingest_device_span(tot, p->start_ts, p->start_ts + p->duration_ns);
     tot->dmas++;
     const char *q = *p->queue_name ? p->queue_name : "unknown";
@@ -148,7 +183,7 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
     sbuf_adds(name, "dma ");
     sbuf_adds(name, *p->variable ? p->variable : q);
     ingest_device_slice(g, "dma", q, pcore, p->start_ts, p->duration_ns,
-                        ingest_id(g, p->id), name->s, NULL);
+                        ingest_id(g, p->id), name->s, NULL, args, args_len);
     break;
   }
   case NEX__NTFF_RECORD__RECORD_SEMAPHORE: {
@@ -177,15 +212,10 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
   }
   case NEX__NTFF_RECORD__RECORD_CC_OP: {
     const Nex__CcOp *c = rec->cc_op;
-    ingest_args_begin(g);
-    ingest_args_str(g, "algorithm", c->algorithm);
-    ingest_args_i64(g, "num_elements", (int64_t)c->num_elements);
-    ingest_args_str(g, "dtype", c->dtype);
-    ingest_args_i64(g, "input_size", (int64_t)c->input_size);
-    ingest_args_i64(g, "output_size", (int64_t)c->output_size);
     ingest_device_slice(g, "cc", "CC", pcore, c->start_ts, c->duration_ns,
                         ingest_id(g, c->op_id),
-                        *c->operation ? c->operation : "cc_op", NULL);
+                        *c->operation ? c->operation : "cc_op", NULL, args,
+                        args_len);
     break;
   }
   case NEX__NTFF_RECORD__RECORD_USAGE: {
@@ -198,6 +228,24 @@ void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
   default:
     break;
   }
+}
+
+void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec) {
+  struct sbuf *b = ingest_args_text(g);
+  argtext_begin(b);
+  ingest_device_args(b, rec);
+  size_t n = argtext_end(b);
+  ingest_device_put(g, rec, b->s, n);
+}
+
+/* The args text of an NTFF record, made on the decoder thread (a
+ * fmt_pb_pipe_prep_fn). */
+static void ingest_device_prep(void *ud, const ProtobufCMessage *m,
+                               struct sbuf *out) {
+  (void)ud;
+  argtext_begin(out);
+  ingest_device_args(out, (const Nex__NtffRecord *)m);
+  argtext_end(out);
 }
 
 static void ingest_device_neff(struct ing *g, const char *rel,
@@ -297,7 +345,7 @@ void ingest_device_finish(struct ing *g) {
 /* An NTFF record after the header (ingest_system_pb_records). */
 static void ingest_device_pb_record(struct ing *g, const char *rel,
                                     const struct fmt_pb_pipe_rec *x) {
-  ingest_device_record(g, (Nex__NtffRecord *)x->msg);
+  ingest_device_put(g, (Nex__NtffRecord *)x->msg, x->text, x->text_len);
   (void)rel;
 }
 
@@ -359,7 +407,7 @@ void ingest_device_read(struct ing *g, const struct discover_device *dev,
     ingest_device_record(g, first);
   if (rc != 0 && rc != -EPIPE)
     ingest_system_pb_records(g, dev->ntff, r, &nex__ntff_record__descriptor,
-                             NULL, ingest_device_pb_record);
+                             ingest_device_prep, ingest_device_pb_record);
   ingest_device_end(g);
   free(name);
   free(model_name);
