@@ -83,6 +83,15 @@ static void put_event(FILE *f, uint64_t k, const char *big) {
   free(b);
 }
 
+/* Writes rec packed as one record. */
+static void put_record(FILE *f, const Nex__NtraceRecord *rec) {
+  size_t n = nex__ntrace_record__get_packed_size(rec);
+  uint8_t *b = xmalloc(n);
+  nex__ntrace_record__pack(rec, b);
+  put_raw(f, b, n);
+  free(b);
+}
+
 #define SPARSE_ATTRS 300
 
 /* An event of SPARSE_ATTRS empty attributes: 2 bytes each on the wire,
@@ -100,11 +109,7 @@ static void put_sparse(FILE *f, uint64_t k) {
   e.attributes = ap;
   rec.record_case = NEX__NTRACE_RECORD__RECORD_EVENT;
   rec.event = &e;
-  size_t n = nex__ntrace_record__get_packed_size(&rec);
-  uint8_t *b = xmalloc(n);
-  nex__ntrace_record__pack(&rec, b);
-  put_raw(f, b, n);
-  free(b);
+  put_record(f, &rec);
 }
 
 static void put_hbm(FILE *f, uint64_t k) {
@@ -115,11 +120,7 @@ static void put_hbm(FILE *f, uint64_t k) {
   h.total_bytes = k << 20;
   rec.record_case = NEX__NTRACE_RECORD__RECORD_HBM;
   rec.hbm = &h;
-  size_t n = nex__ntrace_record__get_packed_size(&rec);
-  uint8_t *b = xmalloc(n);
-  nex__ntrace_record__pack(&rec, b);
-  put_raw(f, b, n);
-  free(b);
+  put_record(f, &rec);
 }
 
 /* The fuzz target's input: its ntrace selector, then the file. */
