@@ -320,14 +320,27 @@ def run(tmp):
           c.hello)
 
     # -- progressive slices: coarse then final, both equal to REST ------
-    c.send({"type": "slices", "id": 1, "tracks": slices, "start": str(t0),
-            "end": str(t1), "px": 2000})
-    got = c.until_final(1)
-    kinds = [("coarse" if m["coarse"] else "final") for k, m in got
-             if k == "binary"]
+    # The two phases run side by side: when the final answer is ready
+    # before the coarse one is sent, it replaces it (nothing stale is
+    # sent; the server counts it as superseded).  So a request shows both
+    # frames only when the coarse phase wins, as it does on an idle
+    # machine; each try is a new connection (names go once per
+    # connection, and the checks below need the first ones).
+    for tries in range(1, 41):
+        if tries > 1:
+            c.close()
+            c = Conn(port)
+        c.send({"type": "slices", "id": 1, "tracks": slices, "start": str(t0),
+                "end": str(t1), "px": 2000})
+        got = c.until_final(1)
+        kinds = [("coarse" if m["coarse"] else "final") for k, m in got
+                 if k == "binary"]
+        if kinds != ["final"]:
+            break
     check(kinds == ["coarse", "final"] and got[-1][1]["final"] and
           not got[0][1]["final"] and all(m["id"] == 1 for _, m in got),
-          "slices: a coarse frame, then the final one, both with the id",
+          "slices: a coarse frame, then the final one, both with the id "
+          "(try %d)" % tries,
           [(k, m.get("coarse"), m.get("final")) for k, m in got])
     coarse, final = got[0][1], got[-1][1]
     _, ra = rest.get(window_path("slices", slices, t0, t1, 2000))
