@@ -104,7 +104,7 @@ struct fmt_pb_pipe {
   void *prep_ud;
   fmt_pb_pipe_fn fn;
   void *ud;
-  size_t per_byte; /* room first offered: bytes per byte of encoding */
+  size_t per_byte;  /* room first offered: bytes per byte of encoding */
   struct sbuf text; /* prep's text for the record being queued */
 };
 
