@@ -153,15 +153,16 @@ unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
   unsigned char *out = xmalloc(cap), *p = out + room,
                 *col[STORE_BLOCK_COLS + 1];
   const struct store_block_row *r = b->row;
-  int64_t clen[STORE_BLOCK_COLS];
+  int64_t clen[STORE_BLOCK_COLS], v[STORE_BLOCK_ROWS];
   for (int c = 0; c < STORE_BLOCK_COLS; c++) {
     col[c] = p;
-    int64_t first = store_block_value(b, c, 0);
     int same = b->n > 1; /* one value for all: written once */
-    for (int i = 1; i < b->n && same; i++)
-      same = store_block_value(b, c, i) == first;
+    for (int i = 0; i < b->n; i++) {
+      v[i] = store_block_value(b, c, i);
+      same = same && v[i] == v[0];
+    }
     for (int i = 0; i < (same ? 1 : b->n); i++)
-      p = lod_block_varint(p, store_block_value(b, c, i));
+      p = lod_block_varint(p, v[i]);
     clen[c] = same ? -(p - col[c]) : p - col[c];
   }
   col[STORE_BLOCK_COLS] = p;

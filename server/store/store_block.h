@@ -76,11 +76,12 @@ void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
                      size_t args_len, const int64_t *flows, int n_flows);
 /* Puts the slices in (ts, id) order (a stable sort: usually they are). */
 void store_block_sort(struct store_block *b);
-/* Encodes b's slices (n > 0, in order) with compression context zc (the
- * caller's, used by one thread at a time).  Returns a malloc'd buffer of
- * *len bytes, the caller frees it: the data blob, then from *args_at on
- * the args blob, none (*args_at == *len) when every slice's args is NULL.
- * Args are compressed (zstd, level 1) when that saves at least a tenth. */
+/* Encodes b's slices (1 to STORE_BLOCK_ROWS, in order) with compression
+ * context zc (the caller's, used by one thread at a time).  Returns a
+ * malloc'd buffer of *len bytes, the caller frees it: the data blob, then
+ * from *args_at on the args blob, none (*args_at == *len) when every
+ * slice's args is NULL.  Args are compressed (zstd, level 1) when that
+ * saves at least a tenth. */
 unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
                                   size_t *len, size_t *args_at);
 /* Decodes slice_block row (ts0, data/len, args/args_len) into b, replacing
