@@ -7,6 +7,7 @@
  * readers (ingest_readers.h) know none of this file's structs;
  * ingest_run.c drives them.
  */
+#include "argtext.h"
 #include "ingest_core.h"
 #include "lod.h"
 #include "log.h"
@@ -535,12 +536,13 @@ void ingest_trace_slice(struct ing *g, struct itrack *t,
                           .id = ingest_id(g, 0),
                           .name = ingest_intern(g, s->name),
                           .order = s->order};
-  ingest_args_begin(g);
-  ingest_args_str(g, "cat", s->cat);
+  struct sbuf *b = &g->args;
+  argtext_begin(b);
+  argtext_str(b, "cat", s->cat);
   if (s->instant)
-    ingest_args_i64(g, "instant", 1);
+    argtext_i64(b, "instant", 1);
   if (s->incomplete)
-    ingest_args_i64(g, "incomplete", 1);
+    argtext_i64(b, "incomplete", 1);
   /* the event's args are its attributes, beside cat (as the vendor's
    * extra_attributes_json has them): an object's members are spliced in */
   const char *a = s->args_json ? s->args_json : "";
@@ -548,9 +550,9 @@ void ingest_trace_slice(struct ing *g, struct itrack *t,
   bool object = al >= 2 && a[0] == '{' && a[al - 1] == '}';
   size_t in = object ? strspn(a + 1, " \t\r\n") + 1 : 0;
   if (object && in < al - 1)
-    ingest_args_splice(g, a, al);
+    argtext_splice(b, a, al);
   else if (al > 0 && !object)
-    ingest_args_raw(g, "args", a);
+    argtext_raw(b, "args", a);
   ingest_args_take(g, &it);
   ingest_item_flows(g, &it, s->flow_ids, s->n_flow_ids);
   ingest_slice(g, t, &it);

@@ -114,10 +114,6 @@ void ingest_sink_close(struct ing *g);
 /* Frees every reader's state (ingest_sink_close). */
 void ingest_states_free(struct ing *g);
 
-/* The members of a JSON object's text obj (len bytes, its braces
- * included) spliced in after what is there. */
-void ingest_args_splice(struct ing *g, const char *obj, size_t len);
-
 /* Reports progress (at most every 100 ms unless force): the bar or lines
  * on stderr and the listener's callback. */
 void ingest_progress(struct ing *g, bool force);

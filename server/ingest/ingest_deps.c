@@ -106,7 +106,7 @@ static void ingest_deps_rows(struct ingest_deps *d, int64_t track, int64_t lane,
     char *end;
     long long v = strtoll(p, &end, 10);
     if (end == p)
-      return; /* not as ingest_args_ids() writes it */
+      return; /* not as argtext_list() writes ids */
     if (d->nrows == d->rows_cap) {
       d->rows_cap = d->rows_cap ? d->rows_cap * 2 : 1024;
       d->rows = xrealloc(d->rows, sizeof *d->rows * d->rows_cap);

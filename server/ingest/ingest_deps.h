@@ -4,7 +4,7 @@
  *
  * The profile's engine tracks get a hook that sees each instruction as it
  * is placed: where it lies, by id, and its dependencies, read from the
- * args text (`"inst_dep_ids":[...]`, as ingest_args_ids() writes it).  Once
+ * args text (`"inst_dep_ids":[...]`, as argtext_list() writes it).  Once
  * the profile is placed they are resolved in memory and handed to the
  * store writer's thread with the other rows.  What that takes is bounded
  * (half the sort budget): a profile beyond it is resolved in SQL over the

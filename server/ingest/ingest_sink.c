@@ -96,46 +96,6 @@ void ingest_states_free(struct ing *g) {
 
 /* ------------------------------------------------------------ args JSON */
 
-void ingest_args_begin(struct ing *g) { argtext_begin(&g->args); }
-
-void ingest_args_key(struct ing *g, const char *key) {
-  argtext_key(&g->args, key);
-}
-
-void ingest_args_str(struct ing *g, const char *key, const char *v) {
-  argtext_str(&g->args, key, v);
-}
-
-void ingest_args_i64(struct ing *g, const char *key, int64_t v) {
-  argtext_i64(&g->args, key, v);
-}
-
-void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n) {
-  argtext_attrs(&g->args, a, n);
-}
-
-void ingest_args_u64(struct ing *g, const char *key, uint64_t v) {
-  argtext_u64(&g->args, key, v);
-}
-
-void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
-                     size_t n) {
-  argtext_list(&g->args, key, ids, n, false);
-}
-
-void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
-                      size_t n) {
-  argtext_list(&g->args, key, v, n, true);
-}
-
-void ingest_args_raw(struct ing *g, const char *key, const char *json) {
-  argtext_raw(&g->args, key, json);
-}
-
-void ingest_args_splice(struct ing *g, const char *obj, size_t len) {
-  argtext_splice(&g->args, obj, len);
-}
-
 struct sbuf *ingest_args_text(struct ing *g) {
   return &g->args;
 }

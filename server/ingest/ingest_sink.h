@@ -22,8 +22,6 @@
 #include "store.h"
 #include "util.h"
 
-#include "common.pb-c.h"
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -177,30 +175,13 @@ void ingest_counter(struct ing *g, struct itrack *t, int series, int64_t ts,
 
 /* ------------------------------------------------------------ args JSON */
 
-/* Building the args JSON object of the next slice: begin, then keys and
- * values, then take (points the item at the text, NULL when empty: it
- * stays until the next begin, and ingest_slice() copies it). */
-void ingest_args_begin(struct ing *g);
-void ingest_args_key(struct ing *g, const char *key);
-/* A string member; nothing when v is NULL or empty. */
-void ingest_args_str(struct ing *g, const char *key, const char *v);
-void ingest_args_i64(struct ing *g, const char *key, int64_t v);
-/* An unsigned value as a quoted string (JSON numbers lose precision above
- * 2^53). */
-void ingest_args_u64(struct ing *g, const char *key, uint64_t v);
-void ingest_args_attrs(struct ing *g, Nex__Attribute **a, size_t n);
-/* A list of ids as a JSON array of signed 64-bit numbers (their bits: the
- * vendor's ids are int64); nothing when n is 0. */
-void ingest_args_ids(struct ing *g, const char *key, const uint64_t *ids,
-                     size_t n);
-/* The same as quoted unsigned numbers (ingest_args_u64). */
-void ingest_args_u64s(struct ing *g, const char *key, const uint64_t *v,
-                      size_t n);
-/* JSON text after key (a value the caller vouches for). */
-void ingest_args_raw(struct ing *g, const char *key, const char *json);
-void ingest_args_take(struct ing *g, struct lanes_item *it);
-/* The buffer the args are built in, for argtext.h's builders. */
+/* The buffer the args JSON object of the next slice is built in, with
+ * argtext.h's builders (argtext_begin, members, then ingest_args_take). */
 struct sbuf *ingest_args_text(struct ing *g);
+/* Closes the object and points the item at its text, NULL when it has no
+ * member: the text stays until the next argtext_begin on the buffer, and
+ * ingest_slice() copies it. */
+void ingest_args_take(struct ing *g, struct lanes_item *it);
 /* Points the item at the n flow ids ids[] as the store keeps them (int64:
  * the top bit dropped), in g's memory until the next call (ingest_slice()
  * copies them). */

@@ -20,6 +20,7 @@
 
 #include <sqlite3.h>
 
+#include "argtext.h"
 #include "filter.h"
 #include "ingest_core.h"
 #include "store_vtab.h"
@@ -142,21 +143,22 @@ static void test_slices(void **state) {
                           .dur = 10,
                           .id = ingest_id(r.g, UINT64_MAX),
                           .name = ingest_intern(r.g, "inner")};
-  ingest_args_begin(r.g);
-  ingest_args_str(r.g, "cat", "x");
-  ingest_args_str(r.g, "empty", ""); /* left out */
-  ingest_args_i64(r.g, "n", -3);
-  ingest_args_u64(r.g, "big", (1ull << 63) + 1);
+  struct sbuf *b = ingest_args_text(r.g);
+  argtext_begin(b);
+  argtext_str(b, "cat", "x");
+  argtext_str(b, "empty", ""); /* left out */
+  argtext_i64(b, "n", -3);
+  argtext_u64(b, "big", (1ull << 63) + 1);
   uint64_t ids[] = {1, UINT64_MAX};
-  ingest_args_ids(r.g, "ids", ids, 2);
-  ingest_args_u64s(r.g, "flow_id", ids, 2);
-  ingest_args_u64s(r.g, "none", ids, 0); /* left out */
-  ingest_args_ids(r.g, "none", ids, 0);  /* left out */
-  ingest_args_raw(r.g, "raw", "[true]");
+  argtext_list(b, "ids", ids, 2, false);
+  argtext_list(b, "flow_id", ids, 2, true);
+  argtext_list(b, "none", ids, 0, true);  /* left out */
+  argtext_list(b, "none", ids, 0, false); /* left out */
+  argtext_raw(b, "raw", "[true]");
   ingest_args_take(r.g, &it);
   ingest_slice(r.g, t, &it);
   fake_slice(r.g, t, 200, -5, 9, "next", 0);
-  ingest_args_begin(r.g);
+  argtext_begin(b);
   ingest_args_take(r.g, &it); /* nothing added: NULL */
   assert_null(it.args);
   assert_int_equal(ingest_track_count(t), 4);
@@ -206,8 +208,8 @@ static void test_attrs(void **state) {
   }
   struct lanes_item it = {
       .ts = 1, .dur = 1, .id = 1, .name = ingest_intern(r.g, "x")};
-  ingest_args_begin(r.g);
-  ingest_args_attrs(r.g, ap, N);
+  argtext_begin(ingest_args_text(r.g));
+  argtext_attrs(ingest_args_text(r.g), ap, N);
   ingest_args_take(r.g, &it);
   ingest_slice(r.g, t, &it);
   sqlite3 *db = fake_close(&r);
