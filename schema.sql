@@ -92,15 +92,26 @@ CREATE VIRTUAL TABLE slice USING nex_slice;
 -- Counter samples.  series 0 is the main value (HBM total_bytes, CPU
 -- util_percent, host used_bytes, bandwidth bytes/s, semaphore value ...);
 -- HBM rows carry series 1..22 for the categories, host memory series 1 is
--- used_percent.  seq disambiguates equal timestamps.
-CREATE TABLE counter (
+-- used_percent.  seq numbers the samples of a track (the series of one
+-- sample share it) and disambiguates equal timestamps.
+--
+-- Stored like the slices (doc/storage.md): one counter_block row holds up
+-- to 256 samples of one (track, series) in (ts, seq) order, keyed by the
+-- first one's ts and seq; `counter` is the read-only virtual table over
+-- them (module nex_counter), rows in (track, series, ts, seq) order.
+CREATE TABLE counter_block (
+  id INTEGER PRIMARY KEY,
   track INTEGER NOT NULL,
   series INTEGER NOT NULL,
-  ts INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  value REAL NOT NULL,
-  PRIMARY KEY (track, series, ts, seq)
-) WITHOUT ROWID;
+  ts0 INTEGER NOT NULL,
+  seq0 INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  data BLOB NOT NULL               -- ts, seq, value
+);
+CREATE UNIQUE INDEX counter_block_key ON counter_block (track, series, ts0,
+                                                        seq0);
+-- counter(track, series, ts, seq, value REAL)
+CREATE VIRTUAL TABLE counter USING nex_counter;
 
 -- Names of counter series per track kind (source), e.g. neuron_hbm_usage:
 -- 0 total_bytes, 1 generic_bytes ...

@@ -308,9 +308,11 @@ struct itrack *ingest_track_ordered(struct ing *g, const struct store_track *d,
   t->id = store_writer_track(g->w, d);
   t->kind = strcmp(d->kind, "counter") == 0 ? TRACK_COUNTER : TRACK_SLICES;
   t->level = -2;
-  if (t->kind == TRACK_SLICES)
-    t->lanes = lanes_new(g->lanes, order);
-  else
+  /* a counter's samples wait in a sorter too: the store keeps each
+   * series in (ts, seq) order */
+  t->lanes =
+      lanes_new(g->lanes, t->kind == TRACK_SLICES ? order : LANES_PUSH_ORDER);
+  if (t->kind == TRACK_COUNTER)
     t->cbuf = xcalloc(INGEST_LOD_MIN, sizeof *t->cbuf);
   ingest_track_put(g, t);
   return t;
@@ -473,7 +475,10 @@ static void ingest_counter_write(struct ing *g, struct itrack *t, int series,
   if (series == 0 || series <= t->last_series)
     t->samples++;
   t->last_series = series;
-  store_writer_counter(g->w, t->id, series, ts, t->samples, v);
+  /* in the sorter: ts, seq, series, the value's bits */
+  struct lanes_item it = {.ts = ts, .id = t->samples, .name = series};
+  memcpy(&it.grp, &v, sizeof v);
+  lanes_push(t->lanes, &it);
   if (t->clod)
     lod_counter_sample(t->clod, g->w, series, ts, v);
 }
@@ -586,6 +591,19 @@ void ingest_trace_thread(struct ing *g, const char *instance, int64_t pid,
 
 /* Places the slices waiting in a slice track's sorter, in start order
  * with their nesting depth (lanes.h). */
+/* The ingest fails: n events (`what`) of track t were not read back from
+ * the spill file (error rc) and are lost. */
+static void ingest_lost(struct ing *g, const struct itrack *t, int64_t n,
+                        const char *what, int rc) {
+  g->st->skipped += (uint64_t)n;
+  ingest_warn(g, "Missing Data", NULL, 0,
+              "%" PRId64 " %s of track %" PRId64
+              " lost: cannot read the spill file (%s)",
+              n, what, t->id, strerror(-rc));
+  if (!g->failed)
+    g->failed = rc;
+}
+
 static void ingest_track_drain(struct ing *g, struct itrack *t) {
   if (t->level == -2)
     ingest_decide_level(t);
@@ -597,15 +615,25 @@ static void ingest_track_drain(struct ing *g, struct itrack *t) {
     ingest_place(g, t, &it, lane);
     placed++;
   }
-  if (rc < 0) { /* the ingest fails: the slices not placed are lost */
-    g->st->skipped += (uint64_t)(n - placed);
-    ingest_warn(g, "Missing Data", NULL, 0,
-                "%" PRId64 " slices of track %" PRId64
-                " lost: cannot read the spill file (%s)",
-                n - placed, t->id, strerror(-rc));
-    if (!g->failed)
-      g->failed = rc;
+  if (rc < 0)
+    ingest_lost(g, t, n - placed, "slices", rc);
+}
+
+/* Writes the samples of counter track t, in time order (the order pushed
+ * on equal times: each series in (ts, seq) order). */
+static void ingest_counter_drain(struct ing *g, struct itrack *t) {
+  int64_t lo, hi, n = lanes_pending(t->lanes, &lo, &hi), written = 0;
+  struct lanes_item it;
+  int64_t lane;
+  int rc;
+  while ((rc = lanes_pop(t->lanes, &it, &lane)) > 0) {
+    double v;
+    memcpy(&v, &it.grp, sizeof v);
+    store_writer_counter(g->w, t->id, (int)it.name, it.ts, it.id, v);
+    written++;
   }
+  if (rc < 0)
+    ingest_lost(g, t, n - written, "counter samples", rc);
 }
 
 static void ingest_track_finish(struct ing *g, struct itrack *t) {
@@ -622,6 +650,7 @@ static void ingest_track_finish(struct ing *g, struct itrack *t) {
       ingest_counter_decide(g, t);
     if (t->clod)
       lod_counter_flush(t->clod, g->w);
+    ingest_counter_drain(g, t);
   }
   s.max_dur = t->max_dur;
   s.event_count = t->count;

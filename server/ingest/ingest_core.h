@@ -33,7 +33,7 @@ struct itrack {
   void *hook_state;
   int level; /* -2 undecided, -1 no LOD, else the finest LOD level */
   int64_t count, max_dur, first_ts, last_ts;
-  int64_t samples; /* counters: samples written (their seq) */
+  int64_t samples; /* counters: samples numbered so far (their seq) */
   int64_t nan;     /* counters: samples left out, not a number */
   int last_series; /* counters: the series written last (in that seq) */
   /* counters: samples held until the LOD level is decided */

@@ -2,6 +2,8 @@
  * store_pool.c.) */
 #include "store.h"
 #include "log.h"
+#include "store_counters.h"
+#include "store_intern.h"
 #include "store_json.h"
 #include "store_slices.h"
 #include "store_vtab.h"
@@ -26,7 +28,6 @@ extern const char store_schema_sql[]; /* schema.sql, generated at build */
 #define STORE_QUEUE_MAX 16          /* chunks waiting for the writer thread */
 #define STORE_QUEUE_BYTES (16 << 20) /* and their text and blob bytes */
 #define STORE_WRITEBACK_CHUNKS 64
-#define STORE_INTERN_MIN 1024
 
 /* Up to STORE_CHUNK_ROWS rows of one table, on their way to SQLite.  A
  * text cell keeps its bytes in `text` (offset in ints[cell], -1 for NULL;
@@ -54,12 +55,6 @@ struct store_batch {
   struct store_rows *cur; /* being filled by the ingest thread */
 };
 
-struct store_intern {
-  char **keys;
-  int64_t *ids;
-  size_t cap, n;
-};
-
 /* The ingest thread fills row buffers; a writer thread binds and steps
  * them, so SQLite's work overlaps decoding.  Anything else that touches
  * the connection (exec, query, finish) first waits for the queue to drain:
@@ -69,6 +64,7 @@ struct store_writer {
   char *path, *tmp;
   struct store_batch str, track, slice, slice_args, counter, slice_lod,
       counter_lod, flow, slice_flow, name_stat, inst_dep;
+  struct store_counters *counters; /* the open counter blocks */
   int64_t blocks; /* slice_block ids given */
   struct store_intern strs;
   struct store_slices *slices; /* the open slice blocks */
@@ -345,6 +341,7 @@ static void store_batch_send(struct store_writer *w, struct store_batch *b) {
  * the writer thread is idle: the ingest thread may then use the connection. */
 static void store_drain(struct store_writer *w) {
   store_slices_flush(w->slices);
+  store_counters_flush(w->counters);
   for (int i = 0; store_tables(w, i); i++)
     store_batch_send(w, store_tables(w, i));
   pthread_mutex_lock(&w->mu);
@@ -352,6 +349,7 @@ static void store_drain(struct store_writer *w) {
     pthread_cond_wait(&w->cv_idle, &w->mu);
   pthread_mutex_unlock(&w->mu);
   store_slices_error(w->slices, &w->error); /* ingest thread, like this */
+  store_counters_error(w->counters, &w->error);
 }
 
 /* Returns the first cell of a new row of table b. */
@@ -383,6 +381,17 @@ static void store_writer_block(void *ud, int64_t track, int64_t lane,
     w->slice_args.cur->ints[c] = block;
     store_rows_text(w->slice_args.cur, c + 1, (const char *)args, args_len);
   }
+}
+
+/* Queues one encoded counter block (store_counters' emit). */
+static void store_writer_cblock(void *ud, int64_t track, int64_t series,
+                                int64_t ts0, int64_t seq0, int64_t n,
+                                const unsigned char *data, size_t len) {
+  struct store_writer *w = ud;
+  int c = store_batch_row(w, &w->counter);
+  int64_t *v = w->counter.cur->ints + c;
+  v[0] = track, v[1] = series, v[2] = ts0, v[3] = seq0, v[4] = n;
+  store_rows_text(w->counter.cur, c + 5, (const char *)data, len);
 }
 
 int store_writer_open(const char *path, struct store_writer **out,
@@ -444,8 +453,9 @@ int store_writer_open(const char *path, struct store_writer **out,
                    "iiiiiib", 1);
   store_batch_init(w, &w->slice_args, "slice_args", "block,args", "ib", 1);
   w->slices = store_slices_new(store_writer_block, w);
-  store_batch_init(w, &w->counter, "counter", "track,series,ts,seq,value",
-                   "iiiir", 4);
+  store_batch_init(w, &w->counter, "counter_block",
+                   "track,series,ts0,seq0,n,data", "iiiiib", 4);
+  w->counters = store_counters_new(store_writer_cblock, w);
   store_batch_init(w, &w->slice_lod, "slice_lod",
                    "track,level,lane,bucket,n,count,rows", "iiiiiib", 4);
   store_batch_init(w, &w->counter_lod, "counter_lod",
@@ -480,39 +490,15 @@ static void store_batch_text(struct store_batch *b, int cell, const char *s) {
 }
 
 int64_t store_writer_intern(struct store_writer *w, const char *s) {
-  struct store_intern *t = &w->strs;
-  if (t->n * 2 >= t->cap) {
-    size_t cap = t->cap ? t->cap * 2 : STORE_INTERN_MIN;
-    char **keys = xcalloc(cap, sizeof *keys);
-    int64_t *ids = xcalloc(cap, sizeof *ids);
-    for (size_t i = 0; i < t->cap; i++) {
-      if (!t->keys[i])
-        continue;
-      size_t j = util_hash(t->keys[i], strlen(t->keys[i])) & (cap - 1);
-      while (keys[j])
-        j = (j + 1) & (cap - 1);
-      keys[j] = t->keys[i];
-      ids[j] = t->ids[i];
-    }
-    free(t->keys);
-    free(t->ids);
-    t->keys = keys;
-    t->ids = ids;
-    t->cap = cap;
-  }
   size_t len = strlen(s);
-  size_t j = util_hash(s, len) & (t->cap - 1);
-  while (t->keys[j]) {
-    if (strcmp(t->keys[j], s) == 0)
-      return t->ids[j];
-    j = (j + 1) & (t->cap - 1);
+  int added;
+  int64_t id = store_intern_get(&w->strs, s, len, &added);
+  if (added) {
+    int c = store_batch_row(w, &w->str);
+    w->str.cur->ints[c] = id;
+    store_rows_text(w->str.cur, c + 1, s, len);
   }
-  t->keys[j] = xstrdup(s);
-  t->ids[j] = (int64_t)++t->n;
-  int c = store_batch_row(w, &w->str);
-  w->str.cur->ints[c] = t->ids[j];
-  store_rows_text(w->str.cur, c + 1, s, len);
-  return t->ids[j];
+  return id;
 }
 
 int64_t store_writer_track(struct store_writer *w,
@@ -580,11 +566,7 @@ void store_writer_slice_flows(struct store_writer *w, int64_t track,
 
 void store_writer_counter(struct store_writer *w, int64_t track, int series,
                           int64_t ts, int64_t seq, double value) {
-  int c = store_batch_row(w, &w->counter);
-  struct store_rows *r = w->counter.cur;
-  r->ints[c] = track, r->ints[c + 1] = series, r->ints[c + 2] = ts,
-  r->ints[c + 3] = seq;
-  r->reals[c + 4] = value;
+  store_counters_add(w->counters, track, series, ts, seq, value);
 }
 
 void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
@@ -738,10 +720,8 @@ static void store_writer_free(struct store_writer *w) {
   }
   sqlite3_finalize(w->track_upd);
   store_slices_free(w->slices);
-  for (size_t i = 0; i < w->strs.cap; i++)
-    free(w->strs.keys[i]);
-  free(w->strs.keys);
-  free(w->strs.ids);
+  store_counters_free(w->counters);
+  store_intern_free(&w->strs);
   if (w->sync_fd >= 0)
     close(w->sync_fd);
   sqlite3_close(w->db);

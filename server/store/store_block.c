@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,21 @@ static int64_t store_block_value(const struct store_block *b, int c, int i) {
   }
 }
 
+/* Writes the n values of one column at p (room for 10 per value), or the
+ * first once when they are all the same; *clen gets its length, negated
+ * for one value.  Returns the end of the written bytes. */
+static unsigned char *store_block_put_column(unsigned char *p, const int64_t *v,
+                                             int n, int64_t *clen) {
+  unsigned char *start = p;
+  int same = n > 1; /* one value for all: written once */
+  for (int i = 1; i < n && same; i++)
+    same = v[i] == v[0];
+  for (int i = 0; i < (same ? 1 : n); i++)
+    p = lod_block_varint(p, v[i]);
+  *clen = same ? -(p - start) : p - start;
+  return p;
+}
+
 unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
                                   size_t *len, size_t *args_at) {
   size_t raw = b->args_size;
@@ -156,14 +172,9 @@ unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
   int64_t clen[STORE_BLOCK_COLS], v[STORE_BLOCK_ROWS];
   for (int c = 0; c < STORE_BLOCK_COLS; c++) {
     col[c] = p;
-    int same = b->n > 1; /* one value for all: written once */
-    for (int i = 0; i < b->n; i++) {
+    for (int i = 0; i < b->n; i++)
       v[i] = store_block_value(b, c, i);
-      same = same && v[i] == v[0];
-    }
-    for (int i = 0; i < (same ? 1 : b->n); i++)
-      p = lod_block_varint(p, v[i]);
-    clen[c] = same ? -(p - col[c]) : p - col[c];
+    p = store_block_put_column(p, v, b->n, &clen[c]);
   }
   col[STORE_BLOCK_COLS] = p;
   p = store_block_encode_flows(b, p);
@@ -231,14 +242,16 @@ static int store_block_column(const unsigned char **p, const unsigned char *end,
   return 0;
 }
 
-/* Makes the deltas of column off absolute (the first from origin). */
+/* Makes the deltas of column off absolute (the first from origin); the
+ * field holds the 64 bits of an int64 whatever its type. */
 static void store_block_undelta(struct store_block *b, size_t off,
                                 int64_t origin) {
-  uint64_t acc = (uint64_t)origin;
+  uint64_t acc = (uint64_t)origin, v;
   for (int i = 0; i < b->n; i++) {
-    int64_t *v = (int64_t *)((char *)&b->row[i] + off);
-    acc += (uint64_t)*v;
-    *v = (int64_t)acc;
+    char *field = (char *)&b->row[i] + off;
+    memcpy(&v, field, sizeof v);
+    acc += v;
+    memcpy(field, &acc, sizeof acc);
   }
 }
 
@@ -286,15 +299,17 @@ static int store_block_read_args(struct store_block *b, const unsigned char *p,
   return 0;
 }
 
-/* The column starts of data p..end after n: col[c] for c < COLS, col[COLS]
- * the flows part, col[COLS + 1] = end; bit c of *same set when column c
- * is one value for every row (its length written negated).  Returns 0 or
+/* The column starts of data p..end after the header's values before the
+ * lengths of ncols columns: col[c] for c < ncols, col[ncols] the part
+ * after them, col[ncols + 1] = end; bit c of *same set when column c is
+ * one value for every row (its length written negated).  Returns 0 or
  * -EINVAL. */
 static int store_block_columns(const unsigned char *p, const unsigned char *end,
-                               const unsigned char **col, int *same) {
+                               int ncols, const unsigned char **col,
+                               int *same) {
   int64_t len[STORE_BLOCK_COLS];
   *same = 0;
-  for (int c = 0; c < STORE_BLOCK_COLS; c++) {
+  for (int c = 0; c < ncols; c++) {
     if (lod_block_varint_get(&p, end, &len[c]) < 0 || len[c] == INT64_MIN)
       return -EINVAL;
     if (len[c] < 0) {
@@ -303,12 +318,30 @@ static int store_block_columns(const unsigned char *p, const unsigned char *end,
     }
   }
   col[0] = p;
-  for (int c = 0; c < STORE_BLOCK_COLS; c++) {
+  for (int c = 0; c < ncols; c++) {
     if (len[c] > end - col[c])
       return -EINVAL;
     col[c + 1] = col[c] + len[c];
   }
-  col[STORE_BLOCK_COLS + 1] = end;
+  col[ncols + 1] = end;
+  return 0;
+}
+
+/* Reads n (1 to STORE_BLOCK_ROWS) at *p and makes room for n rows in b
+ * (b->n = n).  Returns 0 or -EINVAL. */
+static int store_block_start(struct store_block *b, const unsigned char **p,
+                             const unsigned char *end) {
+  int64_t n;
+  b->n = 0;
+  b->args_size = 0;
+  b->flows_n = 0;
+  if (lod_block_varint_get(p, end, &n) < 0 || n < 1 || n > STORE_BLOCK_ROWS)
+    return -EINVAL;
+  if (b->cap < n) {
+    b->cap = (int)n;
+    b->row = xrealloc(b->row, (size_t)b->cap * sizeof *b->row);
+  }
+  b->n = (int)n;
   return 0;
 }
 
@@ -351,18 +384,12 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
                        int cols) {
   const unsigned char *p = data, *end = p + (data ? len : 0);
   const unsigned char *col[STORE_BLOCK_COLS + 2];
-  int64_t n;
   int same;
-  b->n = 0;
-  b->args_size = 0;
-  if (lod_block_varint_get(&p, end, &n) < 0 || n < 1 || n > STORE_BLOCK_ROWS ||
-      store_block_columns(p, end, col, &same) < 0)
+  if (store_block_start(b, &p, end) < 0 ||
+      store_block_columns(p, end, STORE_BLOCK_COLS, col, &same) < 0) {
+    b->n = 0;
     return -EINVAL;
-  if (b->cap < n) {
-    b->cap = (int)n;
-    b->row = xrealloc(b->row, (size_t)b->cap * sizeof *b->row);
   }
-  b->n = (int)n;
   static const size_t field[STORE_BLOCK_COLS] = {
       offsetof(struct store_block_row, ts),
       offsetof(struct store_block_row, dur),
@@ -400,6 +427,103 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
   if (args && store_block_read_args(b, a, a + args_len) < 0) {
     b->n = 0;
     return -EINVAL;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ counters */
+
+void store_block_add_sample(struct store_block *b, int64_t ts, int64_t seq,
+                            double value) {
+  store_block_row_room(b);
+  b->row[b->n++] = (struct store_block_row){
+      .ts = ts, .id = seq, .args_len = -1, .value = value};
+}
+
+static const double store_block_pow10[STORE_CBLOCK_BITS] = {1,   10,  100, 1e3,
+                                                            1e4, 1e5, 1e6};
+
+/* v as an integer over 10^scale, into *i: 1 when the decoder's division
+ * gives v back exactly (-0.0 becomes 0.0, as SQLite keeps a REAL), else
+ * 0. */
+static int store_block_scaled(double v, int scale, int64_t *i) {
+  double x = v * store_block_pow10[scale];
+  if (!(x > -9007199254740992.0 && x < 9007199254740992.0)) /* 2^53; NaN */
+    return 0;
+  *i = llround(x);
+  return (double)*i / store_block_pow10[scale] == v;
+}
+
+unsigned char *store_block_encode_counter(const struct store_block *b,
+                                          size_t *len) {
+  const struct store_block_row *r = b->row;
+  int64_t v[3][STORE_BLOCK_ROWS], clen[3];
+  int scale = 0; /* the smallest that keeps every value */
+  for (; scale < STORE_CBLOCK_BITS; scale++) {
+    int i = 0;
+    while (i < b->n && store_block_scaled(r[i].value, scale, &v[2][i]))
+      i++;
+    if (i == b->n)
+      break;
+  }
+  for (int i = 0; i < b->n; i++) {
+    double x = r[i].value == 0 ? 0.0 : r[i].value; /* -0.0 too */
+    if (scale == STORE_CBLOCK_BITS)
+      memcpy(&v[2][i], &x, sizeof v[2][i]);
+    v[0][i] = store_block_sub(r[i].ts, i ? r[i - 1].ts : r[0].ts);
+    v[1][i] = store_block_sub(r[i].id, i ? r[i - 1].id : 0);
+  }
+  for (int i = b->n - 1; i > 0; i--)
+    v[2][i] = store_block_sub(v[2][i], v[2][i - 1]);
+  size_t room = 10 * 5; /* n, scale, the column lengths */
+  unsigned char *out = xmalloc(room + 3 * 10 * (size_t)b->n);
+  unsigned char *col = out + room, *p = col;
+  for (int c = 0; c < 3; c++)
+    p = store_block_put_column(p, v[c], b->n, &clen[c]);
+  unsigned char *h = lod_block_varint(out, b->n);
+  h = lod_block_varint(h, scale);
+  for (int c = 0; c < 3; c++)
+    h = lod_block_varint(h, clen[c]);
+  memmove(h, col, (size_t)(p - col));
+  *len = (size_t)(h - out) + (size_t)(p - col);
+  return out;
+}
+
+int store_block_decode_counter(struct store_block *b, int64_t ts0,
+                               const void *data, size_t len) {
+  static const size_t field[3] = {offsetof(struct store_block_row, ts),
+                                  offsetof(struct store_block_row, id),
+                                  offsetof(struct store_block_row, value)};
+  const unsigned char *p = data, *end = p + (data ? len : 0), *col[5];
+  int64_t scale;
+  int same;
+  if (store_block_start(b, &p, end) < 0 ||
+      lod_block_varint_get(&p, end, &scale) < 0 || scale < 0 ||
+      scale > STORE_CBLOCK_BITS ||
+      store_block_columns(p, end, 3, col, &same) < 0 || col[3] != end) {
+    b->n = 0;
+    return -EINVAL;
+  }
+  memset(b->row, 0, (size_t)b->n * sizeof *b->row);
+  for (int c = 0; c < 3; c++) {
+    const unsigned char *q = col[c];
+    if (store_block_column(&q, col[c + 1], b, field[c], same >> c & 1) < 0 ||
+        q != col[c + 1]) {
+      b->n = 0;
+      return -EINVAL;
+    }
+  }
+  store_block_undelta(b, field[0], ts0);
+  store_block_undelta(b, field[1], 0);
+  store_block_undelta(b, field[2], 0);
+  for (int i = 0; i < b->n; i++) {
+    struct store_block_row *r = &b->row[i];
+    r->args_len = -1;
+    if (scale < STORE_CBLOCK_BITS) {
+      int64_t k;
+      memcpy(&k, &r->value, sizeof k);
+      r->value = (double)k / store_block_pow10[scale];
+    }
   }
   return 0;
 }

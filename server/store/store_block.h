@@ -19,6 +19,18 @@
  * The encoder is the writer's (store.c), the decoder the virtual table's
  * (store_vtab.c).
  *
+ * Counter blocks (table counter_block) hold the samples of one (track,
+ * series), in (ts, seq) order, up to STORE_BLOCK_ROWS to a row keyed by
+ * (track, series, ts0, seq0), in one blob: n, the scale of the values
+ * (0 - 6: every value is an integer over 10^scale; STORE_CBLOCK_BITS: the
+ * values' IEEE 754 bit patterns), the byte lengths of the three columns
+ * (negated: one value for every row), then the columns as zigzag varints:
+ * ts - previous ts (the first from ts0), seq - previous seq (the first
+ * from 0), value - previous value (the first from 0) as integers of that
+ * scale or bit patterns (-0.0 is kept as 0.0, as SQLite keeps a REAL).
+ * They are read into the rows of a struct store_block (seq in id, the
+ * value in value).
+ *
  * Ownership: a struct store_block owns its rows and args bytes;
  * store_block_free() frees them.  Encoded bytes go to a caller's buffer.
  */
@@ -47,6 +59,10 @@
 #define STORE_BLOCK_ALL 63
 #define STORE_BLOCK_FLOWS 64
 
+/* The scale of a counter block whose values are kept as bit patterns (an
+ * integer scale would not give them back exactly). */
+#define STORE_CBLOCK_BITS 7
+
 /* One slice of a block; args at args_off in the block's args bytes, its
  * n_flows flow ids (ascending, distinct) at flows_off in its flows. */
 struct store_block_row {
@@ -55,6 +71,7 @@ struct store_block_row {
   size_t args_off;
   size_t flows_off;
   int n_flows;
+  double value; /* counter blocks: the sample's value (id: its seq) */
 };
 
 /* Up to STORE_BLOCK_ROWS slices of one (track, lane). */
@@ -91,6 +108,20 @@ unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
  * Returns 0, or -EINVAL when the bytes read are not a block. */
 int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
                        size_t len, const void *args, size_t args_len, int cols);
+/* Appends one counter sample (seq in id).  The caller keeps n <
+ * STORE_BLOCK_ROWS. */
+void store_block_add_sample(struct store_block *b, int64_t ts, int64_t seq,
+                            double value);
+/* Encodes b's samples (1 to STORE_BLOCK_ROWS, in (ts, seq) order) as a
+ * counter block.  Returns a malloc'd buffer of *len bytes, the caller
+ * frees it. */
+unsigned char *store_block_encode_counter(const struct store_block *b,
+                                          size_t *len);
+/* Decodes counter_block row (ts0, data/len) into b, replacing what it
+ * held: ts, seq (in id) and value of every row.  Returns 0, or -EINVAL
+ * when the bytes are not a counter block. */
+int store_block_decode_counter(struct store_block *b, int64_t ts0,
+                               const void *data, size_t len);
 /* Empties b (keeps its buffer). */
 void store_block_clear(struct store_block *b);
 /* Frees b's buffers and context (b itself is the caller's). */

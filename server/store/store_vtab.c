@@ -1,4 +1,5 @@
-/* store_vtab.c -- the virtual table `slice`; see store_vtab.h. */
+/* store_vtab.c -- the virtual tables `slice` and `counter`; see
+ * store_vtab.h. */
 #ifdef NEX_SQLITE_EXTENSION
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
@@ -12,6 +13,8 @@ SQLITE_EXTENSION_INIT1
 #include <stdlib.h>
 #include <string.h>
 
+/* The columns; a counter's are track, series (VT_LANE), ts, seq (VT_ID)
+ * and value (VT_VALUE). */
 enum {
   VT_TRACK,
   VT_LANE,
@@ -23,6 +26,7 @@ enum {
   VT_ARGS,
   VT_FLOWS
 };
+#define VT_VALUE VT_DUR
 #define STORE_VTAB_SEEK_COLS 4 /* track, lane, ts, id */
 /* The index in blocks[] of the statement for a direction and columns. */
 #define STORE_VTAB_BLOCKS(desc, cols)                                          \
@@ -38,12 +42,30 @@ struct store_vtab_stmts {
   struct store_vtab_stmts *next;
 };
 
+/* What a module reads: its block table (keyed by track, `run`, ts0 and
+ * `tie`), its columns and how a block is decoded. */
+struct store_vtab_kind {
+  const char *name;  /* the module's */
+  const char *decl;  /* its columns, as CREATE TABLE x(...) */
+  const char *table; /* the block table */
+  const char *run, *tie;
+  int args; /* slice_args is joined when the args column is read */
+  /* the block columns a statement needs (colUsed, the ranged columns) */
+  int (*cols)(sqlite3_uint64 used, const int *ranged);
+  int (*decode)(struct store_block *b, int64_t ts0, const void *data,
+                size_t len, const void *args, size_t args_len, int cols);
+  /* sets the value of column col (after the four seek columns) of row r */
+  void (*column)(sqlite3_context *cx, const struct store_block *b,
+                 const struct store_block_row *r, int col);
+};
+
 /* The connection's table, with the statements of closed cursors kept for
  * the next ones (a window query opens cursors by the hundred: preparing
  * would cost more than reading). */
 struct store_vtab {
   sqlite3_vtab base;
   sqlite3 *db;
+  const struct store_vtab_kind *kind;
   struct store_vtab_stmts *spare;
 };
 
@@ -69,11 +91,9 @@ struct store_vtab_cursor {
 static int store_vtab_connect(sqlite3 *db, void *aux, int argc,
                               const char *const *argv, sqlite3_vtab **out,
                               char **err) {
-  (void)aux, (void)argc, (void)argv, (void)err;
-  int rc = sqlite3_declare_vtab(
-      db, "CREATE TABLE x(track INTEGER, lane INTEGER, ts INTEGER, "
-          "id INTEGER, dur INTEGER, name INTEGER, grp INTEGER, args TEXT, "
-          "flows TEXT)");
+  (void)argc, (void)argv, (void)err;
+  const struct store_vtab_kind *kind = aux;
+  int rc = sqlite3_declare_vtab(db, kind->decl);
   if (rc != SQLITE_OK)
     return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
@@ -82,6 +102,7 @@ static int store_vtab_connect(sqlite3 *db, void *aux, int argc,
     return SQLITE_NOMEM;
   memset(v, 0, sizeof *v);
   v->db = db;
+  v->kind = kind;
   *out = &v->base;
   return SQLITE_OK;
 }
@@ -170,7 +191,7 @@ static int store_vtab_cols(sqlite3_uint64 used, const int *ranged) {
 }
 
 static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
-  (void)vt;
+  const struct store_vtab_kind *kind = ((struct store_vtab *)vt)->kind;
   char ops[2 * 64 + 1];
   int n = 0, eq[STORE_VTAB_SEEK_COLS] = {0}, ranged[STORE_VTAB_SEEK_COLS] = {0};
   for (int i = 0; i < info->nConstraint && n < 64; i++) {
@@ -193,7 +214,7 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   int order = store_vtab_ordered(info, eq);
   info->orderByConsumed = order > 0;
   /* idxNum: bit 0 backwards, then the block columns to decode */
-  info->idxNum = (order == 2) | store_vtab_cols(info->colUsed, ranged) << 1;
+  info->idxNum = (order == 2) | kind->cols(info->colUsed, ranged) << 1;
   /* a guess of the rows read: 10^7 slices, a thousandth per track (a
    * store holds hundreds: a join from the tracks a query keeps must cost
    * less than reading every slice), a hundredth per lane, a tenth per
@@ -214,24 +235,29 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
 /* A new set of statements (NULL with the error in vt when one does not
  * prepare). */
 static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
+  const struct store_vtab_kind *kind = v->kind;
   struct store_vtab_stmts *st = sqlite3_malloc(sizeof *st);
   if (!st)
     return NULL;
   memset(st, 0, sizeof *st);
-  int rc = sqlite3_prepare_v3(
-      v->db,
-      "SELECT track, lane FROM slice_block WHERE (track, lane) > (?1, ?2) "
-      "AND track <= ?3 ORDER BY track, lane LIMIT 1",
-      -1, SQLITE_PREPARE_PERSISTENT, &st->pairs, NULL);
-  for (int k = 0; k < 4 && rc == SQLITE_OK; k++) {
+  char *sql = sqlite3_mprintf(
+      "SELECT track, %s FROM %s WHERE (track, %s) > (?1, ?2) AND track <= ?3 "
+      "ORDER BY track, %s LIMIT 1",
+      kind->run, kind->table, kind->run, kind->run);
+  int rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                    &st->pairs, NULL)
+               : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  for (int k = 0; k < (kind->args ? 4 : 2) && rc == SQLITE_OK; k++) {
     const char *dir = k & 1 ? "DESC" : "";
-    char *sql = sqlite3_mprintf(
-        "SELECT b.ts0, b.data%s FROM slice_block b%s WHERE b.track = ?1 AND "
-        "b.lane = ?2 AND b.ts0 >= coalesce((SELECT max(ts0) FROM "
-        "slice_block WHERE track = ?1 AND lane = ?2 AND ts0 < ?3), ?3) "
-        "AND b.ts0 <= ?4 ORDER BY b.ts0 %s, b.id0 %s",
-        k & 2 ? ", a.args" : "",
-        k & 2 ? " LEFT JOIN slice_args a ON a.block = b.id" : "", dir, dir);
+    sql = sqlite3_mprintf(
+        "SELECT b.ts0, b.data%s FROM %s b%s WHERE b.track = ?1 AND b.%s = ?2 "
+        "AND b.ts0 >= coalesce((SELECT max(ts0) FROM %s WHERE track = ?1 AND "
+        "%s = ?2 AND ts0 < ?3), ?3) AND b.ts0 <= ?4 ORDER BY b.ts0 %s, b.%s "
+        "%s",
+        k & 2 ? ", a.args" : "", kind->table,
+        k & 2 ? " LEFT JOIN slice_args a ON a.block = b.id" : "", kind->run,
+        kind->table, kind->run, dir, kind->tie, dir);
     rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
                                   &st->blocks[k], NULL)
              : SQLITE_NOMEM;
@@ -246,7 +272,7 @@ static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
   return st;
 }
 
-/* Resets st's statements. */
+/* Resets st's statements (NULL ones are no-ops). */
 static void store_vtab_stmts_reset(struct store_vtab_stmts *st) {
   sqlite3_reset(st->pairs);
   for (int k = 0; k < 4; k++)
@@ -415,12 +441,14 @@ static int store_vtab_next_block(struct store_vtab_cursor *c) {
   const void *args =
       c->cols & STORE_BLOCK_ARGS ? sqlite3_column_blob(b, 2) : NULL;
   size_t args_len = args ? (size_t)sqlite3_column_bytes(b, 2) : 0;
-  if (store_block_decode(&c->block, sqlite3_column_int64(b, 0), data, len, args,
-                         args_len, c->cols) < 0) {
+  const struct store_vtab_kind *kind =
+      ((struct store_vtab *)c->base.pVtab)->kind;
+  if (kind->decode(&c->block, sqlite3_column_int64(b, 0), data, len, args,
+                   args_len, c->cols) < 0) {
     sqlite3_free(c->base.pVtab->zErrMsg);
     c->base.pVtab->zErrMsg =
-        sqlite3_mprintf("slice_block of track %lld lane %lld: not a block",
-                        (long long)c->track, (long long)c->lane);
+        sqlite3_mprintf("%s of track %lld %s %lld: not a block", kind->table,
+                        (long long)c->track, kind->run, (long long)c->lane);
     return SQLITE_CORRUPT;
   }
   c->i = c->desc ? c->block.n : -1;
@@ -521,6 +549,40 @@ static void store_vtab_flows(sqlite3_context *cx, const struct store_block *b,
   sqlite3_result_text(cx, t, (int)(p - t), sqlite3_free);
 }
 
+/* The slice columns after the seek columns. */
+static void store_vtab_slice_column(sqlite3_context *cx,
+                                    const struct store_block *b,
+                                    const struct store_block_row *r, int col) {
+  switch (col) {
+  case VT_DUR:
+    sqlite3_result_int64(cx, r->dur);
+    break;
+  case VT_NAME:
+    sqlite3_result_int64(cx, r->name);
+    break;
+  case VT_GRP:
+    if (r->grp > 0)
+      sqlite3_result_int64(cx, r->grp);
+    break; /* else NULL */
+  case VT_ARGS:
+    if (r->args_len >= 0)
+      sqlite3_result_text(cx, b->args + r->args_off, (int)r->args_len,
+                          SQLITE_TRANSIENT);
+    break;
+  default:
+    store_vtab_flows(cx, b, r);
+  }
+}
+
+/* The counter's value column. */
+static void store_vtab_counter_column(sqlite3_context *cx,
+                                      const struct store_block *b,
+                                      const struct store_block_row *r,
+                                      int col) {
+  (void)b, (void)col;
+  sqlite3_result_double(cx, r->value);
+}
+
 static int store_vtab_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx,
                              int col) {
   const struct store_vtab_cursor *c = (const struct store_vtab_cursor *)cur;
@@ -538,23 +600,8 @@ static int store_vtab_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx,
   case VT_ID:
     sqlite3_result_int64(cx, r->id);
     break;
-  case VT_DUR:
-    sqlite3_result_int64(cx, r->dur);
-    break;
-  case VT_NAME:
-    sqlite3_result_int64(cx, r->name);
-    break;
-  case VT_GRP:
-    if (r->grp > 0)
-      sqlite3_result_int64(cx, r->grp);
-    break; /* else NULL */
-  case VT_ARGS:
-    if (r->args_len >= 0)
-      sqlite3_result_text(cx, c->block.args + r->args_off, (int)r->args_len,
-                          SQLITE_TRANSIENT);
-    break;
   default:
-    store_vtab_flows(cx, &c->block, r);
+    ((struct store_vtab *)cur->pVtab)->kind->column(cx, &c->block, r, col);
   }
   return SQLITE_OK;
 }
@@ -581,8 +628,40 @@ static const sqlite3_module store_vtab_module = {
     .xRowid = store_vtab_rowid,
 };
 
+/* A counter block's decode (no args, every column). */
+static int store_vtab_counter_decode(struct store_block *b, int64_t ts0,
+                                     const void *data, size_t len,
+                                     const void *args, size_t args_len,
+                                     int cols) {
+  (void)args, (void)args_len, (void)cols;
+  return store_block_decode_counter(b, ts0, data, len);
+}
+
+/* The block columns of a counter statement: its decode reads them all. */
+static int store_vtab_counter_cols(sqlite3_uint64 used, const int *ranged) {
+  (void)used, (void)ranged;
+  return STORE_BLOCK_TS;
+}
+
+static const struct store_vtab_kind store_vtab_kinds[] = {
+    {STORE_VTAB_MODULE,
+     "CREATE TABLE x(track INTEGER, lane INTEGER, ts INTEGER, id INTEGER, "
+     "dur INTEGER, name INTEGER, grp INTEGER, args TEXT, flows TEXT)",
+     "slice_block", "lane", "id0", 1, store_vtab_cols, store_block_decode,
+     store_vtab_slice_column},
+    {STORE_VTAB_COUNTER_MODULE,
+     "CREATE TABLE x(track INTEGER, series INTEGER, ts INTEGER, seq INTEGER, "
+     "value REAL)",
+     "counter_block", "series", "seq0", 0, store_vtab_counter_cols,
+     store_vtab_counter_decode, store_vtab_counter_column},
+};
+
 int store_vtab_register(sqlite3 *db) {
-  return sqlite3_create_module(db, STORE_VTAB_MODULE, &store_vtab_module, NULL);
+  int rc = SQLITE_OK;
+  for (size_t k = 0; k < 2 && rc == SQLITE_OK; k++)
+    rc = sqlite3_create_module(db, store_vtab_kinds[k].name, &store_vtab_module,
+                               (void *)(uintptr_t)&store_vtab_kinds[k]);
+  return rc;
 }
 
 #ifdef NEX_SQLITE_EXTENSION

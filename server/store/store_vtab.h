@@ -2,16 +2,18 @@
  * slice_block (store_block.h), read-only, with the columns track, lane,
  * ts, id, dur, name, grp, args and flows (the flow ids kept in the block,
  * a JSON array text such as "[5,7]", NULL when none; schema.sql says where
- * the others are).
+ * the others are); and `counter` over counter_block, the same way, with
+ * the columns track, series, ts, seq and value (series in the place of
+ * lane, seq in that of id: what is said of those below holds for these).
  *
  * Constraints pushed down (doc/storage.md): track and lane (=, <, <=, >,
  * >=) pick the (track, lane) runs of blocks, ts (the same operators) seeks
  * the first block that can hold the range and stops after it, id = is
  * checked while decoding.  Every one is applied exactly as SQLite would
  * compare an INTEGER column (reals, NULL, text and blobs too), so all are
- * omitted: SQLite does not check them again on each row.  Rows come in (track, lane, ts, id)
- * order, so an ORDER BY on those columns (those with an = constraint may
- * be left out) costs no sort.
+ * omitted: SQLite does not check them again on each row.  Rows come in (track,
+ * lane, ts, id) order, so an ORDER BY on those columns (those with an =
+ * constraint may be left out) costs no sort.
  *
  * The same code builds the loadable extension nexstore.so
  * (NEX_SQLITE_EXTENSION: SQLite's API through the extension's table), for
@@ -22,10 +24,11 @@
 
 #include <sqlite3.h>
 
-/* The module's name in CREATE VIRTUAL TABLE (schema.sql). */
+/* The modules' names in CREATE VIRTUAL TABLE (schema.sql). */
 #define STORE_VTAB_MODULE "nex_slice"
+#define STORE_VTAB_COUNTER_MODULE "nex_counter"
 
-/* Registers the module on db; every connection that reads a store calls it
+/* Registers both modules on db; every connection that reads a store calls it
  * before its first statement.  Returns an SQLite result code. */
 int store_vtab_register(sqlite3 *db);
 

@@ -270,6 +270,31 @@ static void test_counters(void **state) {
   fake_done(&r, db);
 }
 
+/* Samples out of time order are stored in order, each series by (ts, seq),
+ * with the seq numbered as they came. */
+static void test_counters_unsorted(void **state) {
+  (void)state;
+  struct fake_run r;
+  fake_open(&r, "counters-unsorted");
+  struct store_track d = fake_desc("counter", "mem");
+  struct itrack *t = ingest_track(r.g, &d);
+  static const struct {
+    int series;
+    int64_t ts;
+    double v;
+  } in[] = {{0, 30, 1}, {1, 30, 2}, {0, 10, 3}, {1, 10, 4},
+            {0, 20, 5}, {0, 10, 6}, {1, 5, 7}};
+  for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+    ingest_counter(r.g, t, in[i].series, in[i].ts, in[i].v);
+  sqlite3 *db = fake_close(&r);
+  assert_rows(db, "SELECT series, ts, seq, value FROM counter",
+              "0|10|2|3.0;0|10|4|6.0;0|20|3|5.0;0|30|1|1.0;"
+              "1|5|4|7.0;1|10|2|4.0;1|30|1|2.0");
+  assert_rows(db, "SELECT event_count, first_ts, last_ts FROM track",
+              "4|10|30");
+  fake_done(&r, db);
+}
+
 /* Warning rows, the listener, and the cap of 1000 rows per file with one
  * summary row at the end of the run. */
 static void test_warnings(void **state) {
@@ -431,6 +456,7 @@ int main(void) {
       cmocka_unit_test(test_attrs),
       cmocka_unit_test(test_order),
       cmocka_unit_test(test_counters),
+      cmocka_unit_test(test_counters_unsorted),
       cmocka_unit_test(test_warnings),
       cmocka_unit_test(test_context_state_hook),
       cmocka_unit_test(test_trace_rows),

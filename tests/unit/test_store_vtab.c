@@ -91,56 +91,35 @@ static char *write_store(void) {
   return path;
 }
 
-/* A connection to path with the module and an in-memory copy of slice as
- * a plain table `ref`. */
+/* A connection to path with an in-memory copy of slice as `ref`. */
 static sqlite3 *open_with_ref(const char *path) {
-  sqlite3 *db;
-  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  assert_int_equal(store_vtab_register(db), SQLITE_OK);
-  assert_int_equal(
-      sqlite3_exec(db,
-                   "ATTACH ':memory:' AS m; CREATE TABLE m.ref (track INTEGER,"
-                   " lane INTEGER, ts INTEGER, id INTEGER, dur INTEGER, name "
-                   "INTEGER, grp INTEGER, args TEXT, flows TEXT); INSERT INTO "
-                   "m.ref "
-                   "SELECT * FROM slice",
-                   NULL, NULL, NULL),
-      SQLITE_OK);
-  return db;
-}
-
-/* The text of the one-row query sql (the caller frees it); "" for NULL. */
-static char *one(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-    fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-  int rc = sqlite3_step(st);
-  if (rc != SQLITE_ROW)
-    fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-  const char *t = (const char *)sqlite3_column_text(st, 0);
-  char *out = xstrdup(t ? t : "");
-  sqlite3_finalize(st);
-  return out;
+  return teststore_open_ref(path, "slice",
+                            "track INTEGER, lane INTEGER, ts INTEGER, id "
+                            "INTEGER, dur INTEGER, name INTEGER, grp INTEGER, "
+                            "args TEXT, flows TEXT");
 }
 
 static void test_rows_as_written(void **state) {
   (void)state;
   char *path = write_store();
   sqlite3 *db = open_with_ref(path);
-  char *s = one(db, "SELECT count(*) || ' ' || sum(n) FROM slice_block");
+  char *s =
+      teststore_one(db, "SELECT count(*) || ' ' || sum(n) FROM slice_block");
   /* the two lanes of track 1 in full blocks and one short one, track 2 */
   char *want = xasprintf(
       "%d 6005", 2 * ((ROWS + STORE_BLOCK_ROWS - 1) / STORE_BLOCK_ROWS) + 1);
   assert_string_equal(s, want);
   free(want);
   free(s);
-  s = one(db, "SELECT count(*) || ' ' || sum(ts) || ' ' || sum(id) || ' ' || "
-              "sum(dur) || ' ' || count(grp) || ' ' || count(args) || ' ' || "
-              "sum(length(args)) FROM slice WHERE track = 1");
-  want = one(db, "SELECT count(*) || ' ' || sum(ts) || ' ' || sum(id) "
-                 "|| ' ' || sum(dur) || ' ' || count(grp) || ' ' || "
-                 "count(args) || ' ' || sum(length(args)) FROM ref "
-                 "WHERE track = 1");
+  s = teststore_one(
+      db, "SELECT count(*) || ' ' || sum(ts) || ' ' || sum(id) || ' ' || "
+          "sum(dur) || ' ' || count(grp) || ' ' || count(args) || ' ' || "
+          "sum(length(args)) FROM slice WHERE track = 1");
+  want =
+      teststore_one(db, "SELECT count(*) || ' ' || sum(ts) || ' ' || sum(id) "
+                        "|| ' ' || sum(dur) || ' ' || count(grp) || ' ' || "
+                        "count(args) || ' ' || sum(length(args)) FROM ref "
+                        "WHERE track = 1");
   assert_string_equal(s, want);
   free(s);
   free(want);
@@ -151,7 +130,7 @@ static void test_rows_as_written(void **state) {
     char *q = xasprintf("SELECT coalesce(args, 'NULL') FROM slice WHERE track "
                         "= 1 AND lane = 0 AND ts = %d",
                         100 * i);
-    s = one(db, q);
+    s = teststore_one(db, q);
     assert_string_equal(s, a ? a : "NULL");
     free(s);
     free(q);
@@ -160,14 +139,16 @@ static void test_rows_as_written(void **state) {
   /* the args of track 1 were compressed (flag 2: zstd), track 2's 10 bytes
    * not;
    * blocks hold fewer bytes than the args text alone */
-  s = one(db, "SELECT group_concat(x) FROM (SELECT DISTINCT track || ':' || "
-              "hex(substr(args, 1, 1)) AS x FROM slice_block b JOIN slice_args "
-              "a ON a.block = b.id ORDER BY 1)");
+  s = teststore_one(
+      db, "SELECT group_concat(x) FROM (SELECT DISTINCT track || ':' || "
+          "hex(substr(args, 1, 1)) AS x FROM slice_block b JOIN slice_args "
+          "a ON a.block = b.id ORDER BY 1)");
   assert_string_equal(s, "1:02,2:00");
   free(s);
-  s = one(db, "SELECT (SELECT sum(length(data)) FROM slice_block) + (SELECT "
-              "sum(length(args)) FROM slice_args) < (SELECT sum(length(args)) "
-              "FROM slice)");
+  s = teststore_one(
+      db, "SELECT (SELECT sum(length(data)) FROM slice_block) + (SELECT "
+          "sum(length(args)) FROM slice_args) < (SELECT sum(length(args)) "
+          "FROM slice)");
   assert_string_equal(s, "1");
   free(s);
   sqlite3_close(db);
@@ -179,7 +160,7 @@ static void test_constraints_as_a_table(void **state) {
   (void)state;
   char *path = write_store();
   sqlite3 *db = open_with_ref(path);
-  const char *where[] = {
+  const char *const where[] = {
       "track = 1",
       "track = 2 AND lane = 0",
       "track = 1 AND lane = 1 AND ts >= 102399 AND ts < 204801",
@@ -223,62 +204,24 @@ static void test_constraints_as_a_table(void **state) {
       "lane IN (1) AND ts BETWEEN 49800 AND 50000",
   };
   /* the same, read backwards: the latest slices before a time */
-  const char *back[] = {"track = 1 AND lane = 1 AND ts <= 102301",
-                        "track = 1 AND lane = 0 AND ts < 250000.5",
-                        "track = 2 AND lane = 0", "track = 1 AND lane = 1"};
-  for (size_t k = 0; k < sizeof back / sizeof *back; k++) {
-    char *q[2];
-    for (int t = 0; t < 2; t++)
-      q[t] = xasprintf("SELECT group_concat(x, ',') FROM (SELECT ts || '/' "
-                       "|| id AS x FROM %s WHERE %s ORDER BY ts DESC, id "
-                       "DESC LIMIT 1030)",
-                       t ? "ref" : "slice", back[k]);
-    char *got = one(db, q[0]), *want = one(db, q[1]);
-    if (strcmp(got, want) != 0)
-      fail_msg("WHERE %s backwards: slice %.60s, table %.60s", back[k], got,
-               want);
-    free(got);
-    free(want);
-    free(q[0]);
-    free(q[1]);
-  }
-  for (size_t k = 0; k < sizeof where / sizeof *where; k++) {
-    char *a = xasprintf("SELECT count(*) || ':' || coalesce(group_concat(x, "
+  const char *const back[] = {"track = 1 AND lane = 1 AND ts <= 102301",
+                              "track = 1 AND lane = 0 AND ts < 250000.5",
+                              "track = 2 AND lane = 0",
+                              "track = 1 AND lane = 1"};
+  teststore_same_as_ref(db,
+                        "SELECT group_concat(x, ',') FROM (SELECT ts || '/' "
+                        "|| id AS x FROM %s WHERE %s ORDER BY ts DESC, id "
+                        "DESC LIMIT 1030)",
+                        "slice", back, sizeof back / sizeof *back);
+  teststore_same_as_ref(db,
+                        "SELECT count(*) || ':' || coalesce(group_concat(x, "
                         "','), '') FROM (SELECT track || '/' || lane || '/' "
                         "|| ts || '/' || id || '/' || coalesce(args, '-') AS "
                         "x FROM %s WHERE %s ORDER BY track, lane, ts, id)",
-                        "slice", where[k]);
-    char *b = xasprintf("SELECT count(*) || ':' || coalesce(group_concat(x, "
-                        "','), '') FROM (SELECT track || '/' || lane || '/' "
-                        "|| ts || '/' || id || '/' || coalesce(args, '-') AS "
-                        "x FROM %s WHERE %s ORDER BY track, lane, ts, id)",
-                        "ref", where[k]);
-    char *got = one(db, a), *want = one(db, b);
-    if (strcmp(got, want) != 0)
-      fail_msg("WHERE %s: slice %.60s, table %.60s", where[k], got, want);
-    free(got);
-    free(want);
-    free(a);
-    free(b);
-  }
+                        "slice", where, sizeof where / sizeof *where);
   sqlite3_close(db);
   unlink(path);
   free(path);
-}
-
-/* The query plan of sql, its details joined by '|'. */
-static char *plan(sqlite3 *db, const char *sql) {
-  char *q = xasprintf("EXPLAIN QUERY PLAN %s", sql);
-  sqlite3_stmt *st;
-  assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
-  struct sbuf b = {0};
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    sbuf_adds(&b, (const char *)sqlite3_column_text(st, 3));
-    sbuf_addc(&b, '|');
-  }
-  sqlite3_finalize(st);
-  free(q);
-  return b.s;
 }
 
 static void test_order_and_writes(void **state) {
@@ -292,43 +235,26 @@ static void test_order_and_writes(void **state) {
       "SELECT ts FROM slice WHERE track = 1 AND lane = 1 AND ts <= 5 "
       "ORDER BY ts DESC LIMIT 1",
   };
-  for (size_t k = 0; k < sizeof sorted / sizeof *sorted; k++) {
-    char *p = plan(db, sorted[k]);
-    if (strstr(p, "B-TREE"))
-      fail_msg("%s sorts: %s", sorted[k], p);
-    free(p);
-  }
+  for (size_t k = 0; k < sizeof sorted / sizeof *sorted; k++)
+    if (teststore_sorts(db, sorted[k]))
+      fail_msg("%s sorts", sorted[k]);
   const char *unsorted[] = {
       "SELECT * FROM slice ORDER BY ts", /* not the blocks' order */
       "SELECT * FROM slice WHERE track = 1 ORDER BY lane DESC, ts DESC",
   };
-  for (size_t k = 0; k < sizeof unsorted / sizeof *unsorted; k++) {
-    char *p = plan(db, unsorted[k]);
-    assert_non_null(strstr(p, "TEMP B-TREE"));
-    free(p);
-  }
-  const char *writes[] = {"DELETE FROM slice", "UPDATE slice SET dur = 0",
-                          "INSERT INTO slice VALUES (1, 0, 1, 1, 1, 1, 1, '')"};
-  for (size_t k = 0; k < sizeof writes / sizeof *writes; k++) {
-    char *err = NULL;
-    assert_int_not_equal(sqlite3_exec(db, writes[k], NULL, NULL, &err),
-                         SQLITE_OK);
-    assert_non_null(strstr(err, "may not be modified"));
-    sqlite3_free(err);
-  }
-  /* a block that is not one: an error, not a crash */
-  assert_int_equal(sqlite3_exec(db,
-                                "UPDATE slice_block SET data = x'00ff' WHERE "
-                                "track = 2",
-                                NULL, NULL, NULL),
-                   SQLITE_OK);
-  sqlite3_stmt *st;
-  assert_int_equal(sqlite3_prepare_v2(db, "SELECT * FROM slice WHERE track = 2",
-                                      -1, &st, NULL),
-                   SQLITE_OK);
-  assert_int_equal(sqlite3_step(st), SQLITE_CORRUPT);
-  sqlite3_finalize(st);
-  assert_non_null(strstr(sqlite3_errmsg(db), "not a block"));
+  for (size_t k = 0; k < sizeof unsorted / sizeof *unsorted; k++)
+    assert_true(teststore_sorts(db, unsorted[k]));
+  const char *const writes[] = {
+      "DELETE FROM slice", "UPDATE slice SET dur = 0",
+      "INSERT INTO slice VALUES (1, 0, 1, 1, 1, 1, 1, '')"};
+  assert_true(teststore_read_only(db, writes, 3));
+  /* a block that is not one: an error naming it, not a crash */
+  char *msg = teststore_corrupt(
+      db, "UPDATE slice_block SET data = x'00ff' WHERE track = 2",
+      "SELECT * FROM slice WHERE track = 2");
+  assert_non_null(msg);
+  assert_non_null(strstr(msg, "slice_block of track 2 lane 0: not a block"));
+  free(msg);
   sqlite3_close(db);
   unlink(path);
   free(path);
@@ -368,7 +294,7 @@ static void test_out_of_order(void **state) {
                        NULL, 0);
   teststore_finish(w);
   sqlite3 *db = open_with_ref(path);
-  char *s = one(db, "SELECT group_concat(ts) FROM slice");
+  char *s = teststore_one(db, "SELECT group_concat(ts) FROM slice");
   assert_string_equal(s, "1,2,3,4,5");
   free(s);
   sqlite3_close(db);
@@ -548,17 +474,19 @@ static void test_flows(void **state) {
   sqlite3 *db;
   assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
   assert_int_equal(store_vtab_register(db), SQLITE_OK);
-  char *s = one(db, "SELECT group_concat(coalesce(flows, '-'), ' ') FROM "
-                    "(SELECT flows FROM slice WHERE track = 1 AND id < 4 "
-                    "ORDER BY id)");
+  char *s =
+      teststore_one(db, "SELECT group_concat(coalesce(flows, '-'), ' ') FROM "
+                        "(SELECT flows FROM slice WHERE track = 1 AND id < 4 "
+                        "ORDER BY id)");
   char *want = xasprintf("- [999] [998,%lld] [997,%lld]", (long long)big,
                          (long long)big);
   assert_string_equal(s, want);
   free(want);
   free(s);
-  s = one(db, "SELECT count(flows) || ' ' || sum(json_array_length(flows)) "
-              "|| ' ' || sum(json_extract(flows, '$[0]')) FROM slice WHERE "
-              "track = 1");
+  s = teststore_one(
+      db, "SELECT count(flows) || ' ' || sum(json_array_length(flows)) "
+          "|| ' ' || sum(json_extract(flows, '$[0]')) FROM slice WHERE "
+          "track = 1");
   /* 450 slices with flows: 150 of one, 300 of two (the third of i % 4 ==
    * 3 repeats the first); their first ids are 1000 - i */
   int64_t sum = 0;
@@ -568,12 +496,13 @@ static void test_flows(void **state) {
   assert_string_equal(s, want);
   free(want);
   free(s);
-  s = one(db, "SELECT count(*) || ' ' || count(flows) FROM slice WHERE "
-              "track = 2");
+  s = teststore_one(db,
+                    "SELECT count(*) || ' ' || count(flows) FROM slice WHERE "
+                    "track = 2");
   assert_string_equal(s, "1 0");
   free(s);
   /* no slice has args: no block has an args row */
-  s = one(db, "SELECT count(*) FROM slice_args");
+  s = teststore_one(db, "SELECT count(*) FROM slice_args");
   assert_string_equal(s, "0");
   free(s);
   sqlite3_close(db);

@@ -1,6 +1,8 @@
 /* teststore.c -- the unit tests' small stores (see teststore.h). */
 #include "teststore.h"
 #include "lod.h"
+#include "store_vtab.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,4 +78,106 @@ void teststore_counter(struct store_writer *w, int64_t track, int n,
   lod_counter_free(c);
   struct store_track_stats st = {0, 0, n, ts0, ts0 + (n - 1) * 1000, lod_level};
   store_writer_track_stats(w, track, &st);
+}
+
+char *teststore_one(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+      sqlite3_step(st) != SQLITE_ROW) {
+    fprintf(stderr, "teststore: %s: %s\n", sql, sqlite3_errmsg(db));
+    abort();
+  }
+  const char *t = (const char *)sqlite3_column_text(st, 0);
+  char *out = xstrdup(t ? t : "");
+  sqlite3_finalize(st);
+  return out;
+}
+
+int teststore_sorts(sqlite3 *db, const char *sql) {
+  char *q = xasprintf("EXPLAIN QUERY PLAN %s", sql);
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+    fprintf(stderr, "teststore: %s: %s\n", q, sqlite3_errmsg(db));
+    abort();
+  }
+  int sorts = 0;
+  while (sqlite3_step(st) == SQLITE_ROW)
+    sorts |= strstr((const char *)sqlite3_column_text(st, 3), "B-TREE") != NULL;
+  sqlite3_finalize(st);
+  free(q);
+  return sorts;
+}
+
+char *teststore_corrupt(sqlite3 *db, const char *damage, const char *query) {
+  sqlite3_stmt *st = NULL;
+  char *msg = NULL;
+  if (sqlite3_exec(db, damage, NULL, NULL, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, query, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_CORRUPT)
+    msg = xstrdup(sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return msg;
+}
+
+int teststore_read_only(sqlite3 *db, const char *const *sql, int n) {
+  for (int k = 0; k < n; k++) {
+    char *err = NULL;
+    int rc = sqlite3_exec(db, sql[k], NULL, NULL, &err);
+    int refused = rc != SQLITE_OK && err && strstr(err, "may not be modified");
+    sqlite3_free(err);
+    if (!refused)
+      return 0;
+  }
+  return 1;
+}
+
+sqlite3 *teststore_open_ref(const char *path, const char *vt,
+                            const char *cols) {
+  sqlite3 *db;
+  char *sql = xasprintf("ATTACH ':memory:' AS m; CREATE TABLE m.ref (%s); "
+                        "INSERT INTO m.ref SELECT * FROM %s",
+                        cols, vt);
+  if (sqlite3_open(path, &db) != SQLITE_OK ||
+      store_vtab_register(db) != SQLITE_OK ||
+      sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+    fprintf(stderr, "teststore: %s: %s\n", path, sqlite3_errmsg(db));
+    abort();
+  }
+  free(sql);
+  return db;
+}
+
+/* fmt with its first "%s" replaced by a and its second by b (malloc'd). */
+static char *teststore_fill(const char *fmt, const char *a, const char *b) {
+  struct sbuf q = {0};
+  const char *s[2] = {a, b};
+  for (int k = 0; k < 2; k++) {
+    const char *at = strstr(fmt, "%s");
+    if (!at)
+      break;
+    sbuf_add(&q, fmt, (size_t)(at - fmt));
+    sbuf_adds(&q, s[k]);
+    fmt = at + 2;
+  }
+  sbuf_adds(&q, fmt);
+  return q.s;
+}
+
+void teststore_same_as_ref(sqlite3 *db, const char *fmt, const char *vt,
+                           const char *const *where, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    char *r[2];
+    for (int t = 0; t < 2; t++) {
+      char *q = teststore_fill(fmt, t ? "ref" : vt, where[k]);
+      r[t] = teststore_one(db, q);
+      free(q);
+    }
+    if (strcmp(r[0], r[1]) != 0) {
+      fprintf(stderr, "teststore: WHERE %s: %s %.60s, table %.60s\n", where[k],
+              vt, r[0], r[1]);
+      abort();
+    }
+    free(r[0]);
+    free(r[1]);
+  }
 }

@@ -13,6 +13,7 @@
 
 #include "store.h"
 
+#include <sqlite3.h>
 #include <stdint.h>
 
 /* A writer for a new store at path; aborts (with the cause on stderr) if
@@ -43,5 +44,29 @@ void teststore_slices(struct store_writer *w, int64_t track,
  * LOD rows from lod_level, then the track's statistics. */
 void teststore_counter(struct store_writer *w, int64_t track, int n,
                        int64_t ts0, int lod_level);
+
+/* The text of the first column of the one-row query sql on db, "" for
+ * NULL (malloc'd, the caller frees it); aborts with the error when the
+ * query gives no row. */
+char *teststore_one(sqlite3 *db, const char *sql);
+/* 1 when the query plan of sql on db sorts (a B-TREE for an ORDER BY),
+ * else 0; aborts when sql does not prepare. */
+int teststore_sorts(sqlite3 *db, const char *sql);
+/* Runs `damage` (a statement that spoils a block) then the first step of
+ * `query`: the error message when that step gives SQLITE_CORRUPT
+ * (malloc'd, the caller frees it), else NULL. */
+char *teststore_corrupt(sqlite3 *db, const char *damage, const char *query);
+/* A connection to the store at path with the virtual tables registered
+ * and an in-memory plain copy of table `vt` as `ref` (columns `cols`, as
+ * in CREATE TABLE); aborts on failure.  The caller closes it. */
+sqlite3 *teststore_open_ref(const char *path, const char *vt, const char *cols);
+/* Aborts, with both answers on stderr, unless the query fmt (its first
+ * "%s" stands for a table name, its second for a WHERE clause) gives the
+ * same text on table vt and on `ref` for each of the n clauses where[]. */
+void teststore_same_as_ref(sqlite3 *db, const char *fmt, const char *vt,
+                           const char *const *where, size_t n);
+/* 1 when each of the n statements fails on db with "may not be modified"
+ * (a write to a read-only virtual table), else 0. */
+int teststore_read_only(sqlite3 *db, const char *const *sql, int n);
 
 #endif
