@@ -214,14 +214,13 @@ unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
 }
 
 /* Reads n zigzag varints of one column (lod_block_varint()'s coding), or
- * one that every row has when `same`, into the rows' field at byte offset
- * off.  Returns 0 or -EINVAL. */
+ * one that every row has when `same`, to field, field + stride, ...
+ * Returns 0 or -EINVAL. */
 static int store_block_column(const unsigned char **p, const unsigned char *end,
-                              struct store_block *b, size_t off, int same) {
+                              char *field, size_t stride, int n, int same) {
   const unsigned char *q = *p;
-  char *field = (char *)b->row + off;
   int64_t v = 0;
-  for (int i = 0; i < b->n; i++, field += sizeof *b->row) {
+  for (int i = 0; i < n; i++, field += stride) {
     if (same && i) {
       memcpy(field, &v, sizeof v);
       continue;
@@ -242,13 +241,13 @@ static int store_block_column(const unsigned char **p, const unsigned char *end,
   return 0;
 }
 
-/* Makes the deltas of column off absolute (the first from origin); the
- * field holds the 64 bits of an int64 whatever its type. */
-static void store_block_undelta(struct store_block *b, size_t off,
+/* Makes the n deltas at field, field + stride, ... absolute (the first
+ * from origin); a field holds the 64 bits of an int64 whatever its
+ * type. */
+static void store_block_undelta(char *field, size_t stride, int n,
                                 int64_t origin) {
   uint64_t acc = (uint64_t)origin, v;
-  for (int i = 0; i < b->n; i++) {
-    char *field = (char *)&b->row[i] + off;
+  for (int i = 0; i < n; i++, field += stride) {
     memcpy(&v, field, sizeof v);
     acc += v;
     memcpy(field, &acc, sizeof acc);
@@ -406,14 +405,15 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
   for (int c = 0; c < STORE_BLOCK_COLS; c++) {
     const unsigned char *q = col[c];
     if ((cols & (1 << c)) &&
-        (store_block_column(&q, col[c + 1], b, field[c], same >> c & 1) < 0 ||
+        (store_block_column(&q, col[c + 1], (char *)b->row + field[c],
+                            sizeof *b->row, b->n, same >> c & 1) < 0 ||
          q != col[c + 1])) {
       b->n = 0;
       return -EINVAL;
     }
   }
-  store_block_undelta(b, offsetof(struct store_block_row, ts), ts0);
-  store_block_undelta(b, offsetof(struct store_block_row, id), 0);
+  store_block_undelta((char *)&b->row->ts, sizeof *b->row, b->n, ts0);
+  store_block_undelta((char *)&b->row->id, sizeof *b->row, b->n, 0);
   for (int i = 0; i < b->n; i++)
     b->row[i].args_len--; /* -1 (NULL) when not read */
   if (store_block_read_flows(b, col[STORE_BLOCK_COLS],
@@ -454,10 +454,38 @@ static int store_block_scaled(double v, int scale, int64_t *i) {
   return (double)*i / store_block_pow10[scale] == v;
 }
 
+/* Encodes a block of n rows: the nh header values hv (n first), then the
+ * lengths of the ncols columns v[c] (n values each, changed here into
+ * the differences from the value before, the first from origin[c]),
+ * then the columns.  Returns a malloc'd buffer of *len bytes. */
+static unsigned char *store_block_put_deltas(const int64_t *hv, int nh,
+                                             int ncols, int n,
+                                             int64_t (*v)[STORE_BLOCK_ROWS],
+                                             const int64_t *origin,
+                                             size_t *len) {
+  size_t room = 10 * (size_t)(nh + ncols);
+  unsigned char *out = xmalloc(room + 10 * (size_t)(ncols * n));
+  unsigned char *col = out + room, *p = col;
+  int64_t clen[STORE_BLOCK_COLS];
+  for (int c = 0; c < ncols; c++) {
+    for (int i = n - 1; i >= 0; i--)
+      v[c][i] = store_block_sub(v[c][i], i ? v[c][i - 1] : origin[c]);
+    p = store_block_put_column(p, v[c], n, &clen[c]);
+  }
+  unsigned char *h = out;
+  for (int k = 0; k < nh; k++)
+    h = lod_block_varint(h, hv[k]);
+  for (int c = 0; c < ncols; c++)
+    h = lod_block_varint(h, clen[c]);
+  memmove(h, col, (size_t)(p - col));
+  *len = (size_t)(h - out) + (size_t)(p - col);
+  return out;
+}
+
 unsigned char *store_block_encode_counter(const struct store_block *b,
                                           size_t *len) {
   const struct store_block_row *r = b->row;
-  int64_t v[3][STORE_BLOCK_ROWS], clen[3];
+  int64_t v[3][STORE_BLOCK_ROWS];
   int scale = 0; /* the smallest that keeps every value */
   for (; scale < STORE_CBLOCK_BITS; scale++) {
     int i = 0;
@@ -470,52 +498,54 @@ unsigned char *store_block_encode_counter(const struct store_block *b,
     double x = r[i].value == 0 ? 0.0 : r[i].value; /* -0.0 too */
     if (scale == STORE_CBLOCK_BITS)
       memcpy(&v[2][i], &x, sizeof v[2][i]);
-    v[0][i] = store_block_sub(r[i].ts, i ? r[i - 1].ts : r[0].ts);
-    v[1][i] = store_block_sub(r[i].id, i ? r[i - 1].id : 0);
+    v[0][i] = r[i].ts;
+    v[1][i] = r[i].id;
   }
-  for (int i = b->n - 1; i > 0; i--)
-    v[2][i] = store_block_sub(v[2][i], v[2][i - 1]);
-  size_t room = 10 * 5; /* n, scale, the column lengths */
-  unsigned char *out = xmalloc(room + 3 * 10 * (size_t)b->n);
-  unsigned char *col = out + room, *p = col;
-  for (int c = 0; c < 3; c++)
-    p = store_block_put_column(p, v[c], b->n, &clen[c]);
-  unsigned char *h = lod_block_varint(out, b->n);
-  h = lod_block_varint(h, scale);
-  for (int c = 0; c < 3; c++)
-    h = lod_block_varint(h, clen[c]);
-  memmove(h, col, (size_t)(p - col));
-  *len = (size_t)(h - out) + (size_t)(p - col);
-  return out;
+  return store_block_put_deltas((int64_t[]){b->n, scale}, 2, 3, b->n, v,
+                                (int64_t[]){r[0].ts, 0, 0}, len);
+}
+
+/* Reads the ncols columns of data p..end (their lengths first, then each
+ * a delta column: store_block_put_deltas()) to base[c], base[c] +
+ * stride[c], ..., each made absolute from origin[c]; nothing may follow
+ * them.  Returns 0 or -EINVAL. */
+static int store_block_read_deltas(struct store_block *b,
+                                   const unsigned char *p,
+                                   const unsigned char *end, int ncols,
+                                   char *const *base, const size_t *stride,
+                                   const int64_t *origin) {
+  const unsigned char *col[STORE_BLOCK_COLS + 2];
+  int same;
+  if (store_block_columns(p, end, ncols, col, &same) < 0 || col[ncols] != end)
+    return -EINVAL;
+  for (int c = 0; c < ncols; c++) {
+    const unsigned char *q = col[c];
+    if (store_block_column(&q, col[c + 1], base[c], stride[c], b->n,
+                           same >> c & 1) < 0 ||
+        q != col[c + 1])
+      return -EINVAL;
+    store_block_undelta(base[c], stride[c], b->n, origin[c]);
+  }
+  return 0;
 }
 
 int store_block_decode_counter(struct store_block *b, int64_t ts0,
                                const void *data, size_t len) {
-  static const size_t field[3] = {offsetof(struct store_block_row, ts),
-                                  offsetof(struct store_block_row, id),
-                                  offsetof(struct store_block_row, value)};
-  const unsigned char *p = data, *end = p + (data ? len : 0), *col[5];
+  const unsigned char *p = data, *end = p + (data ? len : 0);
   int64_t scale;
-  int same;
+  /* ts, id and value are set below, args_len too; nothing else is read */
   if (store_block_start(b, &p, end) < 0 ||
       lod_block_varint_get(&p, end, &scale) < 0 || scale < 0 ||
       scale > STORE_CBLOCK_BITS ||
-      store_block_columns(p, end, 3, col, &same) < 0 || col[3] != end) {
+      store_block_read_deltas(
+          b, p, end, 3,
+          (char *[]){(char *)&b->row->ts, (char *)&b->row->id,
+                     (char *)&b->row->value},
+          (size_t[]){sizeof *b->row, sizeof *b->row, sizeof *b->row},
+          (int64_t[]){ts0, 0, 0}) < 0) {
     b->n = 0;
     return -EINVAL;
   }
-  memset(b->row, 0, (size_t)b->n * sizeof *b->row);
-  for (int c = 0; c < 3; c++) {
-    const unsigned char *q = col[c];
-    if (store_block_column(&q, col[c + 1], b, field[c], same >> c & 1) < 0 ||
-        q != col[c + 1]) {
-      b->n = 0;
-      return -EINVAL;
-    }
-  }
-  store_block_undelta(b, field[0], ts0);
-  store_block_undelta(b, field[1], 0);
-  store_block_undelta(b, field[2], 0);
   for (int i = 0; i < b->n; i++) {
     struct store_block_row *r = &b->row[i];
     r->args_len = -1;

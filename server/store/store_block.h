@@ -20,7 +20,7 @@
  * (store_vtab.c).
  *
  * Counter blocks (table counter_block) hold the samples of one (track,
- * series), in (ts, seq) order, up to STORE_BLOCK_ROWS to a row keyed by
+ * series), in (ts, seq) order, up to STORE_CBLOCK_ROWS to a row keyed by
  * (track, series, ts0, seq0), in one blob: n, the scale of the values
  * (0 - 6: every value is an integer over 10^scale; STORE_CBLOCK_BITS: the
  * values' IEEE 754 bit patterns), the byte lengths of the three columns
@@ -62,6 +62,10 @@
 /* The scale of a counter block whose values are kept as bit patterns (an
  * integer scale would not give them back exactly). */
 #define STORE_CBLOCK_BITS 7
+/* Samples the writer puts in a counter block (a reader accepts up to
+ * STORE_BLOCK_ROWS): a window reads one or two blocks per series, and a
+ * block is decoded whole. */
+#define STORE_CBLOCK_ROWS 64
 
 /* One slice of a block; args at args_off in the block's args bytes, its
  * n_flows flow ids (ascending, distinct) at flows_off in its flows. */

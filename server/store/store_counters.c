@@ -149,7 +149,7 @@ void store_counters_add(struct store_counters *s, int64_t track, int series,
   e->last_ts = ts;
   e->last_seq = seq;
   store_block_add_sample(&e->b, ts, seq, value);
-  if (e->b.n == STORE_BLOCK_ROWS)
+  if (e->b.n == STORE_CBLOCK_ROWS)
     store_counters_close(s, e);
 }
 
