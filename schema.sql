@@ -158,14 +158,20 @@ CREATE TABLE counter_lod (
 
 -- Flows: every slice that carries a flow id.  A dependency chain is the
 -- set of slices sharing a flow id (framework -> neuron_rt -> neuron_hw).
-CREATE TABLE flow (
-  flow_id INTEGER NOT NULL,
-  track INTEGER NOT NULL,
-  lane INTEGER NOT NULL,
-  ts INTEGER NOT NULL,
-  id INTEGER NOT NULL,
-  PRIMARY KEY (flow_id, track, lane, ts, id)
-) WITHOUT ROWID;
+-- Stored in packed blocks (doc/storage.md): one flow_block row holds up to
+-- 64 endpoints in (flow_id, track, lane, ts, id) order, keyed by the first
+-- one's flow id; `flow` is the read-only virtual table over them (module
+-- nex_flow) with the columns below, rows in that order, a constraint on
+-- flow_id a block seek.
+CREATE TABLE flow_block (
+  id INTEGER PRIMARY KEY,          -- the blocks in key order
+  flow0 INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  data BLOB NOT NULL               -- flow_id, track, lane, ts, id
+);
+CREATE INDEX flow_block_key ON flow_block (flow0);
+-- flow(flow_id, track, lane, ts, id)
+CREATE VIRTUAL TABLE flow USING nex_flow;
 -- The flows of a slice are kept in its block (the `flows` column of
 -- slice, a JSON array) when the reader gives them with the slice.  This
 -- table, keyed by slice, holds the others: those bound to a slice after it

@@ -51,6 +51,21 @@ char *xasprintf(const char *fmt, ...) {
   return s;
 }
 
+void util_error_keep(char **kept, char *msg) {
+  if (!*kept)
+    *kept = msg;
+  else
+    free(msg);
+}
+
+void util_error_take(char **kept, char **out) {
+  if (!*out)
+    *out = *kept;
+  else
+    free(*kept);
+  *kept = NULL;
+}
+
 /* The buffer grown to hold at least `need` bytes. */
 static __attribute__((noinline)) void sbuf_grow_to(struct sbuf *b,
                                                    size_t need) {

@@ -19,6 +19,13 @@ char *xstrndup(const char *s, size_t n);
 /* printf into a new string. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The first error of an object that keeps it until asked (malloc'd
+ * messages): util_error_keep() keeps msg (taken over) unless *kept holds
+ * one already; util_error_take() hands *kept to *out when that is NULL
+ * (the caller then frees it), else frees it, and empties *kept. */
+void util_error_keep(char **kept, char *msg);
+void util_error_take(char **kept, char **out);
+
 /* A growable byte buffer, always NUL-terminated.  Zero-initialise it
  * (struct sbuf b = {0};) and free b.s with free() or sbuf_free(). */
 struct sbuf {

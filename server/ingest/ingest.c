@@ -9,6 +9,7 @@
  */
 #include "argtext.h"
 #include "ingest_core.h"
+#include "ingest_flows.h"
 #include "lod.h"
 #include "log.h"
 
@@ -413,22 +414,25 @@ void ingest_stats_flush(struct ing *g) {
 /* Writes one slice that has its lane. */
 static void ingest_place(struct ing *g, struct itrack *t, struct lanes_item *it,
                          int64_t lane) {
-  /* the flows go in the slice's block, and in the flow table; those of a
-   * slice of two flows or more in slice_flow too, where a reader asks
-   * whether a flow's endpoint carries another one (ingest_item_flows
-   * keeps them below 2^63) */
+  /* the flows go in the slice's block, and in the flow table (its blocks
+   * written in flow order at the end); those of a slice of two flows or
+   * more in slice_flow too, where a reader asks whether a flow's endpoint
+   * carries another one (ingest_item_flows keeps them below 2^63) */
   store_writer_slice_flows(g->w, t->id, lane, it->ts, it->id, it->dur, it->name,
                            it->grp, it->args, it->args_len,
                            (const int64_t *)it->flows, it->n_flows);
   if (t->lod)
     lod_slice(t->lod, g->w, lane, it->ts, it->dur, it->id, it->name, it->grp);
-  unsigned tables = STORE_FLOW_BY_ID;
+  int several = 0;
   for (int i = 1; i < it->n_flows; i++)
-    if (it->flows[i] != it->flows[0])
-      tables |= STORE_FLOW_BY_SLICE;
-  for (int i = 0; i < it->n_flows; i++)
-    store_writer_flow(g->w, tables, (int64_t)it->flows[i], t->id, lane, it->ts,
-                      it->id);
+    several |= it->flows[i] != it->flows[0];
+  for (int i = 0; i < it->n_flows; i++) {
+    int64_t f = (int64_t)it->flows[i];
+    if (several)
+      store_writer_flow(g->w, STORE_FLOW_BY_SLICE, f, t->id, lane, it->ts,
+                        it->id);
+    ingest_flow_end(g, f, t->id, lane, it->ts, it->id);
+  }
   if (t->hook)
     t->hook->placed(g, t, lane, it);
   ingest_stat_add(g, t->id, it->name, it->dur);
@@ -770,6 +774,7 @@ struct ing *ingest_sink_open(const struct ingest_opts *o,
   *g = (struct ing){.o = o, .w = w, .d = d, .st = st, .t0 = t0, .pid = -1};
   g->lanes = lanes_pool_new(o->db_path, o->sort_budget ? o->sort_budget
                                                        : INGEST_SORT_BUDGET);
+  g->ends = ingest_flows_new(o->db_path);
   return g;
 }
 
@@ -780,6 +785,7 @@ void ingest_sink_close(struct ing *g) {
   ingest_tracks_free(g);
   ingest_states_free(g);
   lanes_pool_free(g->lanes);
+  ingest_flows_free(g->ends);
   free(g->stats);
   free(g->instance);
   sbuf_free(&g->args);

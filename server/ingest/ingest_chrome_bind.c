@@ -19,18 +19,17 @@
  * pass a budget, blocks move to an unlinked spill file beside the store
  * until half of it is left.  A track's endpoints are bound in batches of
  * at most INGEST_CHROME_BATCH, each batch over the whole history.  Each
- * batch, bound, gives three runs (kept in memory within the budget, else
- * in the spill file): its flows in the key order of the flow table, the
- * same in the key order of the slice_flow table, and its unbound endpoints
- * in file order.  The runs of each kind are merged, so that each row goes
- * at the end of its table's B-tree (hashed flow ids in file order would
- * land anywhere in it): a track's slice_flow runs once the track is swept
- * (its rows are the only ones with its track id), then the unbound
- * endpoints of all tracks, warned about in file order, then the flows of
- * all tracks in the flow table's order. */
+ * batch, bound, gives its flows to the ingest's endpoints (ingest_flows.h:
+ * the flow table) and two runs (kept in memory within the budget, else in
+ * the spill file): its flows in the key order of the slice_flow table, and
+ * its unbound endpoints in file order.  The runs of each kind are merged,
+ * so that each row goes at the end of its table's B-tree (hashed flow ids
+ * in file order would land anywhere in it): a track's slice_flow runs once
+ * the track is swept (its rows are the only ones with its track id), then
+ * the unbound endpoints of all tracks, warned about in file order. */
 
-#include "ingest_chrome_runs.h"
 #include "ingest_readers.h"
+#include "ingest_runs.h"
 #include "spill.h"
 #include "varint.h"
 
@@ -87,7 +86,7 @@ struct ingest_chrome_bind_state {
   unsigned char *rends, *rhist;   /* blocks read back (one of each kind) */
   uint64_t *base;                 /* per Chrome file: pos / 4 of its offset 0 */
   uint64_t next_base;             /* the next file's base */
-  struct ingest_chrome_runs runs; /* sorted runs of the batches bound */
+  struct ingest_runs runs;        /* sorted runs of the batches bound */
   struct ingest_chrome_bind_ep *batch; /* the batch being bound */
   size_t nbatch;                       /* its capacity */
   int error; /* the spill file or the store could not be read back: a
@@ -96,11 +95,10 @@ struct ingest_chrome_bind_state {
 
 static const char ingest_chrome_bind_key; /* its ingest_state key */
 
-/* Where a merge's records go: a flow table, or warnings (file: the file
- * of the last one). */
+/* Where a merge's records go: slice_flow, or warnings (file: the file of
+ * the last one). */
 struct ingest_chrome_bind_emit {
   struct ing *g;
-  unsigned table;
   size_t file;
 };
 
@@ -471,26 +469,26 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
   }
   ingest_chrome_bind_sweep_end(w);
   w->next = w->encl = (struct ingest_chrome_bind_queue){0};
-  _Static_assert(sizeof(struct ingest_chrome_out) ==
+  _Static_assert(sizeof(struct ingest_run_rec) ==
                      sizeof(struct ingest_chrome_bind_ep),
                  "a run is written over its batch");
   /* the bound ones first (each written at or before its own place),
    * the unbound ones after them */
-  struct ingest_chrome_out *out = (struct ingest_chrome_out *)v;
+  struct ingest_run_rec *out = (struct ingest_run_rec *)v;
   size_t nbound = 0, nfree = 0;
   for (size_t i = 0; i < n; i++)
     nfree += v[i].lane < 0;
-  struct ingest_chrome_out *unbound =
+  struct ingest_run_rec *unbound =
       xmalloc(sizeof *unbound * (nfree ? nfree : 1));
   nfree = 0;
   for (size_t i = 0; i < n; i++) {
     struct ingest_chrome_bind_ep f = v[i];
-    struct ingest_chrome_out o = {f.e.pos,
-                                  f.e.flow_id,
-                                  ingest_track_id(t),
-                                  f.lane,
-                                  f.lane >= 0 ? f.slice_ts : f.e.ts,
-                                  f.slice_id};
+    struct ingest_run_rec o = {f.e.pos,
+                               f.e.flow_id,
+                               ingest_track_id(t),
+                               f.lane,
+                               f.lane >= 0 ? f.slice_ts : f.e.ts,
+                               f.slice_id};
     if (f.lane >= 0)
       out[nbound++] = o;
     else
@@ -498,9 +496,11 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
   }
   memcpy(out + nbound, unbound, sizeof *unbound * nfree);
   free(unbound);
-  ingest_chrome_runs_keep(&s->runs, out, nbound, RUN_BY_ID);
-  ingest_chrome_runs_keep(&s->runs, out, nbound, RUN_BY_SLICE);
-  ingest_chrome_runs_keep(&s->runs, out + nbound, nfree, RUN_UNBOUND);
+  for (size_t i = 0; i < nbound; i++)
+    ingest_flow_end(g, out[i].flow_id, out[i].track, out[i].lane, out[i].ts,
+                    out[i].id);
+  ingest_runs_keep(&s->runs, out, nbound, RUN_BY_SLICE);
+  ingest_runs_keep(&s->runs, out + nbound, nfree, RUN_UNBOUND);
 }
 
 /* Collects a track's endpoints into batches: f ones from the front, the
@@ -556,17 +556,17 @@ static int ingest_chrome_bind_sweep_track(struct ing *g, struct itrack *t) {
   return rc;
 }
 
-/* A bound endpoint: a row of the flow table or of slice_flow. */
+/* A bound endpoint: a row of slice_flow. */
 static void ingest_chrome_bind_emit_flow(void *ud,
-                                         const struct ingest_chrome_out *o) {
+                                         const struct ingest_run_rec *o) {
   struct ingest_chrome_bind_emit *e = ud;
-  store_writer_flow(ingest_writer(e->g), e->table, o->flow_id, o->track,
-                    o->lane, o->ts, o->id);
+  store_writer_flow(ingest_writer(e->g), STORE_FLOW_BY_SLICE, o->flow_id,
+                    o->track, o->lane, o->ts, o->id);
 }
 
 /* An unbound endpoint: a warning at its place in its file. */
 static void ingest_chrome_bind_emit_warn(void *ud,
-                                         const struct ingest_chrome_out *o) {
+                                         const struct ingest_run_rec *o) {
   struct ingest_chrome_bind_emit *e = ud;
   struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(e->g);
   uint64_t pos = o->pos >> 2;
@@ -578,18 +578,15 @@ static void ingest_chrome_bind_emit_warn(void *ud,
               phase, o->ts);
 }
 
-/* Merges the runs of one kind into their table, or their warnings in file
+/* Merges the runs of one kind into slice_flow, or their warnings in file
  * order. */
-static void ingest_chrome_bind_merge(struct ing *g,
-                                     enum ingest_chrome_run_kind kind) {
+static void ingest_chrome_bind_merge(struct ing *g, enum ingest_run_kind kind) {
   struct ingest_chrome_bind_state *s = ingest_chrome_bind_current(g);
-  struct ingest_chrome_bind_emit e = {
-      g, kind == RUN_BY_ID ? STORE_FLOW_BY_ID : STORE_FLOW_BY_SLICE, 0};
-  int rc = ingest_chrome_runs_merge(&s->runs, kind,
-                                    kind == RUN_UNBOUND
-                                        ? ingest_chrome_bind_emit_warn
-                                        : ingest_chrome_bind_emit_flow,
-                                    &e);
+  struct ingest_chrome_bind_emit e = {g, 0};
+  int rc = ingest_runs_merge(&s->runs, kind,
+                             kind == RUN_UNBOUND ? ingest_chrome_bind_emit_warn
+                                                 : ingest_chrome_bind_emit_flow,
+                             &e);
   if (rc < 0 && !s->error)
     s->error = rc;
 }
@@ -602,7 +599,7 @@ static void ingest_chrome_bind_state_free(void *state) {
   free(s->rends);
   free(s->rhist);
   free(s->base);
-  ingest_chrome_runs_free(&s->runs);
+  ingest_runs_free(&s->runs);
   free(s->batch);
   free(s);
 }
@@ -637,8 +634,6 @@ int ingest_chrome_bind_flows(struct ing *g, size_t *endpoints) {
   }
   if (!s->error)
     ingest_chrome_bind_merge(g, RUN_UNBOUND);
-  if (!s->error)
-    ingest_chrome_bind_merge(g, RUN_BY_ID);
   int rc = s->error;
   ingest_state_set(g, &ingest_chrome_bind_key, NULL, NULL);
   return rc;
@@ -658,7 +653,7 @@ uint32_t ingest_chrome_bind_file(struct ing *g, const char *rel) {
   if (!s) {
     s = xcalloc(1, sizeof *s);
     s->spill = spill_new(ingest_opts(g)->db_path, "flow binding data");
-    s->runs = (struct ingest_chrome_runs){
+    s->runs = (struct ingest_runs){
         .spill = s->spill, .mem = &s->mem, .budget = INGEST_CHROME_BUDGET};
     ingest_state_set(g, &ingest_chrome_bind_key, s,
                      ingest_chrome_bind_state_free);

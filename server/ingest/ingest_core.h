@@ -66,6 +66,7 @@ struct ing {
   struct itrack *recent[INGEST_RECENT];
   struct itrack **order;    /* creation order */
   struct lanes_pool *lanes; /* the sorters' memory budget and spill file */
+  struct ingest_flows *ends; /* every flow endpoint, for the flow blocks */
   int failed; /* a negative errno that fails the ingest (a spill file could
                  not be read back), or 0 */
   /* name statistics */
@@ -119,6 +120,10 @@ void ingest_states_free(struct ing *g);
 void ingest_progress(struct ing *g, bool force);
 /* Writes the name statistics gathered so far and empties the table. */
 void ingest_stats_flush(struct ing *g);
+/* Writes the flow table: every endpoint of ingest_flow_end(), in its key
+ * order (ingest_flows.h).  Returns 0, or the negative errno of a spill
+ * file that could not be read back. */
+int ingest_flows_flush(struct ing *g);
 /* Places the slices waiting in the sorters of the current process's own
  * tracks created since index `from` (the process was read). */
 void ingest_drain_tracks(struct ing *g, size_t from);

@@ -16,7 +16,7 @@
 /* The store layout this build writes (schema.sql plus the meaning of its
  * rows, e.g. LOD runs, lanes by nesting depth): a store of another version
  * is built again. */
-#define INGEST_SCHEMA_VERSION "14"
+#define INGEST_SCHEMA_VERSION "15"
 
 static void ingest_run_read_file(struct ing *g, const char *rel,
                                  void (*fn)(struct ing *g, const char *rel)) {
@@ -189,6 +189,8 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   size_t endpoints = 0;
   rc = ingest_chrome_bind_flows(g, &endpoints);
   if (rc < 0 && !g->failed)
+    g->failed = rc;
+  if ((rc = ingest_flows_flush(g)) < 0 && !g->failed)
     g->failed = rc;
   if (g->failed) {
     /* our own spill file could not be read back (a disk error): no store

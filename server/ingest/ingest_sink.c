@@ -6,6 +6,7 @@
 #include "argtext.h"
 #include "filter.h"
 #include "ingest_core.h"
+#include "ingest_flows.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -120,6 +121,15 @@ void ingest_item_flows(struct ing *g, struct lanes_item *it,
 
 int64_t ingest_intern(struct ing *g, const char *s) {
   return store_writer_intern(g->w, s);
+}
+
+void ingest_flow_end(struct ing *g, int64_t flow_id, int64_t track,
+                     int64_t lane, int64_t ts, int64_t id) {
+  ingest_flows_add(g->ends, flow_id, track, lane, ts, id);
+}
+
+int ingest_flows_flush(struct ing *g) {
+  return ingest_flows_write(g->ends, g->w);
 }
 
 struct store_writer *ingest_writer(struct ing *g) {

@@ -195,6 +195,11 @@ void ingest_item_flows(struct ing *g, struct lanes_item *it,
 int64_t ingest_id(struct ing *g, uint64_t id);
 /* The id of a string in the store's string table. */
 int64_t ingest_intern(struct ing *g, const char *s);
+/* The event (track, lane, ts, id) is an end of flow flow_id: kept for the
+ * flow table, which is written in its key order at the end of the ingest
+ * (the slice's own block and slice_flow are the caller's). */
+void ingest_flow_end(struct ing *g, int64_t flow_id, int64_t track,
+                     int64_t lane, int64_t ts, int64_t id);
 /* The store being written, for a reader's metadata rows and queries
  * (store_writer_exec, store_writer_query, store_writer_flow); slices,
  * counters and tracks go through the functions above. */

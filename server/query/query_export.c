@@ -34,22 +34,23 @@ struct query_export {
 /* The slices of the window of one track's lanes ?2 to ?5 in (start, lane)
  * order, with the ends of their flows (flow_ends of struct
  * query_export_event; the flow ids are read from them): the flows of their
- * blocks and those bound to them later (slice_flow).  A slice of two flows
- * or more has them in slice_flow too (ingest_place), where the last test
- * looks for an endpoint that carries another flow. */
+ * blocks and those bound to them later (slice_flow), each with three
+ * figures from one read of the flow's endpoints (an endpoint before the
+ * slice, one after it, none that carries another flow).  A slice of two
+ * flows or more has them in slice_flow too (ingest_place), where the last
+ * one is looked up. */
 #define QUERY_EXPORT_SQL                                                       \
   "SELECT s.ts, s.dur, s.id, n.s, s.args, (SELECT group_concat(u.v || ':' || " \
-  "EXISTS (SELECT 1 FROM flow g WHERE g.flow_id = u.v AND (g.ts, g.track, "    \
-  "g.lane, g.id) < (s.ts, s.track, s.lane, s.id)) || EXISTS (SELECT 1 FROM "   \
-  "flow g WHERE g.flow_id = u.v AND (g.ts, g.track, g.lane, g.id) > (s.ts, "   \
-  "s.track, s.lane, s.id)) || NOT EXISTS (SELECT 1 FROM flow g JOIN "          \
-  "slice_flow h ON h.track = g.track AND h.lane = g.lane AND h.ts = g.ts "     \
-  "AND h.id = g.id AND h.flow_id <> g.flow_id WHERE g.flow_id = u.v)) FROM "   \
-  "(SELECT value AS v FROM json_each(s.flows) UNION SELECT flow_id FROM "      \
-  "slice_flow f WHERE f.track = s.track AND f.lane = s.lane AND f.ts = "       \
-  "s.ts AND f.id = s.id ORDER BY 1) u), s.lane FROM slice s JOIN str n ON "    \
-  "n.id = s.name WHERE s.track=?1 AND s.lane>=?2 AND s.lane<=?5 AND "          \
-  "s.ts>=?3 AND s.ts<?4 ORDER BY s.ts, s.lane"
+  "(SELECT coalesce(max((g.ts, g.track, g.lane, g.id) < (s.ts, s.track, "      \
+  "s.lane, s.id)), 0) || coalesce(max((g.ts, g.track, g.lane, g.id) > (s.ts, " \
+  "s.track, s.lane, s.id)), 0) || NOT coalesce(max(EXISTS (SELECT 1 FROM "     \
+  "slice_flow h WHERE h.track = g.track AND h.lane = g.lane AND h.ts = g.ts "  \
+  "AND h.id = g.id AND h.flow_id <> g.flow_id)), 0) FROM flow g WHERE "        \
+  "g.flow_id = u.v)) FROM (SELECT value AS v FROM json_each(s.flows) UNION "   \
+  "SELECT flow_id FROM slice_flow f WHERE f.track = s.track AND f.lane = "     \
+  "s.lane AND f.ts = s.ts AND f.id = s.id ORDER BY 1) u), s.lane FROM slice "  \
+  "s JOIN str n ON n.id = s.name WHERE s.track=?1 AND s.lane>=?2 AND "         \
+  "s.lane<=?5 AND s.ts>=?3 AND s.ts<?4 ORDER BY s.ts, s.lane"
 
 int query_export_open(sqlite3 *db, int64_t start, int64_t end, bool merged,
                       struct query_export **out, struct query_err *e) {

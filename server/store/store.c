@@ -3,6 +3,7 @@
 #include "store.h"
 #include "log.h"
 #include "store_counters.h"
+#include "store_flows.h"
 #include "store_intern.h"
 #include "store_json.h"
 #include "store_slices.h"
@@ -65,6 +66,7 @@ struct store_writer {
   struct store_batch str, track, slice, slice_args, counter, slice_lod,
       counter_lod, flow, slice_flow, name_stat, inst_dep;
   struct store_counters *counters; /* the open counter blocks */
+  struct store_flows *flows;       /* the open flow block */
   int64_t blocks; /* slice_block ids given */
   struct store_intern strs;
   struct store_slices *slices; /* the open slice blocks */
@@ -182,7 +184,7 @@ static void store_batch_init(struct store_writer *w, struct store_batch *b,
                            "count + excluded.count, total_dur = total_dur + "
                            "excluded.total_dur"
                          : "";
-  int once = strcmp(table, "flow") == 0 || strcmp(table, "slice_flow") == 0;
+  int once = strcmp(table, "slice_flow") == 0;
   sbuf_printf(&sql, "INSERT %sINTO %s (%s) VALUES ", once ? "OR IGNORE " : "",
               table, cols);
   for (int r = 0; r < STORE_BATCH_ROWS; r++) {
@@ -342,6 +344,7 @@ static void store_batch_send(struct store_writer *w, struct store_batch *b) {
 static void store_drain(struct store_writer *w) {
   store_slices_flush(w->slices);
   store_counters_flush(w->counters);
+  store_flows_flush(w->flows);
   for (int i = 0; store_tables(w, i); i++)
     store_batch_send(w, store_tables(w, i));
   pthread_mutex_lock(&w->mu);
@@ -350,6 +353,7 @@ static void store_drain(struct store_writer *w) {
   pthread_mutex_unlock(&w->mu);
   store_slices_error(w->slices, &w->error); /* ingest thread, like this */
   store_counters_error(w->counters, &w->error);
+  store_flows_error(w->flows, &w->error);
 }
 
 /* Returns the first cell of a new row of table b. */
@@ -392,6 +396,15 @@ static void store_writer_cblock(void *ud, int64_t track, int64_t series,
   int64_t *v = w->counter.cur->ints + c;
   v[0] = track, v[1] = series, v[2] = ts0, v[3] = seq0, v[4] = n;
   store_rows_text(w->counter.cur, c + 5, (const char *)data, len);
+}
+
+/* Queues one encoded flow block (store_flows' emit). */
+static void store_writer_fblock(void *ud, int64_t flow0, int64_t n,
+                                const unsigned char *data, size_t len) {
+  struct store_writer *w = ud;
+  int c = store_batch_row(w, &w->flow);
+  w->flow.cur->ints[c] = flow0, w->flow.cur->ints[c + 1] = n;
+  store_rows_text(w->flow.cur, c + 2, (const char *)data, len);
 }
 
 int store_writer_open(const char *path, struct store_writer **out,
@@ -461,7 +474,8 @@ int store_writer_open(const char *path, struct store_writer **out,
   store_batch_init(w, &w->counter_lod, "counter_lod",
                    "track,series,level,bucket,ts,min,max,last,count",
                    "iiiiirrri", 4);
-  store_batch_init(w, &w->flow, "flow", "flow_id,track,lane,ts,id", "iiiii", 5);
+  store_batch_init(w, &w->flow, "flow_block", "flow0,n,data", "iib", 0);
+  w->flows = store_flows_new(store_writer_fblock, w);
   store_batch_init(w, &w->slice_flow, "slice_flow", "track,lane,ts,id,flow_id",
                    "iiiii", 5);
   store_batch_init(w, &w->name_stat, "name_stat", "name,track,count,total_dur",
@@ -592,14 +606,13 @@ void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
 
 void store_writer_flow(struct store_writer *w, unsigned tables, int64_t flow_id,
                        int64_t track, int64_t lane, int64_t ts, int64_t id) {
-  const int64_t row[2][5] = {{flow_id, track, lane, ts, id},
-                             {track, lane, ts, id, flow_id}};
-  struct store_batch *b[2] = {&w->flow, &w->slice_flow};
-  for (int k = 0; k < 2; k++)
-    if (tables & (1u << k)) {
-      int c = store_batch_row(w, b[k]);
-      memcpy(b[k]->cur->ints + c, row[k], sizeof row[k]);
-    }
+  if (tables & STORE_FLOW_BY_ID)
+    store_flows_add(w->flows, flow_id, track, lane, ts, id);
+  if (tables & STORE_FLOW_BY_SLICE) {
+    const int64_t row[5] = {track, lane, ts, id, flow_id};
+    int c = store_batch_row(w, &w->slice_flow);
+    memcpy(w->slice_flow.cur->ints + c, row, sizeof row);
+  }
 }
 
 void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
@@ -721,6 +734,7 @@ static void store_writer_free(struct store_writer *w) {
   sqlite3_finalize(w->track_upd);
   store_slices_free(w->slices);
   store_counters_free(w->counters);
+  store_flows_free(w->flows);
   store_intern_free(&w->strs);
   if (w->sync_fd >= 0)
     close(w->sync_fd);

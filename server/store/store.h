@@ -146,14 +146,16 @@ void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
 void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
                               int level, int64_t bucket, int64_t ts, double min,
                               double max, double last, int64_t count);
-/* The tables of store_writer_flow(): flow (keyed by flow id) and
- * slice_flow (keyed by slice: the flows not in the slice's block, and
- * those of a slice of two flows or more; schema.sql). */
+/* The tables of store_writer_flow(): flow (the flow blocks, keyed by
+ * flow id) and slice_flow (keyed by slice: the flows not in the slice's
+ * block, and those of a slice of two flows or more; schema.sql). */
 enum { STORE_FLOW_BY_ID = 1, STORE_FLOW_BY_SLICE = 2 };
 /* The event (track, lane, ts, id) is an end of flow `flow_id`: a row in
- * each table of `tables` (a row given twice is kept once).  Both tables
- * hold every end; a row that comes in its table's key order is appended
- * to the B-tree, so writers that can give each table its order do. */
+ * each table of `tables` (a row given twice is kept once).  The ends of
+ * STORE_FLOW_BY_ID come in (flow_id, track, lane, ts, id) order
+ * (store_flows.h: one out of order fails the store); a slice_flow row that
+ * comes in its key order is appended to the B-tree, so writers that can
+ * give it that order do. */
 void store_writer_flow(struct store_writer *w, unsigned tables, int64_t flow_id,
                        int64_t track, int64_t lane, int64_t ts, int64_t id);
 /* Adds count events of name `name` lasting total_dur ns to the track's

@@ -558,6 +558,60 @@ int store_block_decode_counter(struct store_block *b, int64_t ts0,
   return 0;
 }
 
+/* ------------------------------------------------------------ flows */
+
+/* Makes room for the ends of b->cap rows. */
+static void store_block_ends_room(struct store_block *b) {
+  if (b->ends_cap >= b->cap)
+    return;
+  b->ends_cap = b->cap;
+  b->ends = xrealloc(b->ends, sizeof *b->ends * 4 * (size_t)b->ends_cap);
+}
+
+void store_block_add_endpoint(struct store_block *b, int64_t flow_id,
+                              const int64_t end[4]) {
+  store_block_row_room(b);
+  store_block_ends_room(b);
+  b->row[b->n] = (struct store_block_row){.ts = flow_id, .args_len = -1};
+  memcpy(b->ends + 4 * (size_t)b->n++, end, 4 * sizeof *end);
+}
+
+unsigned char *store_block_encode_flow(const struct store_block *b,
+                                       size_t *len) {
+  int64_t v[5][STORE_BLOCK_ROWS];
+  for (int i = 0; i < b->n; i++) {
+    v[0][i] = b->row[i].ts;
+    for (int k = 0; k < 4; k++)
+      v[1 + k][i] = b->ends[4 * (size_t)i + (size_t)k];
+  }
+  return store_block_put_deltas((int64_t[]){b->n}, 1, 5, b->n, v,
+                                (int64_t[]){b->row[0].ts, 0, 0, 0, 0}, len);
+}
+
+int store_block_decode_flow(struct store_block *b, int64_t flow0,
+                            const void *data, size_t len) {
+  const unsigned char *p = data, *end = p + (data ? len : 0);
+  if (store_block_start(b, &p, end) < 0) {
+    b->n = 0;
+    return -EINVAL;
+  }
+  store_block_ends_room(b);
+  size_t row = sizeof *b->row, four = 4 * sizeof *b->ends;
+  int64_t *e = b->ends;
+  if (store_block_read_deltas(b, p, end, 5,
+                              (char *[]){(char *)&b->row->ts, (char *)e,
+                                         (char *)(e + 1), (char *)(e + 2),
+                                         (char *)(e + 3)},
+                              (size_t[]){row, four, four, four, four},
+                              (int64_t[]){flow0, 0, 0, 0, 0}) < 0) {
+    b->n = 0;
+    return -EINVAL;
+  }
+  for (int i = 0; i < b->n; i++)
+    b->row[i].args_len = -1;
+  return 0;
+}
+
 void store_block_clear(struct store_block *b) {
   b->n = 0;
   b->args_size = 0;
@@ -568,6 +622,7 @@ void store_block_free(struct store_block *b) {
   free(b->row);
   free(b->args);
   free(b->flows);
+  free(b->ends);
   ZSTD_freeDCtx(b->zd);
   *b = (struct store_block){0};
 }

@@ -31,6 +31,15 @@
  * They are read into the rows of a struct store_block (seq in id, the
  * value in value).
  *
+ * Flow blocks (table flow_block) hold the endpoints of flows, every
+ * (flow id, track, lane, ts, id) of the store once, in that order, up to
+ * STORE_FBLOCK_ROWS to a row keyed by its first flow id: n, the byte
+ * lengths of the five columns (negated: one value), then the columns, each
+ * value the difference from the one before (the first flow id from the
+ * key, the others from 0).  They are read into the rows of a struct
+ * store_block (the flow id in ts) and its `ends` (track, lane, ts and id
+ * of row i at 4 i).
+ *
  * Ownership: a struct store_block owns its rows and args bytes;
  * store_block_free() frees them.  Encoded bytes go to a caller's buffer.
  */
@@ -66,6 +75,8 @@
  * STORE_BLOCK_ROWS): a window reads one or two blocks per series, and a
  * block is decoded whole. */
 #define STORE_CBLOCK_ROWS 64
+/* Endpoints the writer puts in a flow block (a flow is looked up by id). */
+#define STORE_FBLOCK_ROWS 64
 
 /* One slice of a block; args at args_off in the block's args bytes, its
  * n_flows flow ids (ascending, distinct) at flows_off in its flows. */
@@ -86,6 +97,8 @@ struct store_block {
   size_t args_size, args_cap;
   int64_t *flows;
   size_t flows_n, flows_cap;
+  int64_t *ends; /* flow blocks: 4 per row (track, lane, ts, id) */
+  int ends_cap;  /* rows it has room for */
   ZSTD_DCtx *zd; /* made by the first decode of zstd args, kept */
 };
 
@@ -126,6 +139,19 @@ unsigned char *store_block_encode_counter(const struct store_block *b,
  * when the bytes are not a counter block. */
 int store_block_decode_counter(struct store_block *b, int64_t ts0,
                                const void *data, size_t len);
+/* Appends one flow endpoint: flow id (in ts) and end[] = track, lane, ts,
+ * id.  The caller keeps n < STORE_BLOCK_ROWS. */
+void store_block_add_endpoint(struct store_block *b, int64_t flow_id,
+                              const int64_t end[4]);
+/* Encodes b's endpoints (1 to STORE_BLOCK_ROWS, in key order) as a flow
+ * block.  Returns a malloc'd buffer of *len bytes, the caller frees it. */
+unsigned char *store_block_encode_flow(const struct store_block *b,
+                                       size_t *len);
+/* Decodes flow_block row (flow0, data/len) into b, replacing what it held:
+ * the flow id of every row (in ts) and its ends.  Returns 0, or -EINVAL
+ * when the bytes are not a flow block. */
+int store_block_decode_flow(struct store_block *b, int64_t flow0,
+                            const void *data, size_t len);
 /* Empties b (keeps its buffer). */
 void store_block_clear(struct store_block *b);
 /* Frees b's buffers and context (b itself is the caller's). */

@@ -38,18 +38,11 @@ struct store_counters *store_counters_new(store_counters_emit_fn *emit,
 
 /* Keeps msg (malloc'd, taken over) unless an error is kept already. */
 static void store_counters_fail(struct store_counters *s, char *msg) {
-  if (!s->error)
-    s->error = msg;
-  else
-    free(msg);
+  util_error_keep(&s->error, msg);
 }
 
 void store_counters_error(struct store_counters *s, char **error) {
-  if (!*error)
-    *error = s->error;
-  else
-    free(s->error);
-  s->error = NULL;
+  util_error_take(&s->error, error);
 }
 
 /* Encodes and emits the open block of e, if any. */

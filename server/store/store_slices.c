@@ -58,18 +58,11 @@ struct store_slices {
 
 /* Keeps msg (malloc'd, taken over) unless an error is kept already. */
 static void store_slices_fail(struct store_slices *s, char *msg) {
-  if (!s->error)
-    s->error = msg;
-  else
-    free(msg);
+  util_error_keep(&s->error, msg);
 }
 
 void store_slices_error(struct store_slices *s, char **error) {
-  if (!*error)
-    *error = s->error;
-  else
-    free(s->error);
-  s->error = NULL;
+  util_error_take(&s->error, error);
 }
 
 /* Encodes a job's block (on the encoder thread, or on the caller's when

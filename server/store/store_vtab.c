@@ -42,19 +42,24 @@ struct store_vtab_stmts {
   struct store_vtab_stmts *next;
 };
 
-/* What a module reads: its block table (keyed by track, `run`, ts0 and
+/* What a module reads: its block table (keyed by track, `run`, `key0`
+ * and `tie`; without a run, one sequence of blocks keyed by `key0` and
  * `tie`), its columns and how a block is decoded. */
 struct store_vtab_kind {
   const char *name;  /* the module's */
   const char *decl;  /* its columns, as CREATE TABLE x(...) */
   const char *table; /* the block table */
-  const char *run, *tie;
+  const char *run, *key0, *tie;
+  /* the seek column each declared column is (VT_TRACK .. VT_ID, -1: none);
+   * NULL: the first four are, in that order */
+  const signed char *role;
+  double key_share; /* the rows an = on the key0 column keeps: 1 in ... */
   int args; /* slice_args is joined when the args column is read */
   /* the block columns a statement needs (colUsed, the ranged columns) */
   int (*cols)(sqlite3_uint64 used, const int *ranged);
   int (*decode)(struct store_block *b, int64_t ts0, const void *data,
                 size_t len, const void *args, size_t args_len, int cols);
-  /* sets the value of column col (after the four seek columns) of row r */
+  /* sets the value of column col (not a seek column) of row r */
   void (*column)(sqlite3_context *cx, const struct store_block *b,
                  const struct store_block_row *r, int col);
 };
@@ -67,6 +72,10 @@ struct store_vtab {
   sqlite3 *db;
   const struct store_vtab_kind *kind;
   struct store_vtab_stmts *spare;
+  /* one sequence of blocks (flows): the block a cursor read last, whole;
+   * a key strictly between its first and last rows' has all its rows in
+   * it (the export looks flows up one after the other, often in one) */
+  struct store_block cache;
 };
 
 /* A bound [lo, hi] of one column; lo > hi: no row. */
@@ -80,6 +89,7 @@ struct store_vtab_cursor {
   struct store_vtab_range r[STORE_VTAB_SEEK_COLS];
   int cols;            /* the block columns read (STORE_BLOCK_* bits) */
   int desc;            /* rows backwards (one (track, lane) only) */
+  int one_block;       /* the block is the table's cache: no statement */
   int started;         /* a (track, lane) was read */
   int64_t track, lane; /* the (track, lane) being read */
   struct store_block block;
@@ -127,12 +137,22 @@ static int store_vtab_disconnect(sqlite3_vtab *vt) {
     n = st->next;
     store_vtab_stmts_free(v->db, st);
   }
+  store_block_free(&v->cache);
   sqlite3_free(vt);
   return SQLITE_OK;
 }
 
+/* The seek column (VT_TRACK .. VT_ID) declared column col is, or -1. */
+static int store_vtab_role(const struct store_vtab_kind *kind, int col) {
+  if (col < 0 || col >= 64)
+    return -1;
+  if (kind->role)
+    return kind->role[col];
+  return col < STORE_VTAB_SEEK_COLS ? col : -1;
+}
+
 /* The operator letter of a usable constraint in idxStr, 0 for one that is
- * not pushed down. */
+ * not pushed down (col: a seek column or -1). */
 static char store_vtab_op(int col, unsigned char op) {
   if (col < 0 || col >= STORE_VTAB_SEEK_COLS)
     return 0;
@@ -156,12 +176,13 @@ static char store_vtab_op(int col, unsigned char op) {
  * with any of them held equal by a constraint left out; 2 when it is that
  * descending with track and lane held equal (one run read backwards); 0
  * otherwise. */
-static int store_vtab_ordered(const sqlite3_index_info *info, const int *eq) {
+static int store_vtab_ordered(const struct store_vtab_kind *kind,
+                              const sqlite3_index_info *info, const int *eq) {
   int next = 0, desc = info->nOrderBy > 0 && info->aOrderBy[0].desc;
   if (desc && !(eq[VT_TRACK] && eq[VT_LANE]))
     return 0;
   for (int k = 0; k < info->nOrderBy; k++) {
-    int col = info->aOrderBy[k].iColumn;
+    int col = store_vtab_role(kind, info->aOrderBy[k].iColumn);
     if (info->aOrderBy[k].desc != desc || col < 0 ||
         col >= STORE_VTAB_SEEK_COLS)
       return 0;
@@ -196,22 +217,28 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   int n = 0, eq[STORE_VTAB_SEEK_COLS] = {0}, ranged[STORE_VTAB_SEEK_COLS] = {0};
   for (int i = 0; i < info->nConstraint && n < 64; i++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-    char op = c->usable ? store_vtab_op(c->iColumn, c->op) : 0;
+    int role = store_vtab_role(kind, c->iColumn);
+    char op = c->usable ? store_vtab_op(role, c->op) : 0;
     if (!op)
       continue;
-    ops[2 * n] = (char)('0' + c->iColumn);
+    ops[2 * n] = (char)('0' + role);
     ops[2 * n + 1] = op;
     info->aConstraintUsage[i].argvIndex = ++n;
     info->aConstraintUsage[i].omit = 1; /* exact: store_vtab_bound() */
     /* an IN list may come in any order: no = for the ORDER BY rule */
     if (op == '=' && !sqlite3_vtab_in(info, i, -1))
-      eq[c->iColumn] = 1;
-    ranged[c->iColumn] = 1;
+      eq[role] = 1;
+    ranged[role] = 1;
   }
   ops[2 * n] = '\0';
   info->idxStr = sqlite3_mprintf("%s", ops);
   info->needToFreeIdxStr = 1;
-  int order = store_vtab_ordered(info, eq);
+  /* one sequence of blocks: as if track and lane were held */
+  int held[STORE_VTAB_SEEK_COLS];
+  memcpy(held, eq, sizeof held);
+  if (!kind->run)
+    held[VT_TRACK] = held[VT_LANE] = 1;
+  int order = store_vtab_ordered(kind, info, held);
   info->orderByConsumed = order > 0;
   /* idxNum: bit 0 backwards, then the block columns to decode */
   info->idxNum = (order == 2) | kind->cols(info->colUsed, ranged) << 1;
@@ -219,8 +246,10 @@ static int store_vtab_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
    * store holds hundreds: a join from the tracks a query keeps must cost
    * less than reading every slice), a hundredth per lane, a tenth per
    * range bound, almost none with the id too */
-  static const double eq_share[STORE_VTAB_SEEK_COLS] = {
-      [VT_TRACK] = 1e3, [VT_LANE] = 100, [VT_TS] = 100, [VT_ID] = 1e4};
+  const double eq_share[STORE_VTAB_SEEK_COLS] = {[VT_TRACK] = 1e3,
+                                                 [VT_LANE] = 100,
+                                                 [VT_TS] = kind->key_share,
+                                                 [VT_ID] = 1e4};
   double rows = 1e7;
   for (int c = 0; c < STORE_VTAB_SEEK_COLS; c++)
     if (ranged[c])
@@ -240,29 +269,37 @@ static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
   if (!st)
     return NULL;
   memset(st, 0, sizeof *st);
-  char *sql = sqlite3_mprintf(
-      "SELECT track, %s FROM %s WHERE (track, %s) > (?1, ?2) AND track <= ?3 "
-      "ORDER BY track, %s LIMIT 1",
-      kind->run, kind->table, kind->run, kind->run);
-  int rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-                                    &st->pairs, NULL)
-               : SQLITE_NOMEM;
-  sqlite3_free(sql);
+  int rc = SQLITE_OK;
+  char *sql = NULL, *same = NULL;
+  if (kind->run) {
+    sql = sqlite3_mprintf("SELECT track, %s FROM %s WHERE (track, %s) > (?1, "
+                          "?2) AND track <= ?3 ORDER BY track, %s LIMIT 1",
+                          kind->run, kind->table, kind->run, kind->run);
+    rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                  &st->pairs, NULL)
+             : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    same = sqlite3_mprintf("track = ?1 AND %s = ?2 AND", kind->run);
+  } else { /* one sequence: ?1 and ?2 are bound, not used */
+    same = sqlite3_mprintf("%s", "");
+  }
   for (int k = 0; k < (kind->args ? 4 : 2) && rc == SQLITE_OK; k++) {
     const char *dir = k & 1 ? "DESC" : "";
-    sql = sqlite3_mprintf(
-        "SELECT b.ts0, b.data%s FROM %s b%s WHERE b.track = ?1 AND b.%s = ?2 "
-        "AND b.ts0 >= coalesce((SELECT max(ts0) FROM %s WHERE track = ?1 AND "
-        "%s = ?2 AND ts0 < ?3), ?3) AND b.ts0 <= ?4 ORDER BY b.ts0 %s, b.%s "
-        "%s",
-        k & 2 ? ", a.args" : "", kind->table,
-        k & 2 ? " LEFT JOIN slice_args a ON a.block = b.id" : "", kind->run,
-        kind->table, kind->run, dir, kind->tie, dir);
+    sql = same ? sqlite3_mprintf(
+                     "SELECT b.%s, b.data%s FROM %s b%s WHERE %s b.%s >= "
+                     "coalesce((SELECT max(%s) FROM %s WHERE %s %s < ?3), ?3) "
+                     "AND b.%s <= ?4 ORDER BY b.%s %s, b.%s %s",
+                     kind->key0, k & 2 ? ", a.args" : "", kind->table,
+                     k & 2 ? " LEFT JOIN slice_args a ON a.block = b.id" : "",
+                     same, kind->key0, kind->key0, kind->table, same,
+                     kind->key0, kind->key0, kind->key0, dir, kind->tie, dir)
+               : NULL;
     rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
                                   &st->blocks[k], NULL)
              : SQLITE_NOMEM;
     sqlite3_free(sql);
   }
+  sqlite3_free(same);
   if (rc != SQLITE_OK) {
     sqlite3_free(v->base.zErrMsg);
     v->base.zErrMsg = sqlite3_mprintf("%s", sqlite3_errmsg(v->db));
@@ -296,9 +333,21 @@ static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
 }
 
 /* Gives the statements back to the table and frees the cursor. */
+/* Keeps the cursor's block, read whole, as its table's cache (one
+ * sequence of blocks only): their buffers swap. */
+static void store_vtab_keep(struct store_vtab_cursor *c) {
+  struct store_vtab *v = (struct store_vtab *)c->base.pVtab;
+  if (v->kind->run || c->block.n == 0)
+    return;
+  struct store_block t = v->cache;
+  v->cache = c->block;
+  c->block = t;
+}
+
 static int store_vtab_close(sqlite3_vtab_cursor *cur) {
   struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
   struct store_vtab *v = (struct store_vtab *)cur->pVtab;
+  store_vtab_keep(c);
   store_vtab_stmts_reset(c->st);
   c->st->next = v->spare;
   v->spare = c->st;
@@ -386,10 +435,14 @@ static int store_vtab_empty(const struct store_vtab_range *r) {
  * starts its blocks.  Returns an SQLite code; sets eof at the end. */
 static int store_vtab_next_pair(struct store_vtab_cursor *c) {
   const struct store_vtab_range *t = &c->r[VT_TRACK], *l = &c->r[VT_LANE];
+  const struct store_vtab_kind *kind =
+      ((struct store_vtab *)c->base.pVtab)->kind;
   for (;;) {
-    if (c->started && c->track == t->hi && c->lane == l->hi)
+    if (c->started && (!kind->run || (c->track == t->hi && c->lane == l->hi)))
       break;
-    if (t->lo == t->hi && l->lo == l->hi) { /* one run: no search */
+    if (!kind->run) { /* one sequence of blocks */
+      c->track = c->lane = 0;
+    } else if (t->lo == t->hi && l->lo == l->hi) { /* one run: no search */
       c->track = t->lo, c->lane = l->lo;
     } else {
       sqlite3_bind_int64(c->st->pairs, 1, c->track);
@@ -447,8 +500,12 @@ static int store_vtab_next_block(struct store_vtab_cursor *c) {
                    args_len, c->cols) < 0) {
     sqlite3_free(c->base.pVtab->zErrMsg);
     c->base.pVtab->zErrMsg =
-        sqlite3_mprintf("%s of track %lld %s %lld: not a block", kind->table,
-                        (long long)c->track, kind->run, (long long)c->lane);
+        kind->run ? sqlite3_mprintf("%s of track %lld %s %lld: not a block",
+                                    kind->table, (long long)c->track, kind->run,
+                                    (long long)c->lane)
+                  : sqlite3_mprintf("%s at %s %lld: not a block", kind->table,
+                                    kind->key0,
+                                    (long long)sqlite3_column_int64(b, 0));
     return SQLITE_CORRUPT;
   }
   c->i = c->desc ? c->block.n : -1;
@@ -486,9 +543,10 @@ static int store_vtab_next(sqlite3_vtab_cursor *cur) {
     int r = store_vtab_step_row(c);
     if (r > 0)
       return SQLITE_OK;
-    int rc = r < 0 ? SQLITE_DONE : store_vtab_next_block(c);
+    int rc = r < 0 || c->one_block ? SQLITE_DONE : store_vtab_next_block(c);
     if (rc == SQLITE_ROW)
       continue;
+    store_vtab_keep(c);
     store_block_clear(&c->block);
     c->i = -1;
     if (rc != SQLITE_DONE)
@@ -523,6 +581,19 @@ static int store_vtab_filter(sqlite3_vtab_cursor *cur, int idx_num,
   c->track = c->r[VT_TRACK].lo;
   c->lane = c->r[VT_LANE].lo == INT64_MIN ? INT64_MIN : c->r[VT_LANE].lo - 1;
   c->started = 0;
+  struct store_vtab *v = (struct store_vtab *)cur->pVtab;
+  const struct store_block *k = &v->cache;
+  int64_t key = c->r[VT_TS].lo;
+  c->one_block = !v->kind->run && key == c->r[VT_TS].hi && k->n &&
+                 k->row[0].ts < key && key < k->row[k->n - 1].ts;
+  if (c->one_block) { /* all its rows are in the cache: swapped in */
+    struct store_block emptied = c->block;
+    c->block = v->cache;
+    v->cache = emptied;
+    c->started = 1;
+    c->i = c->desc ? c->block.n : -1;
+    return store_vtab_next(cur);
+  }
   int rc = store_vtab_next_pair(c);
   return rc == SQLITE_OK ? store_vtab_next(cur) : rc;
 }
@@ -587,7 +658,8 @@ static int store_vtab_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx,
                              int col) {
   const struct store_vtab_cursor *c = (const struct store_vtab_cursor *)cur;
   const struct store_block_row *r = &c->block.row[c->i];
-  switch (col) {
+  const struct store_vtab_kind *kind = ((struct store_vtab *)cur->pVtab)->kind;
+  switch (store_vtab_role(kind, col)) {
   case VT_TRACK:
     sqlite3_result_int64(cx, c->track);
     break;
@@ -601,7 +673,7 @@ static int store_vtab_column(sqlite3_vtab_cursor *cur, sqlite3_context *cx,
     sqlite3_result_int64(cx, r->id);
     break;
   default:
-    ((struct store_vtab *)cur->pVtab)->kind->column(cx, &c->block, r, col);
+    kind->column(cx, &c->block, r, col);
   }
   return SQLITE_OK;
 }
@@ -637,28 +709,57 @@ static int store_vtab_counter_decode(struct store_block *b, int64_t ts0,
   return store_block_decode_counter(b, ts0, data, len);
 }
 
-/* The block columns of a counter statement: its decode reads them all. */
-static int store_vtab_counter_cols(sqlite3_uint64 used, const int *ranged) {
+/* The block columns of a counter or flow statement: their decode reads
+ * them all. */
+static int store_vtab_all_cols(sqlite3_uint64 used, const int *ranged) {
   (void)used, (void)ranged;
   return STORE_BLOCK_TS;
 }
+
+/* A flow block's decode (no args, every column). */
+static int store_vtab_flow_decode(struct store_block *b, int64_t flow0,
+                                  const void *data, size_t len,
+                                  const void *args, size_t args_len, int cols) {
+  (void)args, (void)args_len, (void)cols;
+  return store_block_decode_flow(b, flow0, data, len);
+}
+
+/* The flow's columns after flow_id: track, lane, ts, id of the endpoint. */
+static void store_vtab_flow_column(sqlite3_context *cx,
+                                   const struct store_block *b,
+                                   const struct store_block_row *r, int col) {
+  size_t i = (size_t)(r - b->row);
+  sqlite3_result_int64(cx, b->ends[4 * i + (size_t)(col - 1)]);
+}
+
+/* The flow table's columns: flow_id is the blocks' key, the others are
+ * not sought. */
+static const signed char store_vtab_flow_role[64] = {VT_TS, -1, -1, -1, -1};
 
 static const struct store_vtab_kind store_vtab_kinds[] = {
     {STORE_VTAB_MODULE,
      "CREATE TABLE x(track INTEGER, lane INTEGER, ts INTEGER, id INTEGER, "
      "dur INTEGER, name INTEGER, grp INTEGER, args TEXT, flows TEXT)",
-     "slice_block", "lane", "id0", 1, store_vtab_cols, store_block_decode,
-     store_vtab_slice_column},
+     "slice_block", "lane", "ts0", "id0", NULL, 100, 1, store_vtab_cols,
+     store_block_decode, store_vtab_slice_column},
     {STORE_VTAB_COUNTER_MODULE,
      "CREATE TABLE x(track INTEGER, series INTEGER, ts INTEGER, seq INTEGER, "
      "value REAL)",
-     "counter_block", "series", "seq0", 0, store_vtab_counter_cols,
-     store_vtab_counter_decode, store_vtab_counter_column},
+     "counter_block", "series", "ts0", "seq0", NULL, 100, 0,
+     store_vtab_all_cols, store_vtab_counter_decode, store_vtab_counter_column},
+    /* a flow has a few endpoints among millions */
+    {STORE_VTAB_FLOW_MODULE,
+     "CREATE TABLE x(flow_id INTEGER, track INTEGER, lane INTEGER, ts "
+     "INTEGER, id INTEGER)",
+     "flow_block", NULL, "flow0", "id", store_vtab_flow_role, 1e6, 0,
+     store_vtab_all_cols, store_vtab_flow_decode, store_vtab_flow_column},
 };
 
 int store_vtab_register(sqlite3 *db) {
   int rc = SQLITE_OK;
-  for (size_t k = 0; k < 2 && rc == SQLITE_OK; k++)
+  for (size_t k = 0; k < sizeof store_vtab_kinds / sizeof *store_vtab_kinds &&
+                     rc == SQLITE_OK;
+       k++)
     rc = sqlite3_create_module(db, store_vtab_kinds[k].name, &store_vtab_module,
                                (void *)(uintptr_t)&store_vtab_kinds[k]);
   return rc;

@@ -4,7 +4,10 @@
  * a JSON array text such as "[5,7]", NULL when none; schema.sql says where
  * the others are); and `counter` over counter_block, the same way, with
  * the columns track, series, ts, seq and value (series in the place of
- * lane, seq in that of id: what is said of those below holds for these).
+ * lane, seq in that of id: what is said of those below holds for these);
+ * and `flow` over flow_block, with the columns flow_id, track, lane, ts
+ * and id, rows in that order, flow_id sought as ts is in a run (the only
+ * run: the blocks are one sequence), the others checked by SQLite.
  *
  * Constraints pushed down (doc/storage.md): track and lane (=, <, <=, >,
  * >=) pick the (track, lane) runs of blocks, ts (the same operators) seeks
@@ -27,6 +30,7 @@
 /* The modules' names in CREATE VIRTUAL TABLE (schema.sql). */
 #define STORE_VTAB_MODULE "nex_slice"
 #define STORE_VTAB_COUNTER_MODULE "nex_counter"
+#define STORE_VTAB_FLOW_MODULE "nex_flow"
 
 /* Registers both modules on db; every connection that reads a store calls it
  * before its first statement.  Returns an SQLite result code. */

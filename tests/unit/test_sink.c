@@ -64,6 +64,7 @@ static void fake_open(struct fake_run *r, const char *name) {
 /* Ends the run as ingest_run() does and opens the store for reading. */
 static sqlite3 *fake_close(struct fake_run *r) {
   ingest_finish_tracks(r->g, 0);
+  assert_int_equal(ingest_flows_flush(r->g), 0);
   ingest_stats_flush(r->g);
   ingest_sink_close(r->g);
   teststore_finish(r->w);

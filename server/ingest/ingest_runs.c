@@ -1,7 +1,7 @@
-/* ingest_chrome_runs.c -- the sorted runs of the Chrome flow binding,
- * merged per kind with a heap.  See ingest_chrome_runs.h. */
+/* ingest_runs.c -- sorted runs of flow endpoints, merged per kind with a
+ * heap.  See ingest_runs.h. */
 
-#include "ingest_chrome_runs.h"
+#include "ingest_runs.h"
 #include "spill.h"
 #include "util.h"
 
@@ -12,26 +12,26 @@
 
 /* n records at off in the spill file, or at mem without one; while
  * merging, buf[at, nbuf) is read and done of them were read. */
-struct ingest_chrome_run {
+struct ingest_run {
   uint64_t off;
   size_t n;
-  enum ingest_chrome_run_kind kind;
-  struct ingest_chrome_out *mem;
-  struct ingest_chrome_out *buf;
+  enum ingest_run_kind kind;
+  struct ingest_run_rec *mem;
+  struct ingest_run_rec *buf;
   size_t nbuf, at, done;
 };
 
 /* The key of a table, as the offsets of its columns in a record. */
-#define OUT(f) offsetof(struct ingest_chrome_out, f)
-static const size_t ingest_chrome_runs_id_key[] = {OUT(flow_id), OUT(track),
-                                                   OUT(lane), OUT(ts), OUT(id)};
-static const size_t ingest_chrome_runs_slice_key[] = {
-    OUT(track), OUT(lane), OUT(ts), OUT(id), OUT(flow_id)};
+#define OUT(f) offsetof(struct ingest_run_rec, f)
+static const size_t ingest_runs_id_key[] = {OUT(flow_id), OUT(track), OUT(lane),
+                                            OUT(ts), OUT(id)};
+static const size_t ingest_runs_slice_key[] = {OUT(track), OUT(lane), OUT(ts),
+                                               OUT(id), OUT(flow_id)};
 #undef OUT
 
 /* Compares records x and y by the five int64 columns of key. */
-static inline int ingest_chrome_runs_key_cmp(const void *x, const void *y,
-                                             const size_t key[5]) {
+static inline int ingest_runs_key_cmp(const void *x, const void *y,
+                                      const size_t key[5]) {
   for (int i = 0; i < 5; i++) {
     int64_t a, b;
     memcpy(&a, (const char *)x + key[i], sizeof a);
@@ -43,44 +43,44 @@ static inline int ingest_chrome_runs_key_cmp(const void *x, const void *y,
 }
 
 /* The order of a RUN_BY_ID run: the flow table's key. */
-static int ingest_chrome_runs_id_cmp(const void *x, const void *y) {
-  return ingest_chrome_runs_key_cmp(x, y, ingest_chrome_runs_id_key);
+static int ingest_runs_id_cmp(const void *x, const void *y) {
+  return ingest_runs_key_cmp(x, y, ingest_runs_id_key);
 }
 
 /* The order of a RUN_BY_SLICE run: the slice_flow table's key. */
-static int ingest_chrome_runs_slice_cmp(const void *x, const void *y) {
-  return ingest_chrome_runs_key_cmp(x, y, ingest_chrome_runs_slice_key);
+static int ingest_runs_slice_cmp(const void *x, const void *y) {
+  return ingest_runs_key_cmp(x, y, ingest_runs_slice_key);
 }
 
 /* The order of a RUN_UNBOUND run: file order. */
-static int ingest_chrome_runs_pos_cmp(const void *x, const void *y) {
-  const struct ingest_chrome_out *a = x, *b = y;
+static int ingest_runs_pos_cmp(const void *x, const void *y) {
+  const struct ingest_run_rec *a = x, *b = y;
   return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-static int (*const ingest_chrome_runs_order[])(const void *, const void *) = {
-    [RUN_UNBOUND] = ingest_chrome_runs_pos_cmp,
-    [RUN_BY_ID] = ingest_chrome_runs_id_cmp,
-    [RUN_BY_SLICE] = ingest_chrome_runs_slice_cmp};
+static int (*const ingest_runs_order[])(const void *, const void *) = {
+    [RUN_UNBOUND] = ingest_runs_pos_cmp,
+    [RUN_BY_ID] = ingest_runs_id_cmp,
+    [RUN_BY_SLICE] = ingest_runs_slice_cmp};
 
 /* Sorts v[0, n) with cmp, stably: insertion sort of 16-record pieces,
  * then merges through tmp (n records).  Twice as fast as qsort() on these
  * 48-byte records, which it sorts through pointers. */
-static void ingest_chrome_runs_sort(struct ingest_chrome_out *v, size_t n,
-                                    struct ingest_chrome_out *tmp,
-                                    int (*cmp)(const void *, const void *)) {
+static void ingest_runs_sort(struct ingest_run_rec *v, size_t n,
+                             struct ingest_run_rec *tmp,
+                             int (*cmp)(const void *, const void *)) {
   enum { PIECE = 16 };
   for (size_t i = 0; i < n; i += PIECE) {
     size_t e = i + PIECE < n ? i + PIECE : n;
     for (size_t j = i + 1; j < e; j++) {
-      struct ingest_chrome_out x = v[j];
+      struct ingest_run_rec x = v[j];
       size_t k = j;
       for (; k > i && cmp(&v[k - 1], &x) > 0; k--)
         v[k] = v[k - 1];
       v[k] = x;
     }
   }
-  struct ingest_chrome_out *a = v, *b = tmp;
+  struct ingest_run_rec *a = v, *b = tmp;
   for (size_t w = PIECE; w < n; w *= 2) {
     for (size_t i = 0; i < n; i += 2 * w) {
       size_t m = i + w < n ? i + w : n, e = i + 2 * w < n ? i + 2 * w : n;
@@ -92,7 +92,7 @@ static void ingest_chrome_runs_sort(struct ingest_chrome_out *v, size_t n,
       while (q < e)
         b[k++] = a[q++];
     }
-    struct ingest_chrome_out *t = a;
+    struct ingest_run_rec *t = a;
     a = b;
     b = t;
   }
@@ -100,9 +100,8 @@ static void ingest_chrome_runs_sort(struct ingest_chrome_out *v, size_t n,
     memcpy(v, a, n * sizeof *v);
 }
 
-void ingest_chrome_runs_keep(struct ingest_chrome_runs *rs,
-                             struct ingest_chrome_out *out, size_t n,
-                             enum ingest_chrome_run_kind kind) {
+void ingest_runs_keep(struct ingest_runs *rs, struct ingest_run_rec *out,
+                      size_t n, enum ingest_run_kind kind) {
   if (n == 0)
     return;
   if (rs->ntmp < n) {
@@ -110,10 +109,10 @@ void ingest_chrome_runs_keep(struct ingest_chrome_runs *rs,
     rs->tmp = xmalloc(n * sizeof *rs->tmp);
     rs->ntmp = n;
   }
-  ingest_chrome_runs_sort(out, n, rs->tmp, ingest_chrome_runs_order[kind]);
+  ingest_runs_sort(out, n, rs->tmp, ingest_runs_order[kind]);
   rs->v = xrealloc(rs->v, sizeof *rs->v * (rs->n + 1));
-  struct ingest_chrome_run *r = &rs->v[rs->n++];
-  *r = (struct ingest_chrome_run){.n = n, .kind = kind};
+  struct ingest_run *r = &rs->v[rs->n++];
+  *r = (struct ingest_run){.n = n, .kind = kind};
   if (*rs->mem + n * sizeof *out > rs->budget &&
       spill_write(rs->spill, out, n * sizeof *out, &r->off) == 0)
     return;
@@ -125,9 +124,8 @@ void ingest_chrome_runs_keep(struct ingest_chrome_runs *rs,
 /* The next record of a run (its buffer refilled when read): NULL at its
  * end, or when the spill file cannot be read (then *err is set, if it was
  * 0, and the run ends there). */
-static const struct ingest_chrome_out *
-ingest_chrome_runs_peek(struct ingest_chrome_runs *rs,
-                        struct ingest_chrome_run *r, int *err) {
+static const struct ingest_run_rec *
+ingest_runs_peek(struct ingest_runs *rs, struct ingest_run *r, int *err) {
   if (r->at < r->nbuf)
     return &r->buf[r->at];
   if (r->done == r->n)
@@ -150,21 +148,20 @@ ingest_chrome_runs_peek(struct ingest_chrome_runs *rs,
 
 /* Whether run x's next record comes before run y's (both have one read,
  * both of one kind). */
-static bool ingest_chrome_runs_less(const struct ingest_chrome_runs *rs,
-                                    size_t x, size_t y) {
-  const struct ingest_chrome_run *a = &rs->v[x], *b = &rs->v[y];
-  return ingest_chrome_runs_order[a->kind](&a->buf[a->at], &b->buf[b->at]) < 0;
+static bool ingest_runs_less(const struct ingest_runs *rs, size_t x, size_t y) {
+  const struct ingest_run *a = &rs->v[x], *b = &rs->v[y];
+  return ingest_runs_order[a->kind](&a->buf[a->at], &b->buf[b->at]) < 0;
 }
 
 /* Restores the heap of runs h[0, n) (the next record first in run order)
  * below k.  The runs in the heap have their next record read. */
-static void ingest_chrome_runs_down(const struct ingest_chrome_runs *rs,
-                                    size_t *h, size_t n, size_t k) {
+static void ingest_runs_down(const struct ingest_runs *rs, size_t *h, size_t n,
+                             size_t k) {
   for (;;) {
     size_t m = k, l = 2 * k + 1;
-    if (l < n && ingest_chrome_runs_less(rs, h[l], h[m]))
+    if (l < n && ingest_runs_less(rs, h[l], h[m]))
       m = l;
-    if (l + 1 < n && ingest_chrome_runs_less(rs, h[l + 1], h[m]))
+    if (l + 1 < n && ingest_runs_less(rs, h[l + 1], h[m]))
       m = l + 1;
     if (m == k)
       return;
@@ -177,10 +174,10 @@ static void ingest_chrome_runs_down(const struct ingest_chrome_runs *rs,
 
 /* Frees the runs of one kind (kind < 0: all) and takes them out of the
  * list. */
-static void ingest_chrome_runs_drop(struct ingest_chrome_runs *rs, int kind) {
+static void ingest_runs_drop(struct ingest_runs *rs, int kind) {
   size_t left = 0;
   for (size_t k = 0; k < rs->n; k++) {
-    struct ingest_chrome_run *r = &rs->v[k];
+    struct ingest_run *r = &rs->v[k];
     if (kind >= 0 && (int)r->kind != kind)
       rs->v[left++] = *r;
     else if (r->mem) {
@@ -193,19 +190,18 @@ static void ingest_chrome_runs_drop(struct ingest_chrome_runs *rs, int kind) {
   rs->n = left;
 }
 
-int ingest_chrome_runs_merge(
-    struct ingest_chrome_runs *rs, enum ingest_chrome_run_kind kind,
-    void (*emit)(void *ud, const struct ingest_chrome_out *o), void *ud) {
+int ingest_runs_merge(struct ingest_runs *rs, enum ingest_run_kind kind,
+                      void (*emit)(void *ud, const struct ingest_run_rec *o),
+                      void *ud) {
   size_t nruns = 0;
   for (size_t k = 0; k < rs->n; k++)
     nruns += rs->v[k].kind == kind;
-  size_t per =
-      rs->budget / sizeof(struct ingest_chrome_out) / (nruns ? nruns : 1);
+  size_t per = rs->budget / sizeof(struct ingest_run_rec) / (nruns ? nruns : 1);
   per = per < 64 ? 64 : per > 4096 ? 4096 : per;
   size_t *h = xmalloc(sizeof *h * (nruns ? nruns : 1)), n = 0;
   int err = 0;
   for (size_t k = 0; k < rs->n; k++) {
-    struct ingest_chrome_run *r = &rs->v[k];
+    struct ingest_run *r = &rs->v[k];
     if (r->kind != kind)
       continue;
     if (r->mem) { /* in memory: one buffer, read already */
@@ -216,26 +212,26 @@ int ingest_chrome_runs_merge(
       r->nbuf = r->at = r->n < per ? r->n : per;
       r->buf = xmalloc(sizeof *r->buf * r->nbuf);
     }
-    if (ingest_chrome_runs_peek(rs, r, &err)) /* the heap: runs read ahead */
+    if (ingest_runs_peek(rs, r, &err)) /* the heap: runs read ahead */
       h[n++] = k;
   }
   for (size_t k = n; k-- > 0;)
-    ingest_chrome_runs_down(rs, h, n, k);
+    ingest_runs_down(rs, h, n, k);
   while (n) {
-    struct ingest_chrome_run *r = &rs->v[h[0]];
+    struct ingest_run *r = &rs->v[h[0]];
     emit(ud, &r->buf[r->at]);
     r->at++;
-    if (!ingest_chrome_runs_peek(rs, r, &err))
+    if (!ingest_runs_peek(rs, r, &err))
       h[0] = h[--n];
-    ingest_chrome_runs_down(rs, h, n, 0);
+    ingest_runs_down(rs, h, n, 0);
   }
   free(h);
-  ingest_chrome_runs_drop(rs, (int)kind);
+  ingest_runs_drop(rs, (int)kind);
   return err;
 }
 
-void ingest_chrome_runs_free(struct ingest_chrome_runs *rs) {
-  ingest_chrome_runs_drop(rs, -1);
+void ingest_runs_free(struct ingest_runs *rs) {
+  ingest_runs_drop(rs, -1);
   free(rs->v);
   free(rs->tmp);
   rs->v = NULL;
