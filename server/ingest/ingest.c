@@ -772,8 +772,10 @@ struct ing *ingest_sink_open(const struct ingest_opts *o,
                              struct ingest_stats *st, int64_t t0) {
   struct ing *g = xcalloc(1, sizeof *g);
   *g = (struct ing){.o = o, .w = w, .d = d, .st = st, .t0 = t0, .pid = -1};
-  g->lanes = lanes_pool_new(o->db_path, o->sort_budget ? o->sort_budget
-                                                       : INGEST_SORT_BUDGET);
+  /* the default budget covers the flow endpoints' too */
+  g->lanes = lanes_pool_new(
+      o->db_path, o->sort_budget ? o->sort_budget
+                                 : INGEST_SORT_BUDGET - INGEST_FLOWS_BUDGET);
   g->ends = ingest_flows_new(o->db_path);
   return g;
 }

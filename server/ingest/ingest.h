@@ -29,8 +29,9 @@ struct ingest_progress {
 
 enum ingest_progress_style { INGEST_QUIET, INGEST_BAR, INGEST_LINES };
 
-/* The default sort budget (ingest_opts.sort_budget); half of it bounds
- * the instruction dependencies resolved in memory (ingest_deps.h). */
+/* The default sort budget (ingest_opts.sort_budget): the slices', less
+ * the flow endpoints' (ingest_flows.h); half of it bounds the instruction
+ * dependencies resolved in memory (ingest_deps.h). */
 #define INGEST_SORT_BUDGET (64u << 20)
 
 struct ingest_opts {

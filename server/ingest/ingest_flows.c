@@ -7,7 +7,10 @@
 
 #include <stdlib.h>
 
-#define INGEST_FLOWS_BATCH 65536 /* endpoints sorted into one run */
+/* endpoints sorted into one run: a batch and its sort's buffer take
+ * three quarters of the budget */
+#define INGEST_FLOWS_BATCH                                                     \
+  (INGEST_FLOWS_BUDGET * 3 / 8 / sizeof(struct ingest_run_rec))
 
 struct ingest_flows {
   struct spill *spill;
@@ -21,7 +24,7 @@ struct ingest_flows *ingest_flows_new(const char *store_path) {
   struct ingest_flows *f = xcalloc(1, sizeof *f);
   f->spill = spill_new(store_path, "flow endpoints");
   f->runs = (struct ingest_runs){
-      .spill = f->spill, .mem = &f->mem, .budget = INGEST_FLOWS_BUDGET / 2};
+      .spill = f->spill, .mem = &f->mem, .budget = INGEST_FLOWS_BUDGET / 4};
   return f;
 }
 

@@ -15,8 +15,9 @@
 struct store_writer;
 struct ingest_flows;
 
-/* Endpoints held in memory, batch and runs, before runs are spilled. */
-#define INGEST_FLOWS_BUDGET (16u << 20)
+/* Bytes of endpoints held in memory: the batch being gathered, its sort's
+ * buffer, and runs up to a quarter of it before runs are spilled. */
+#define INGEST_FLOWS_BUDGET (4u << 20)
 
 /* A new set of endpoints; its spill file goes beside the store at
  * store_path when one is needed. */
