@@ -1,4 +1,4 @@
-/* store_vtab.c -- the virtual tables `slice` and `counter`; see
+/* store_vtab.c -- the virtual tables `slice`, `counter` and `flow`; see
  * store_vtab.h. */
 #ifdef NEX_SQLITE_EXTENSION
 #include <sqlite3ext.h>
@@ -13,8 +13,8 @@ SQLITE_EXTENSION_INIT1
 #include <stdlib.h>
 #include <string.h>
 
-/* The columns; a counter's are track, series (VT_LANE), ts, seq (VT_ID)
- * and value (VT_VALUE). */
+/* The columns of `slice`; a counter's are track, series (VT_LANE), ts,
+ * seq (VT_ID) and value; a flow's are mapped by its role table. */
 enum {
   VT_TRACK,
   VT_LANE,
@@ -26,7 +26,6 @@ enum {
   VT_ARGS,
   VT_FLOWS
 };
-#define VT_VALUE VT_DUR
 #define STORE_VTAB_SEEK_COLS 4 /* track, lane, ts, id */
 /* The index in blocks[] of the statement for a direction and columns. */
 #define STORE_VTAB_BLOCKS(desc, cols)                                          \
@@ -570,6 +569,7 @@ static int store_vtab_filter(sqlite3_vtab_cursor *cur, int idx_num,
   c->eof = 0;
   c->rowid = 0;
   c->i = -1;
+  store_vtab_keep(c); /* a lookup may have stopped before its end */
   store_block_clear(&c->block);
   store_vtab_stmts_reset(c->st);
   for (int k = 0; k < STORE_VTAB_SEEK_COLS; k++)

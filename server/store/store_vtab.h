@@ -7,7 +7,9 @@
  * lane, seq in that of id: what is said of those below holds for these);
  * and `flow` over flow_block, with the columns flow_id, track, lane, ts
  * and id, rows in that order, flow_id sought as ts is in a run (the only
- * run: the blocks are one sequence), the others checked by SQLite.
+ * run: the blocks are one sequence), the others checked by SQLite; the
+ * table keeps the flow block read last, and answers a flow id strictly
+ * inside it from it.
  *
  * Constraints pushed down (doc/storage.md): track and lane (=, <, <=, >,
  * >=) pick the (track, lane) runs of blocks, ts (the same operators) seeks
