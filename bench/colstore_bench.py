@@ -201,12 +201,14 @@ def ingest_all(a, builds, prof, sys_n, inst_n, m):
         sizes[name] = os.path.getsize(db)
         sl = (tb.get("slice_block", tb.get("slice", 0)) +
               tb.get("slice_block_key", 0) + tb.get("slice_args", 0))
+        # a table, or (layouts 14 and 15) its blocks and their key
+        cn, fl = (tb.get(t, 0) + tb.get(t + "_block", 0) +
+                  tb.get(t + "_block_key", 0) for t in ("counter", "flow"))
         print("%-6s store %.1f MB: slices %.1f B/slice (%d slices), "
               "counter %.1f B/sample, slice_lod %.1f MB, flow %.1f MB, "
               "inst_dep %.1f MB" %
               (name, sizes[name] / 1e6, sl / slices, slices,
-               tb.get("counter", 0) / max(samples, 1),
-               tb.get("slice_lod", 0) / 1e6, tb.get("flow", 0) / 1e6,
+               cn / max(samples, 1), tb.get("slice_lod", 0) / 1e6, fl / 1e6,
                tb.get("inst_dep", 0) / 1e6))
     print("store size: blocks %.2fx the rows" % (sizes["blocks"] / sizes["rows"]))
 
