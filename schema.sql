@@ -96,7 +96,7 @@ CREATE VIRTUAL TABLE slice USING nex_slice;
 -- sample share it) and disambiguates equal timestamps.
 --
 -- Stored like the slices (doc/storage.md): one counter_block row holds up
--- to 256 samples of one (track, series) in (ts, seq) order, keyed by the
+-- to 64 samples of one (track, series) in (ts, seq) order, keyed by the
 -- first one's ts and seq; `counter` is the read-only virtual table over
 -- them (module nex_counter), rows in (track, series, ts, seq) order.
 CREATE TABLE counter_block (
