@@ -123,9 +123,7 @@ static void test_values_as_written(void **state) {
       db, "SELECT group_concat(value, ',') FROM counter WHERE track = 2");
   assert_string_equal(s, "0.0,-1.0,-2.0,-3.0,-4.0");
   free(s);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
 }
 
 /* Values at the edges of the codec come back bit for bit (-0.0 as 0.0). */
@@ -242,9 +240,7 @@ static void test_constraints_as_a_table(void **state) {
                         "(SELECT ts || '/' || seq || '/' || value AS x FROM %s "
                         "WHERE %s ORDER BY ts DESC, seq DESC LIMIT 300)",
                         "counter", back, sizeof back / sizeof *back);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
 }
 
 static void test_order_and_writes(void **state) {
@@ -274,9 +270,7 @@ static void test_order_and_writes(void **state) {
   assert_non_null(strstr(msg, "counter_block of track 2 series 0: not a "
                               "block"));
   free(msg);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
 }
 
 /* Writes samples (series, ts, seq) of track 1, and with `other` a sample

@@ -92,9 +92,7 @@ static void test_rows_as_written(void **state) {
   assert_string_equal(s, want);
   free(want);
   free(s);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
 }
 
 static void test_constraints_as_a_table(void **state) {
@@ -148,9 +146,7 @@ static void test_constraints_as_a_table(void **state) {
                         "flow", each, 2);
   free(straddling);
   free(starts);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
 }
 
 static void test_order_and_writes(void **state) {
@@ -174,9 +170,7 @@ static void test_order_and_writes(void **state) {
   assert_non_null(msg);
   assert_non_null(strstr(msg, "flow_block at flow0 1: not a block"));
   free(msg);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
 }
 
 static void test_out_of_order(void **state) {

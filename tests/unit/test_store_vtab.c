@@ -151,9 +151,7 @@ static void test_rows_as_written(void **state) {
           "FROM slice)");
   assert_string_equal(s, "1");
   free(s);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
 }
 
 static void test_constraints_as_a_table(void **state) {
@@ -219,9 +217,7 @@ static void test_constraints_as_a_table(void **state) {
                         "|| ts || '/' || id || '/' || coalesce(args, '-') AS "
                         "x FROM %s WHERE %s ORDER BY track, lane, ts, id)",
                         "slice", where, sizeof where / sizeof *where);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
 }
 
 static void test_order_and_writes(void **state) {
@@ -255,9 +251,7 @@ static void test_order_and_writes(void **state) {
   assert_non_null(msg);
   assert_non_null(strstr(msg, "slice_block of track 2 lane 0: not a block"));
   free(msg);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
 }
 
 /* Writes the slices (lane 0 of one track, in the given order: ts, id)
@@ -297,9 +291,7 @@ static void test_out_of_order(void **state) {
   char *s = teststore_one(db, "SELECT group_concat(ts) FROM slice");
   assert_string_equal(s, "1,2,3,4,5");
   free(s);
-  sqlite3_close(db);
-  unlink(path);
-  free(path);
+  teststore_close(db, path);
   /* before a block already written, or twice: the store fails */
   int64_t late[] = {10, 1, 20, 2, 15, 3};
   char *cause = write_bad(late, 3, 1);

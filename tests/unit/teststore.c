@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct store_writer *teststore_open(const char *path) {
   struct store_writer *w;
@@ -117,6 +118,12 @@ char *teststore_corrupt(sqlite3 *db, const char *damage, const char *query) {
     msg = xstrdup(sqlite3_errmsg(db));
   sqlite3_finalize(st);
   return msg;
+}
+
+void teststore_close(sqlite3 *db, char *path) {
+  sqlite3_close(db);
+  unlink(path);
+  free(path);
 }
 
 int teststore_read_only(sqlite3 *db, const char *const *sql, int n) {

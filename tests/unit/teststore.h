@@ -65,6 +65,8 @@ sqlite3 *teststore_open_ref(const char *path, const char *vt, const char *cols);
  * same text on table vt and on `ref` for each of the n clauses where[]. */
 void teststore_same_as_ref(sqlite3 *db, const char *fmt, const char *vt,
                            const char *const *where, size_t n);
+/* Closes db, removes the store at path and frees path. */
+void teststore_close(sqlite3 *db, char *path);
 /* 1 when each of the n statements fails on db with "may not be modified"
  * (a write to a read-only virtual table), else 0. */
 int teststore_read_only(sqlite3 *db, const char *const *sql, int n);
