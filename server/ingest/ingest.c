@@ -593,8 +593,6 @@ void ingest_trace_thread(struct ing *g, const char *instance, int64_t pid,
 
 /* ------------------------------------------------------------ finish */
 
-/* Places the slices waiting in a slice track's sorter, in start order
- * with their nesting depth (lanes.h). */
 /* The ingest fails: n events (`what`) of track t were not read back from
  * the spill file (error rc) and are lost. */
 static void ingest_lost(struct ing *g, const struct itrack *t, int64_t n,
@@ -608,6 +606,8 @@ static void ingest_lost(struct ing *g, const struct itrack *t, int64_t n,
     g->failed = rc;
 }
 
+/* Places the slices waiting in a slice track's sorter, in start order
+ * with their nesting depth (lanes.h). */
 static void ingest_track_drain(struct ing *g, struct itrack *t) {
   if (t->level == -2)
     ingest_decide_level(t);

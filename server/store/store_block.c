@@ -591,10 +591,8 @@ unsigned char *store_block_encode_flow(const struct store_block *b,
 int store_block_decode_flow(struct store_block *b, int64_t flow0,
                             const void *data, size_t len) {
   const unsigned char *p = data, *end = p + (data ? len : 0);
-  if (store_block_start(b, &p, end) < 0) {
-    b->n = 0;
+  if (store_block_start(b, &p, end) < 0) /* leaves b->n 0 */
     return -EINVAL;
-  }
   store_block_ends_room(b);
   size_t row = sizeof *b->row, four = 4 * sizeof *b->ends;
   int64_t *e = b->ends;

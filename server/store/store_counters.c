@@ -36,11 +36,6 @@ struct store_counters *store_counters_new(store_counters_emit_fn *emit,
   return s;
 }
 
-/* Keeps msg (malloc'd, taken over) unless an error is kept already. */
-static void store_counters_fail(struct store_counters *s, char *msg) {
-  util_error_keep(&s->error, msg);
-}
-
 void store_counters_error(struct store_counters *s, char **error) {
   util_error_take(&s->error, error);
 }
@@ -85,10 +80,10 @@ static int store_counters_done(struct store_counters *s, int64_t track,
  * done.  Returns 0, or -1 (error kept) when track was written before. */
 static int store_counters_switch(struct store_counters *s, int64_t track) {
   if (store_counters_done(s, track, 0)) {
-    store_counters_fail(s, xasprintf("counter track %" PRId64
-                                     " written again after another "
-                                     "track",
-                                     track));
+    util_error_keep(&s->error, xasprintf("counter track %" PRId64
+                                         " written again after another "
+                                         "track",
+                                         track));
     return -1;
   }
   if (s->track >= 0) {
@@ -122,20 +117,21 @@ store_counters_series(struct store_counters *s, int series) {
 void store_counters_add(struct store_counters *s, int64_t track, int series,
                         int64_t ts, int64_t seq, double value) {
   if (track < 0 || series < 0) {
-    store_counters_fail(s, xasprintf("counter sample of track %" PRId64
-                                     ", series %d: not a valid key",
-                                     track, series));
+    util_error_keep(&s->error, xasprintf("counter sample of track %" PRId64
+                                         ", series %d: not a valid key",
+                                         track, series));
     return;
   }
   if (track != s->track && store_counters_switch(s, track) < 0)
     return;
   struct store_counters_series *e = store_counters_series(s, series);
   if (e->any && (ts < e->last_ts || (ts == e->last_ts && seq <= e->last_seq))) {
-    store_counters_fail(s, xasprintf("counter sample (track %" PRId64
-                                     ", series %d, ts %" PRId64 ", seq %" PRId64
-                                     ") comes after a later one or is "
-                                     "written twice",
-                                     track, series, ts, seq));
+    util_error_keep(&s->error,
+                    xasprintf("counter sample (track %" PRId64
+                              ", series %d, ts %" PRId64 ", seq %" PRId64
+                              ") comes after a later one or is "
+                              "written twice",
+                              track, series, ts, seq));
     return;
   }
   e->any = 1;

@@ -40,13 +40,12 @@ void store_flows_flush(struct store_flows *s) {
 void store_flows_add(struct store_flows *s, int64_t flow_id, int64_t track,
                      int64_t lane, int64_t ts, int64_t id) {
   const int64_t key[5] = {flow_id, track, lane, ts, id};
-  int cmp = 1;
-  for (int k = 0; k < 5 && s->any && cmp == 1; k++)
-    if (key[k] != s->last[k])
-      cmp = key[k] > s->last[k] ? 2 : 0;
-  if (cmp == 1 && s->any) /* the same endpoint again */
+  int cmp = 0; /* key against the last one's */
+  for (int k = 0; k < 5 && !cmp; k++)
+    cmp = (key[k] > s->last[k]) - (key[k] < s->last[k]);
+  if (s->any && cmp == 0) /* the same endpoint again */
     return;
-  if (cmp == 0) {
+  if (s->any && cmp < 0) {
     util_error_keep(&s->error,
                     xasprintf("flow %" PRId64 " endpoint (track %" PRId64
                               ", lane %" PRId64 ", ts %" PRId64 ", id %" PRId64

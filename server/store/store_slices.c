@@ -56,11 +56,6 @@ struct store_slices {
   ZSTD_CCtx *zc; /* the encoder's compression context */
 };
 
-/* Keeps msg (malloc'd, taken over) unless an error is kept already. */
-static void store_slices_fail(struct store_slices *s, char *msg) {
-  util_error_keep(&s->error, msg);
-}
-
 void store_slices_error(struct store_slices *s, char **error) {
   util_error_take(&s->error, error);
 }
@@ -233,10 +228,11 @@ static void store_slices_close(struct store_slices *s, int i) {
   store_block_sort(b);
   for (int k = 1; k < b->n && !rc; k++)
     if (b->row[k].ts == b->row[k - 1].ts && b->row[k].id == b->row[k - 1].id) {
-      store_slices_fail(
-          s, xasprintf("slice (track %" PRId64 ", lane %" PRId64 ", ts %" PRId64
-                       ", id %" PRId64 ") written twice",
-                       e->track, e->lane, b->row[k].ts, b->row[k].id));
+      util_error_keep(&s->error,
+                      xasprintf("slice (track %" PRId64 ", lane %" PRId64
+                                ", ts %" PRId64 ", id %" PRId64
+                                ") written twice",
+                                e->track, e->lane, b->row[k].ts, b->row[k].id));
       rc = -EINVAL;
     }
   if (!rc) {
@@ -262,10 +258,11 @@ void store_slices_add(struct store_slices *s, int64_t track, int64_t lane,
   struct store_slices_lane *e = &s->map[j];
   if (e->closed &&
       (ts < e->last_ts || (ts == e->last_ts && id <= e->last_id))) {
-    store_slices_fail(s, xasprintf("slice (track %" PRId64 ", lane %" PRId64
-                                   ", ts %" PRId64 ", id %" PRId64
-                                   ") comes after a later one",
-                                   track, lane, ts, id));
+    util_error_keep(&s->error,
+                    xasprintf("slice (track %" PRId64 ", lane %" PRId64
+                              ", ts %" PRId64 ", id %" PRId64
+                              ") comes after a later one",
+                              track, lane, ts, id));
     return;
   }
   if (e->open < 0)

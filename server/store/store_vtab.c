@@ -269,7 +269,7 @@ static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
     return NULL;
   memset(st, 0, sizeof *st);
   int rc = SQLITE_OK;
-  char *sql = NULL, *same = NULL;
+  char *sql = NULL, *in_run = NULL;
   if (kind->run) {
     sql = sqlite3_mprintf("SELECT track, %s FROM %s WHERE (track, %s) > (?1, "
                           "?2) AND track <= ?3 ORDER BY track, %s LIMIT 1",
@@ -278,27 +278,28 @@ static struct store_vtab_stmts *store_vtab_stmts_new(struct store_vtab *v) {
                                   &st->pairs, NULL)
              : SQLITE_NOMEM;
     sqlite3_free(sql);
-    same = sqlite3_mprintf("track = ?1 AND %s = ?2 AND", kind->run);
+    in_run = sqlite3_mprintf("track = ?1 AND %s = ?2 AND", kind->run);
   } else { /* one sequence: ?1 and ?2 are bound, not used */
-    same = sqlite3_mprintf("%s", "");
+    in_run = sqlite3_mprintf("%s", "");
   }
   for (int k = 0; k < (kind->args ? 4 : 2) && rc == SQLITE_OK; k++) {
     const char *dir = k & 1 ? "DESC" : "";
-    sql = same ? sqlite3_mprintf(
-                     "SELECT b.%s, b.data%s FROM %s b%s WHERE %s b.%s >= "
-                     "coalesce((SELECT max(%s) FROM %s WHERE %s %s < ?3), ?3) "
-                     "AND b.%s <= ?4 ORDER BY b.%s %s, b.%s %s",
-                     kind->key0, k & 2 ? ", a.args" : "", kind->table,
-                     k & 2 ? " LEFT JOIN slice_args a ON a.block = b.id" : "",
-                     same, kind->key0, kind->key0, kind->table, same,
-                     kind->key0, kind->key0, kind->key0, dir, kind->tie, dir)
-               : NULL;
+    sql = in_run
+              ? sqlite3_mprintf(
+                    "SELECT b.%s, b.data%s FROM %s b%s WHERE %s b.%s >= "
+                    "coalesce((SELECT max(%s) FROM %s WHERE %s %s < ?3), ?3) "
+                    "AND b.%s <= ?4 ORDER BY b.%s %s, b.%s %s",
+                    kind->key0, k & 2 ? ", a.args" : "", kind->table,
+                    k & 2 ? " LEFT JOIN slice_args a ON a.block = b.id" : "",
+                    in_run, kind->key0, kind->key0, kind->table, in_run,
+                    kind->key0, kind->key0, kind->key0, dir, kind->tie, dir)
+              : NULL;
     rc = sql ? sqlite3_prepare_v3(v->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
                                   &st->blocks[k], NULL)
              : SQLITE_NOMEM;
     sqlite3_free(sql);
   }
-  sqlite3_free(same);
+  sqlite3_free(in_run);
   if (rc != SQLITE_OK) {
     sqlite3_free(v->base.zErrMsg);
     v->base.zErrMsg = sqlite3_mprintf("%s", sqlite3_errmsg(v->db));
@@ -331,7 +332,6 @@ static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   return SQLITE_OK;
 }
 
-/* Gives the statements back to the table and frees the cursor. */
 /* Keeps the cursor's block, read whole, as its table's cache (one
  * sequence of blocks only): their buffers swap. */
 static void store_vtab_keep(struct store_vtab_cursor *c) {
@@ -343,6 +343,7 @@ static void store_vtab_keep(struct store_vtab_cursor *c) {
   c->block = t;
 }
 
+/* Gives the statements back to the table and frees the cursor. */
 static int store_vtab_close(sqlite3_vtab_cursor *cur) {
   struct store_vtab_cursor *c = (struct store_vtab_cursor *)cur;
   struct store_vtab *v = (struct store_vtab *)cur->pVtab;
