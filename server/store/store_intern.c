@@ -28,18 +28,34 @@ static void store_intern_grow(struct store_intern *t) {
   t->cap = cap;
 }
 
+/* The slot of the len bytes of s: the one holding them, or the free slot
+ * they would take (t has slots). */
+static size_t store_intern_slot(const struct store_intern *t, const char *s,
+                                size_t len) {
+  size_t j = util_hash(s, len) & (t->cap - 1);
+  while (t->keys[j] && strcmp(t->keys[j], s) != 0)
+    j = (j + 1) & (t->cap - 1);
+  return j;
+}
+
+int64_t store_intern_find(const struct store_intern *t, const char *s,
+                          size_t len) {
+  if (!t->cap)
+    return 0;
+  size_t j = store_intern_slot(t, s, len);
+  return t->keys[j] ? t->ids[j] : 0;
+}
+
 int64_t store_intern_get(struct store_intern *t, const char *s, size_t len,
                          int *added) {
   if (t->n * 2 >= t->cap)
     store_intern_grow(t);
-  size_t j = util_hash(s, len) & (t->cap - 1);
-  *added = 0;
-  for (; t->keys[j]; j = (j + 1) & (t->cap - 1))
-    if (strcmp(t->keys[j], s) == 0)
-      return t->ids[j];
-  t->keys[j] = xstrdup(s);
-  t->ids[j] = (int64_t)++t->n;
-  *added = 1;
+  size_t j = store_intern_slot(t, s, len);
+  *added = !t->keys[j];
+  if (*added) {
+    t->keys[j] = xstrdup(s);
+    t->ids[j] = (int64_t)++t->n;
+  }
   return t->ids[j];
 }
 

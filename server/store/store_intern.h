@@ -20,6 +20,10 @@ struct store_intern {
  * before (*added 0), or the next one (*added 1). */
 int64_t store_intern_get(struct store_intern *t, const char *s, size_t len,
                          int *added);
+/* The id of the len bytes of s (NUL-terminated at len), 0 when it has
+ * none. */
+int64_t store_intern_find(const struct store_intern *t, const char *s,
+                          size_t len);
 /* Frees t's texts and slots (t itself is the caller's). */
 void store_intern_free(struct store_intern *t);
 
