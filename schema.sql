@@ -69,9 +69,13 @@ CREATE TABLE track (
 -- sqlite3 shell, `.load nexstore` first).  A rowid table with the key in
 -- an index: a WITHOUT ROWID table's seek reads the whole record (blobs
 -- and all) of every cell it compares once the record overflows its page.
--- A block's args texts are a row of their own in slice_args (none when
--- every slice's args is NULL): records half the size pack the pages
--- tighter, and a reader of the other columns never reads their pages.
+-- A block's args are a row of their own in slice_args (none when every
+-- slice's args is NULL): records half the size pack the pages tighter,
+-- and a reader of the other columns never reads their pages.  Args are
+-- kept as argument sets: arg_set holds each set's template (the args
+-- text with every value that varies replaced by a mark byte,
+-- server/store/store_argset.h), a block the set of each slice and the
+-- values that fill it.
 CREATE TABLE slice_block (
   id INTEGER PRIMARY KEY,          -- the blocks in the order written
   track INTEGER NOT NULL,
@@ -79,11 +83,15 @@ CREATE TABLE slice_block (
   ts0 INTEGER NOT NULL,
   id0 INTEGER NOT NULL,
   n INTEGER NOT NULL,
-  data BLOB NOT NULL               -- ts, dur, id, name, grp, args length, flows
+  data BLOB NOT NULL               -- ts, dur, id, name, grp, args set, flows
 );
 CREATE TABLE slice_args (
   block INTEGER PRIMARY KEY,       -- slice_block.id
-  args BLOB NOT NULL               -- the args texts, zstd-compressed or not
+  args BLOB NOT NULL               -- the sets' values, zstd-compressed or not
+);
+CREATE TABLE arg_set (
+  id INTEGER PRIMARY KEY,          -- 1, 2, ... in the order first written
+  tpl BLOB NOT NULL                -- the template
 );
 CREATE UNIQUE INDEX slice_block_key ON slice_block (track, lane, ts0, id0);
 -- slice(track, lane, ts, id, dur, name, grp, args)

@@ -199,8 +199,10 @@ def ingest_all(a, builds, prof, sys_n, inst_n, m):
         db = os.path.join(a.work, name + ".db")
         tb, slices, samples = table_bytes(db)
         sizes[name] = os.path.getsize(db)
+        # (layout 16) the args sets' templates count with the slices
         sl = (tb.get("slice_block", tb.get("slice", 0)) +
-              tb.get("slice_block_key", 0) + tb.get("slice_args", 0))
+              tb.get("slice_block_key", 0) + tb.get("slice_args", 0) +
+              tb.get("arg_set", 0))
         # a table, or (layouts 14 and 15) its blocks and their key
         cn, fl = (tb.get(t, 0) + tb.get(t + "_block", 0) +
                   tb.get(t + "_block_key", 0) for t in ("counter", "flow"))

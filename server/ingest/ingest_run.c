@@ -16,7 +16,7 @@
 /* The store layout this build writes (schema.sql plus the meaning of its
  * rows, e.g. LOD runs, lanes by nesting depth): a store of another version
  * is built again. */
-#define INGEST_SCHEMA_VERSION "15"
+#define INGEST_SCHEMA_VERSION "16"
 
 static void ingest_run_read_file(struct ing *g, const char *rel,
                                  void (*fn)(struct ing *g, const char *rel)) {

@@ -63,7 +63,7 @@ struct store_batch {
 struct store_writer {
   sqlite3 *db;
   char *path, *tmp;
-  struct store_batch str, track, slice, slice_args, counter, slice_lod,
+  struct store_batch str, track, slice, slice_args, arg_set, counter, slice_lod,
       counter_lod, flow, slice_flow, name_stat, inst_dep;
   struct store_counters *counters; /* the open counter blocks */
   struct store_flows *flows;       /* the open flow block */
@@ -85,10 +85,10 @@ struct store_writer {
 };
 
 static struct store_batch *store_tables(struct store_writer *w, int i) {
-  struct store_batch *t[] = {&w->str,         &w->track,   &w->slice,
-                             &w->slice_args,  &w->counter, &w->slice_lod,
-                             &w->counter_lod, &w->flow,    &w->slice_flow,
-                             &w->name_stat,   &w->inst_dep};
+  struct store_batch *t[] = {&w->str,        &w->track,       &w->slice,
+                             &w->slice_args, &w->arg_set,     &w->counter,
+                             &w->slice_lod,  &w->counter_lod, &w->flow,
+                             &w->slice_flow, &w->name_stat,   &w->inst_dep};
   return i < (int)(sizeof t / sizeof *t) ? t[i] : NULL;
 }
 
@@ -387,6 +387,15 @@ static void store_writer_block(void *ud, int64_t track, int64_t lane,
   }
 }
 
+/* Queues one args set (store_slices' emit_set). */
+static void store_writer_argset(void *ud, int64_t id, const char *tpl,
+                                size_t len) {
+  struct store_writer *w = ud;
+  int c = store_batch_row(w, &w->arg_set);
+  w->arg_set.cur->ints[c] = id;
+  store_rows_text(w->arg_set.cur, c + 1, tpl, len);
+}
+
 /* Queues one encoded counter block (store_counters' emit). */
 static void store_writer_cblock(void *ud, int64_t track, int64_t series,
                                 int64_t ts0, int64_t seq0, int64_t n,
@@ -465,7 +474,8 @@ int store_writer_open(const char *path, struct store_writer **out,
   store_batch_init(w, &w->slice, "slice_block", "id,track,lane,ts0,id0,n,data",
                    "iiiiiib", 1);
   store_batch_init(w, &w->slice_args, "slice_args", "block,args", "ib", 1);
-  w->slices = store_slices_new(store_writer_block, w);
+  store_batch_init(w, &w->arg_set, "arg_set", "id,tpl", "ib", 1);
+  w->slices = store_slices_new(store_writer_block, store_writer_argset, w);
   store_batch_init(w, &w->counter, "counter_block",
                    "track,series,ts0,seq0,n,data", "iiiiib", 4);
   w->counters = store_counters_new(store_writer_cblock, w);

@@ -9,13 +9,18 @@
  *   only the columns it needs), then n values of each column as zigzag
  *   varints (lod_block.h), or one value when every row has it (its length
  *   then written negated): ts - previous ts (the first from ts0), dur, id -
- *   previous id (the first from 0), name, grp (0: NULL), args length + 1
- *   (0: NULL); then the flows: nothing when no slice has one, else n
- *   counts and the flow ids of the slices one after the other, each the
- *   difference from the previous one (the first from 0);
- *   args: a flags byte (0 or STORE_BLOCK_ZSTD), then the args texts one
- *   after the other: as they are, or (ZSTD) their total length as a varint
- *   and one zstd frame of them.
+ *   previous id (the first from 0), name, grp (0: NULL), args set (0:
+ *   NULL, 1: none, the text kept whole; k + 1: set k, store_argset.h);
+ *   then the flows: nothing when no slice has one, else n counts and the
+ *   flow ids of the slices one after the other, each the difference from
+ *   the previous one (the first from 0);
+ *   args: a flags byte (0 or STORE_BLOCK_ZSTD), then the args part as it
+ *   is, or (ZSTD) its length as a varint and one zstd frame of it.  The
+ *   part: the byte length of the integers, then the integers of the rows'
+ *   sets in row order, each the difference from the last one of the same
+ *   set and mark in the block (the first from 0), then the texts in row
+ *   order, each a byte length and the bytes: a set's string contents and
+ *   other values, or the whole args of a row without a set.
  * The encoder is the writer's (store.c), the decoder the virtual table's
  * (store_vtab.c).
  *
@@ -49,6 +54,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <zstd.h>
+
+#include "util.h"
+
+struct store_argsets;
+struct store_argset_split;
 
 #define STORE_BLOCK_ROWS 256
 /* A block is closed early once its args hold this many bytes. */
@@ -100,6 +110,14 @@ struct store_block {
   int64_t *ends; /* flow blocks: 4 per row (track, lane, ts, id) */
   int ends_cap;  /* rows it has room for */
   ZSTD_DCtx *zd; /* made by the first decode of zstd args, kept */
+  unsigned char *raw; /* the decompressed args part */
+  size_t raw_cap;
+  int64_t *last; /* the last integers of the args sets (read and write) */
+  size_t last_cap;
+  /* gives the template of args set id (*tpl, *len: borrowed until the next
+   * call); returns 0, or -1 when there is no such set */
+  int (*argset)(void *ud, int64_t id, const char **tpl, size_t *len);
+  void *argset_ud;
 };
 
 /* Appends one slice (args: args_len bytes, copied, or NULL; flows: its
@@ -110,18 +128,34 @@ void store_block_add(struct store_block *b, int64_t ts, int64_t id, int64_t dur,
                      size_t args_len, const int64_t *flows, int n_flows);
 /* Puts the slices in (ts, id) order (a stable sort: usually they are). */
 void store_block_sort(struct store_block *b);
-/* Encodes b's slices (1 to STORE_BLOCK_ROWS, in order) with compression
- * context zc (the caller's, used by one thread at a time).  Returns a
- * malloc'd buffer of *len bytes, the caller frees it: the data blob, then
- * from *args_at on the args blob, none (*args_at == *len) when every
- * slice's args is NULL.  Args are compressed (zstd, level 1) when that
- * saves at least a tenth. */
-unsigned char *store_block_encode(const struct store_block *b, ZSTD_CCtx *zc,
-                                  size_t *len, size_t *args_at);
+/* What encoding slice blocks keeps from one block to the next: its
+ * compression context, the args sets (store_argset.h) and buffers.  One
+ * thread uses it at a time. */
+struct store_block_enc {
+  ZSTD_CCtx *zc;
+  struct store_argsets *sets;
+  struct store_argset_split *split;
+  struct sbuf ints, texts, part;
+};
+
+/* Makes *e (exits when no compression context can be made). */
+void store_block_enc_init(struct store_block_enc *e);
+/* Frees what *e holds (e itself is the caller's). */
+void store_block_enc_free(struct store_block_enc *e);
+/* Encodes b's slices (1 to STORE_BLOCK_ROWS, in order) with e, their args
+ * split into the sets of e->sets.  Returns a malloc'd buffer of *len
+ * bytes, the caller frees it: the data blob, then from *args_at on the
+ * args blob, none (*args_at == *len) when every slice's args is NULL.
+ * The args part is compressed (zstd, level 1) when that saves at least a
+ * tenth. */
+unsigned char *store_block_encode(struct store_block *b,
+                                  struct store_block_enc *e, size_t *len,
+                                  size_t *args_at);
 /* Decodes slice_block row (ts0, data/len, args/args_len) into b, replacing
  * what it held: ts and the columns of `cols` (STORE_BLOCK_* bits; the
  * others are 0, no flows without STORE_BLOCK_FLOWS), the args when args is
- * not NULL (else every args is NULL).
+ * not NULL (else every args is NULL), their sets' templates got from
+ * b->argset.
  * Returns 0, or -EINVAL when the bytes read are not a block. */
 int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
                        size_t len, const void *args, size_t args_len, int cols);

@@ -1,6 +1,6 @@
 /* store_slices.c -- see store_slices.h. */
 #include "store_slices.h"
-#include "log.h"
+#include "store_argset.h"
 #include "store_block.h"
 #include "util.h"
 
@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Closed blocks handed to the encoder thread and not emitted yet, at most:
  * the ingest thread waits for the oldest beyond it. */
@@ -33,10 +34,15 @@ struct store_slices_job {
   unsigned char *data; /* store_block_encode()'s, once encoded */
   size_t len, at;
   bool encoded;
+  /* the args sets its encoding gave ids to: set0, set0 + 1, ..., their
+   * templates one after the other, each NUL-terminated */
+  int64_t set0;
+  struct sbuf sets;
 };
 
 struct store_slices {
   store_slices_emit_fn *emit;
+  store_slices_set_fn *emit_set;
   void *ud;
   struct store_slices_lane *map; /* open addressing on (track, lane) */
   size_t cap, n;
@@ -53,18 +59,29 @@ struct store_slices {
    * them from `todo` on, the caller emits them from `head` once encoded */
   struct store_slices_job *head, *tail, *todo;
   int inflight;  /* their number */
-  ZSTD_CCtx *zc; /* the encoder's compression context */
+  struct store_block_enc enc; /* the encoder's context and args sets */
 };
 
 void store_slices_error(struct store_slices *s, char **error) {
   util_error_take(&s->error, error);
 }
 
+/* Keeps args set id (template tpl, len bytes) with job ud (the sets'
+ * drain). */
+static void store_slices_keep_set(void *ud, int64_t id, const char *tpl,
+                                  size_t len) {
+  struct store_slices_job *j = ud;
+  if (!j->sets.len)
+    j->set0 = id;
+  sbuf_add(&j->sets, tpl, len + 1);
+}
+
 /* Encodes a job's block (on the encoder thread, or on the caller's when
- * there is none: one thread uses s->zc). */
+ * there is none: one thread uses s->enc), with the args sets it made. */
 static void store_slices_encode(struct store_slices *s,
                                 struct store_slices_job *j) {
-  j->data = store_block_encode(&j->b, s->zc, &j->len, &j->at);
+  j->data = store_block_encode(&j->b, &s->enc, &j->len, &j->at);
+  store_argsets_drain(s->enc.sets, store_slices_keep_set, j);
 }
 
 static void *store_slices_thread(void *arg) {
@@ -87,12 +104,13 @@ static void *store_slices_thread(void *arg) {
   return NULL;
 }
 
-struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud) {
+struct store_slices *store_slices_new(store_slices_emit_fn *emit,
+                                      store_slices_set_fn *emit_set, void *ud) {
   struct store_slices *s = xcalloc(1, sizeof *s);
   s->emit = emit;
+  s->emit_set = emit_set;
   s->ud = ud;
-  if (!(s->zc = ZSTD_createCCtx()))
-    fatal("store: cannot make a zstd compression context");
+  store_block_enc_init(&s->enc);
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv_todo, NULL);
   pthread_cond_init(&s->cv_done, NULL);
@@ -103,14 +121,21 @@ struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud) {
 /* Frees a job and what it holds. */
 static void store_slices_job_free(struct store_slices_job *j) {
   store_block_free(&j->b);
+  sbuf_free(&j->sets);
   free(j->data);
   free(j);
 }
 
-/* Emits encoded job j and frees it. */
+/* Emits encoded job j, after the args sets it made, and frees it. */
 static void store_slices_emit(struct store_slices *s,
                               struct store_slices_job *j) {
   const struct store_block *b = &j->b;
+  int64_t id = j->set0;
+  for (size_t off = 0; off < j->sets.len; id++) {
+    size_t len = strlen(j->sets.s + off);
+    s->emit_set(s->ud, id, j->sets.s + off, len);
+    off += len + 1;
+  }
   s->emit(s->ud, j->track, j->lane, b->row[0].ts, b->row[0].id, b->n, j->data,
           j->at, j->data + j->at, j->len - j->at);
   store_slices_job_free(j);
@@ -294,7 +319,7 @@ void store_slices_free(struct store_slices *s) {
     next = j->next;
     store_slices_job_free(j);
   }
-  ZSTD_freeCCtx(s->zc);
+  store_block_enc_free(&s->enc);
   pthread_cond_destroy(&s->cv_todo);
   pthread_cond_destroy(&s->cv_done);
   pthread_mutex_destroy(&s->mu);

@@ -1,10 +1,10 @@
 /* store_slices.h -- the writer's open slice blocks: one per (track, lane)
  * being written, closed when full and whenever the writer's connection is
  * used (a track's statistics, a statement, the end).  A closed block is
- * encoded (store_block.h: varints, zstd) on an encoder thread of its own
- * while the caller goes on; the encoded blocks are handed to `emit` on the
- * caller's thread, in the order they were closed, at most a few dozen
- * blocks later and all of them by store_slices_flush().
+ * encoded (store_block.h: varints, args sets, zstd) on an encoder thread
+ * of its own while the caller goes on; the encoded blocks are handed to
+ * `emit` on the caller's thread, in the order they were closed, at most a
+ * few dozen blocks later and all of them by store_slices_flush().
  *
  * Slices of a (track, lane) come in (ts, id) order (the lane assignment
  * hands them out so); within the open block any order is sorted, but a
@@ -29,10 +29,18 @@ typedef void store_slices_emit_fn(void *ud, int64_t track, int64_t lane,
                                   const unsigned char *data, size_t len,
                                   const unsigned char *args, size_t args_len);
 
+/* Receives one args set (store_argset.h) given an id by the blocks'
+ * encoding, before the first block that uses it: id (1, 2, ... in
+ * order) and its template (len bytes). */
+typedef void store_slices_set_fn(void *ud, int64_t id, const char *tpl,
+                                 size_t len);
+
 struct store_slices;
 
-/* Returns a new set of open blocks that hands closed ones to emit(ud,...). */
-struct store_slices *store_slices_new(store_slices_emit_fn *emit, void *ud);
+/* Returns a new set of open blocks that hands closed ones to emit(ud,...)
+ * and the args sets they use to emit_set(ud, ...). */
+struct store_slices *store_slices_new(store_slices_emit_fn *emit,
+                                      store_slices_set_fn *emit_set, void *ud);
 /* Adds one slice (args and its n_flows flow ids copied; NULL allowed).  A
  * slice out of order is not added: the error is kept
  * (store_slices_error()). */

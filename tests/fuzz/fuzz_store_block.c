@@ -6,20 +6,38 @@
  * Input: byte 0 the columns to decode (its low 7 bits, STORE_BLOCK_*
  * bits) and, bit 7, whether there is an args blob; bytes 1 and 2 the data
  * blob's length (little endian, cut to what follows); then the data blob,
- * then the args blob.  Each is copied to a buffer of its exact size.  A
- * block that decodes with every column is encoded again and decoded from
- * that: the same slices must come back (the encoder's own output always
- * decodes).  The data blob is read as a counter block and as a flow block
- * too, and one that decodes is encoded and decoded again: the same
- * samples (the value's bits; a -0.0 may come back as 0.0, as SQLite keeps
+ * then the args blob.  Each is copied to a buffer of its exact size; the
+ * args sets 1 - 4 are fuzz_store_block_set()'s.  A block that decodes with
+ * every column is encoded again and decoded from that: the same slices
+ * must come back (the encoder's own output always decodes).  The whole
+ * input is also the args of slices encoded and decoded: the argument
+ * sets must give any bytes back.  The data blob is read as a counter block and
+ * as a flow block too, and one that decodes is encoded and decoded again: the
+ * same samples (the value's bits; a -0.0 may come back as 0.0, as SQLite keeps
  * a REAL), the same endpoints.
  */
 #include "fuzz_fmt.h"
+#include "store_argset.h"
 #include "store_block.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The args sets of the blocks read (a store's arg_set table): 1 - 4,
+ * with integers, texts, both, neither. */
+static int fuzz_store_block_set(void *ud, int64_t id, const char **tpl,
+                                size_t *len) {
+  static const char *const sets[] = {"{\"a\":\1}", "[\"\3\"]",
+                                     "{\"k\":\"\2\",\"s\":\3,\"t\":[\1,\3]}",
+                                     "null"};
+  (void)ud;
+  if (id < 1 || id > 4)
+    return -1;
+  *tpl = sets[id - 1];
+  *len = strlen(*tpl);
+  return 0;
+}
 
 /* Aborts unless rows i of a and b hold the same slice (grp as the encoder
  * keeps it, > 0 or 0). */
@@ -34,12 +52,13 @@ static void fuzz_store_block_same(const struct store_block *a,
     abort();
 }
 
-/* Encodes decoded block a again and decodes that: the same slices. */
+/* Encodes the slices of a (args and flows of its own, as read) with a
+ * new encoder and decodes that: the same slices, args byte for byte. */
 static void fuzz_store_block_again(const struct store_block *a) {
-  static ZSTD_CCtx *zc;
-  if (!zc && !(zc = ZSTD_createCCtx()))
-    abort();
-  struct store_block c = {0}, d = {0};
+  struct store_block_enc e;
+  store_block_enc_init(&e);
+  struct store_block c = {0},
+                     d = {.argset = store_argsets_get, .argset_ud = e.sets};
   for (int i = 0; i < a->n; i++) {
     const struct store_block_row *r = &a->row[i];
     store_block_add(&c, r->ts, r->id, r->dur, r->name, r->grp,
@@ -48,7 +67,7 @@ static void fuzz_store_block_again(const struct store_block *a) {
                     r->n_flows ? a->flows + r->flows_off : NULL, r->n_flows);
   }
   size_t len, at;
-  unsigned char *out = store_block_encode(&c, zc, &len, &at);
+  unsigned char *out = store_block_encode(&c, &e, &len, &at);
   /* no args part (every args NULL): no slice_args row, read as NULL */
   if (store_block_decode(&d, c.row[0].ts, out, at, at < len ? out + at : NULL,
                          len - at, STORE_BLOCK_ALL | STORE_BLOCK_FLOWS) != 0 ||
@@ -59,6 +78,20 @@ static void fuzz_store_block_again(const struct store_block *a) {
   free(out);
   store_block_free(&c);
   store_block_free(&d);
+  store_block_enc_free(&e);
+}
+
+/* The input as the args of three slices (the whole, its first half, the
+ * whole again) goes through the encoder and back: the argument sets give
+ * any bytes back exactly. */
+static void fuzz_store_block_args(const uint8_t *data, size_t size) {
+  struct store_block a = {0};
+  const char *text = (const char *)data;
+  store_block_add(&a, 1, 1, 0, 1, 0, text, size, NULL, 0);
+  store_block_add(&a, 2, 2, 0, 1, 0, text, size / 2, NULL, 0);
+  store_block_add(&a, 3, 3, 0, 1, 0, text, size, NULL, 0);
+  fuzz_store_block_again(&a);
+  store_block_free(&a);
 }
 
 /* Reads data/len as a counter block; one that decodes goes through the
@@ -99,7 +132,9 @@ static void fuzz_store_block_flow(const unsigned char *data, size_t len) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static struct store_block b; /* its buffers kept, as a cursor keeps them */
+  /* its buffers kept, as a cursor keeps them; sets read from a store are
+   * given by fuzz_store_block_set() */
+  static struct store_block b = {.argset = fuzz_store_block_set};
   if (size < 3)
     return 0;
   int cols = data[0] & 127;
@@ -128,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   fuzz_store_block_counter(d, dl);
   fuzz_store_block_flow(d, dl);
+  fuzz_store_block_args(data, size);
   free(d);
   free(a);
   return 0;

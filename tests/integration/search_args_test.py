@@ -6,8 +6,9 @@ A Chrome trace's args always reach the store as JSON (the decoder re-writes
 them), but a capture file's attribute flagged as a number keeps its text
 when strtod takes it whole, and "nan", "0x10" or "+1" are no JSON: such a
 slice's args read `{"k":nan}`.  The store here is made by the server from a
-Chrome trace, then two slices' args are changed by hand to such texts and
-the server reopens the same store (same profile, so it is not rebuilt).
+Chrome trace, then two slices' args are changed by hand to texts that are
+no JSON (the values of their argument set) and the server reopens the same
+store (same profile, so it is not rebuilt).
 Attribute terms skip the slices whose args are not JSON; every other term
 still finds them; before, any attribute term answered 500 "malformed JSON".
 Needs NEX_BUILDDIR and NEX_SRCDIR (set by make check).
@@ -23,10 +24,10 @@ from nextest import Client, Server, check, main  # noqa: E402
 import nexdb  # noqa: F401,E402 (reads slice)
 
 US = 1000
-# event index -> its args text as written, and the same length of text that
-# is not JSON (a block's args lengths stay as they are)
-BAD = {3: ('{"k": "v1", "n": 3}', '{"k": "v1", "n": ?}'),
-       4: ('{"k": "v0", "n": 4}', '{"k": "v1", "n": ,}')}
+# event index -> the text its args' "k" value is given by hand: the args of
+# event 3 read {"k": "v1", "x", "n": 3}, those of event 4 {"k": "v1\", "n":
+# 4}, neither JSON (event 4's args said "v0")
+BAD = {3: b'v1", "x', 4: b'v1\\'}
 
 
 def write_trace(prof):
@@ -61,23 +62,35 @@ def varint(b, i):
             return (z >> 1) ^ -(z & 1), i
 
 
-def rewrite_args(db, old, new):
-    """Replaces the args text old by new (same length) inside the slice
-    blocks (doc/storage.md: a flags byte, then the texts as they are or,
-    flag 2, their length and one zstd frame, read with the zstd tool); the
+def rewrite_texts(db, new):
+    """Gives the texts of the slice blocks' args new values by hand
+    (doc/storage.md: a flags byte, then the args part as it is or, flag 2,
+    its length and one zstd frame, read with the zstd tool; the part: the
+    integers' length, the integers, then each text's length and bytes in
+    row order).  new maps a text's index in its block to its bytes; the
     block is written back uncompressed.  Returns the blocks changed."""
     changed = 0
     rows = db.execute("SELECT block, args FROM slice_args")
     for block, blob in rows.fetchall():
-        text = bytes(blob[1:])
+        part = bytes(blob[1:])
         if blob[0] == 2:
             _, i = varint(blob, 1)
-            text = subprocess.run(["zstd", "-d", "-c"], input=bytes(blob[i:]),
+            part = subprocess.run(["zstd", "-d", "-c"], input=bytes(blob[i:]),
                                   stdout=subprocess.PIPE, check=True).stdout
-        if old not in text:
+        n, i = varint(part, 0)
+        out = bytearray(part[:i + n])
+        i += n
+        k = 0
+        while i < len(part):
+            length, j = varint(part, i)
+            text = new.get(k, part[j:j + length])
+            out += bytes([2 * len(text)]) + text  # zigzag, under 64 bytes
+            i = j + length
+            k += 1
+        if out == part:
             continue
         db.execute("UPDATE slice_args SET args = ? WHERE block = ?",
-                   (b"\0" + text.replace(old, new), block))
+                   (b"\0" + bytes(out), block))
         changed += 1
     return changed
 
@@ -107,9 +120,8 @@ def run(tmp):
     check(bad.fetchone()[0] == 0,
           "a Chrome trace's args reach the store as JSON (args [1,\"two\"] "
           "too)")
-    for old, new in BAD.values():
-        check(rewrite_args(db, old.encode(), new.encode()) == 1,
-              "the block holding %s is rewritten" % old)
+    check(rewrite_texts(db, BAD) == 1,
+          "the block of the events is rewritten (one block, one text each)")
     db.commit()
     n = db.execute("SELECT count(*) FROM slice WHERE NOT json_valid(args)")
     check(n.fetchone()[0] == 2, "two slices' args are not JSON now")

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "store.h"
+#include "store_argset.h"
 #include "store_block.h"
 #include "store_vtab.h"
 #include "teststore.h"
@@ -150,6 +151,14 @@ static void test_rows_as_written(void **state) {
           "sum(length(args)) FROM slice_args) < (SELECT sum(length(args)) "
           "FROM slice)");
   assert_string_equal(s, "1");
+  free(s);
+  /* the args sets, in the order first written (the first blocks of track
+   * 1, then track 2's): #, $ stand for the marks of an integer and a text */
+  s = teststore_one(db, "SELECT group_concat(replace(replace(CAST(tpl AS "
+                        "TEXT), char(1), '#'), char(3), '$'), ' ') FROM "
+                        "(SELECT tpl FROM arg_set ORDER BY id)");
+  assert_string_equal(s, " {\"i\":#} {\"model_name\":\"$\",\"exec\":#,"
+                         "\"text\":\"$\"} {}");
   free(s);
   teststore_close(db, path);
 }
@@ -306,8 +315,10 @@ static void test_out_of_order(void **state) {
 /* Blocks that are not blocks decode to an error (never past their bytes).
  * Varints are zigzag: 2v stands for v.  One row's data is "\x02" (n = 1),
  * the lengths of its six columns ("\x02": 1 byte each), then ts, dur, id,
- * name, grp and args length + 1, then the flows part (nothing, or the
- * row's count and its ids). */
+ * name, grp and args set (0 NULL, 1 none: the text whole, k + 1 set k),
+ * then the flows part (nothing, or the row's count and its ids).  The args
+ * blob: flags, then the integers' length, the integers and the texts (each
+ * a length and the bytes). */
 #define HEAD "\x02\x02\x02\x02\x02\x02\x02"
 #define ALL_FLOWS (STORE_BLOCK_ALL | STORE_BLOCK_FLOWS)
 static void test_decode_rejects(void **state) {
@@ -326,7 +337,8 @@ static void test_decode_rejects(void **state) {
       {HEAD "\x00\x84\x00\x00\x00\x02", "\x00", 13,
        1},                                    /* a varint past its column */
       {"\xff\xff\xff\xff\x0f", "\x00", 5, 1}, /* too many rows */
-      {HEAD "\x00\x00\x00\x00\x00\x08", "\x00{}", 13, 3}, /* args of 3 bytes */
+      {HEAD "\x00\x00\x00\x00\x00\x08", "\x00{}", 13,
+       3}, /* a negative length */
       {HEAD "\x00\x00\x00\x00\x00\x06", "\x01{}", 13, 3}, /* zlib: layout 9 */
       {HEAD "\x00\x00\x00\x00\x00\x06", "\x03{}", 13, 3}, /* unknown flag */
       {HEAD "\x00\x00\x00\x00\x00\x06", "\x02\x04xx", 13, 4}, /* no zstd */
@@ -341,6 +353,12 @@ static void test_decode_rejects(void **state) {
       {"\x02\x02\x02\x02\x02\x02\x12\x00\x00\x00\x00\x00"
        "\x80\x80\x80\x80\x80\x80\x80\x80\x01",
        "\x00", 21, 1},
+      /* 16 - 19: a text past the end, integers past the end, a byte left
+       * over, set 1 where no set can be read */
+      {HEAD "\x00\x00\x00\x00\x00\x02", "\x00\x00\x0a{}", 13, 5},
+      {HEAD "\x00\x00\x00\x00\x00\x02", "\x00\x0a{}", 13, 4},
+      {HEAD "\x00\x00\x00\x00\x00\x02", "\x00\x00\x04{}x", 13, 6},
+      {HEAD "\x00\x00\x00\x00\x00\x04", "\x00\x00", 13, 2},
   };
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
     if (store_block_decode(&b, 0, bad[k].data, bad[k].len, bad[k].args,
@@ -357,24 +375,26 @@ static void test_decode_rejects(void **state) {
   assert_int_equal(store_block_decode(&b, 5, bad[7].data, 13, NULL, 0,
                                       STORE_BLOCK_ALL & ~STORE_BLOCK_ARGS),
                    0);
-  assert_int_equal(
-      store_block_decode(&b, 5, bad[9].data, 13, "\x00{}", 3, STORE_BLOCK_ALL),
-      0);
+  assert_int_equal(store_block_decode(&b, 5, bad[16].data, 13, "\x00\x00\x04{}",
+                                      5, STORE_BLOCK_ALL),
+                   0);
   assert_int_equal(b.row[0].args_len, 2);
+  assert_memory_equal(b.args + b.row[0].args_off, "{}", 2);
   /* args asked for but no args blob (a damaged store's NULL column): the
    * rows have none, not lengths into nothing */
   assert_int_equal(
       store_block_decode(&b, 5, bad[9].data, 13, NULL, 0, STORE_BLOCK_ALL), 0);
   assert_int_equal(b.row[0].args_len, -1);
-  assert_int_equal(
-      store_block_decode(&b, 5, bad[4].data, 14, "\x00", 1, STORE_BLOCK_ALL),
-      0);
+  assert_int_equal(store_block_decode(&b, 5, bad[4].data, 14, "\x00\x00\x00", 3,
+                                      STORE_BLOCK_ALL),
+                   0);
+  assert_int_equal(b.row[0].args_len, 0);
   assert_int_equal(b.row[0].n_flows, 0);
   /* flows 5 and 6: a count of 2, then 5 and 6 - 5 */
   assert_int_equal(store_block_decode(&b, 5,
                                       HEAD "\x00\x00\x00\x00\x00\x02\x04\x0a"
                                            "\x02",
-                                      16, "\x00", 1, ALL_FLOWS),
+                                      16, "\x00\x00\x00", 3, ALL_FLOWS),
                    0);
   assert_int_equal(b.row[0].n_flows, 2);
   assert_int_equal(b.flows[b.row[0].flows_off], 5);
@@ -390,14 +410,16 @@ static void test_same_columns(void **state) {
   struct store_block b = {0};
   for (int i = 0; i < 3; i++)
     store_block_add(&b, 100 + 10 * i, 7 + i, 5, 3, 0, "{}", 2, NULL, 0);
-  ZSTD_CCtx *zc = ZSTD_createCCtx();
+  struct store_block_enc e;
+  store_block_enc_init(&e);
   size_t len, at;
-  unsigned char *out = store_block_encode(&b, zc, &len, &at);
+  unsigned char *out = store_block_encode(&b, &e, &len, &at);
   /* n = 3; ts (0, 10, 10) and id (7, 1, 1) in full, dur, name, grp and
-   * the args lengths once: zigzag 3 bytes = 6, -1 byte = 1 */
+   * the args set (set 1, "{}": 2) once: zigzag 3 bytes = 6, -1 byte = 1 */
   assert_memory_equal(out, "\x06\x06\x01\x06\x01\x01\x01", 7);
   assert_int_equal(at, 7 + 3 + 1 + 3 + 1 + 1 + 1);
-  struct store_block d = {0};
+  assert_int_equal(out[at - 1], 4);
+  struct store_block d = {.argset = store_argsets_get, .argset_ud = e.sets};
   assert_int_equal(
       store_block_decode(&d, 100, out, at, out + at, len - at, STORE_BLOCK_ALL),
       0);
@@ -432,7 +454,7 @@ static void test_same_columns(void **state) {
                                       "\xff\xff\x01\x00\x00\x00\x00\x00",
                                       16, NULL, 0, STORE_BLOCK_ALL),
                    -EINVAL);
-  ZSTD_freeCCtx(zc);
+  store_block_enc_free(&e);
   store_block_free(&b);
   store_block_free(&d);
 }

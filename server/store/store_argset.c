@@ -1,0 +1,286 @@
+/* store_argset.c -- see store_argset.h. */
+#include "store_argset.h"
+#include "store_intern.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The mark of the integer text s (n bytes) as "%lld" or "%llu" writes
+ * one, its value in *v; 0 when it is not one. */
+static int store_argset_int(const char *s, size_t n, int64_t *v) {
+  int neg = n && s[0] == '-';
+  const char *d = s + neg;
+  size_t m = n - (size_t)neg;
+  if (m == 0 || m > 20 || (d[0] == '0' && (m > 1 || neg)))
+    return 0;
+  uint64_t u = 0; /* 19 digits cannot overflow, 20 may */
+  for (size_t i = 0; i < m; i++) {
+    unsigned dig = (unsigned)(d[i] - '0');
+    if (dig > 9 || (i == 19 && (__builtin_mul_overflow(u, 10, &u) ||
+                                __builtin_add_overflow(u, dig, &u))))
+      return 0;
+    if (i < 19)
+      u = u * 10 + dig;
+  }
+  if (neg) {
+    if (u > (uint64_t)INT64_MAX + 1)
+      return 0;
+    *v = (int64_t)(0 - u);
+    return STORE_ARGSET_INT;
+  }
+  *v = (int64_t)u;
+  return u <= (uint64_t)INT64_MAX ? STORE_ARGSET_INT : STORE_ARGSET_UINT;
+}
+
+/* The bytes of an args text, as the split reads them. */
+enum {
+  ARGSET_PLAIN,  /* part of the template */
+  ARGSET_QUOTE,  /* a string starts */
+  ARGSET_NUMBER, /* a number starts: a digit or '-' */
+  ARGSET_MARK,   /* a mark or a NUL: the text has no set */
+  ARGSET_NUMCH   /* 'e', 'E', '+', '.': part of a number started */
+};
+
+static const unsigned char store_argset_class[256] = {
+    [0] = ARGSET_MARK,
+    [STORE_ARGSET_INT] = ARGSET_MARK,
+    [STORE_ARGSET_UINT] = ARGSET_MARK,
+    [STORE_ARGSET_BYTES] = ARGSET_MARK,
+    ['"'] = ARGSET_QUOTE,
+    ['-'] = ARGSET_NUMBER,
+    ['0'] = ARGSET_NUMBER,
+    ['1'] = ARGSET_NUMBER,
+    ['2'] = ARGSET_NUMBER,
+    ['3'] = ARGSET_NUMBER,
+    ['4'] = ARGSET_NUMBER,
+    ['5'] = ARGSET_NUMBER,
+    ['6'] = ARGSET_NUMBER,
+    ['7'] = ARGSET_NUMBER,
+    ['8'] = ARGSET_NUMBER,
+    ['9'] = ARGSET_NUMBER,
+    ['e'] = ARGSET_NUMCH,
+    ['E'] = ARGSET_NUMCH,
+    ['+'] = ARGSET_NUMCH,
+    ['.'] = ARGSET_NUMCH,
+};
+
+/* The end of the string whose content starts at p (before end): its
+ * closing quote, or end when it has none. */
+static const char *store_argset_close(const char *p, const char *end) {
+  for (;;) {
+    const char *q = memchr(p, '"', (size_t)(end - p));
+    if (!q)
+      return end;
+    const char *b = q; /* an odd number of backslashes escapes it */
+    while (b > p && b[-1] == '\\')
+      b--;
+    if ((q - b) % 2 == 0)
+      return q;
+    p = q + 1;
+  }
+}
+
+/* Appends text[*lit, to) and then value text[from, end) to out (a mark,
+ * with the value kept); *lit becomes end.  Returns 0, or -1 when the
+ * template or the values are full. */
+static int store_argset_hole(struct store_argset_split *out, const char *text,
+                             size_t *lit, size_t to, size_t from, size_t end) {
+  size_t n = to - *lit;
+  if (out->tpl_len + n + 1 > STORE_ARGSET_TPL_MAX ||
+      out->n_int + out->n_bytes == STORE_ARGSET_HOLES)
+    return -1;
+  memcpy(out->tpl + out->tpl_len, text + *lit, n);
+  out->tpl_len += n;
+  int64_t v;
+  int kind = store_argset_int(text + from, end - from, &v);
+  if (kind) {
+    out->ints[out->n_int++] = v;
+  } else {
+    kind = STORE_ARGSET_BYTES;
+    out->bytes[out->n_bytes] = text + from;
+    out->bytes_len[out->n_bytes++] = end - from;
+  }
+  out->tpl[out->tpl_len++] = (char)kind;
+  *lit = end;
+  return 0;
+}
+
+int store_argset_split(const char *text, size_t len,
+                       struct store_argset_split *out) {
+  out->tpl_len = 0;
+  out->n_int = out->n_bytes = 0;
+  const char *end = text + len;
+  size_t lit = 0, i = 0;
+  while (i < len) {
+    switch (store_argset_class[(unsigned char)text[i]]) {
+    case ARGSET_MARK:
+      return -1;
+    case ARGSET_QUOTE: {
+      const char *q = store_argset_close(text + i + 1, end);
+      if (q == end) { /* not closed: the rest is the template's */
+        for (; i < len; i++)
+          if (store_argset_class[(unsigned char)text[i]] == ARGSET_MARK)
+            return -1;
+        break;
+      }
+      size_t j = (size_t)(q - text), k = j + 1;
+      while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' ||
+                         text[k] == '\r'))
+        k++;
+      if (k < len && text[k] == ':') { /* a key: the template's */
+        for (size_t c = i + 1; c < j; c++)
+          if (store_argset_class[(unsigned char)text[c]] == ARGSET_MARK)
+            return -1;
+      } else if (store_argset_hole(out, text, &lit, i + 1, i + 1, j) < 0) {
+        return -1;
+      }
+      i = j + 1;
+      break;
+    }
+    case ARGSET_NUMBER: {
+      size_t j = i + 1;
+      while (j < len &&
+             (store_argset_class[(unsigned char)text[j]] == ARGSET_NUMBER ||
+              store_argset_class[(unsigned char)text[j]] == ARGSET_NUMCH))
+        j++;
+      if (store_argset_hole(out, text, &lit, i, i, j) < 0)
+        return -1;
+      i = j;
+      break;
+    }
+    default:
+      i++;
+    }
+  }
+  if (out->tpl_len + (len - lit) + 1 > STORE_ARGSET_TPL_MAX)
+    return -1;
+  memcpy(out->tpl + out->tpl_len, text + lit, len - lit);
+  out->tpl_len += len - lit;
+  out->tpl[out->tpl_len] = '\0';
+  return 0;
+}
+
+int store_argset_next(const char **p, const char *end, const char **lit,
+                      size_t *lit_len) {
+  const char *q = *p;
+  *lit = q;
+  while (q < end && (unsigned char)*q > STORE_ARGSET_BYTES)
+    q++;
+  *lit_len = (size_t)(q - *lit);
+  if (q == end) {
+    *p = q;
+    return 0;
+  }
+  *p = q + 1;
+  return (unsigned char)*q;
+}
+
+size_t store_argset_put_int(char *out, int64_t v, int kind) {
+  uint64_t u = (uint64_t)v;
+  size_t n = 0;
+  if (kind == STORE_ARGSET_INT && v < 0) {
+    out[n++] = '-';
+    u = 0 - u;
+  }
+  char digits[20];
+  int k = 0;
+  do {
+    digits[k++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  while (k)
+    out[n++] = digits[--k];
+  return n;
+}
+
+int store_argset_ints(const char *tpl, size_t len) {
+  int n = 0;
+  for (size_t i = 0; i < len; i++)
+    n += (unsigned char)tpl[i] == STORE_ARGSET_INT ||
+         (unsigned char)tpl[i] == STORE_ARGSET_UINT;
+  return n;
+}
+
+/* ------------------------------------------------------ the writer's sets */
+
+/* Templates met lately, by length (most sets of a store differ in it):
+ * found again with one compare instead of hashing. */
+#define STORE_ARGSETS_RECENT 64
+
+struct store_argsets_recent {
+  char *tpl; /* malloc'd, NULL: none */
+  size_t len;
+  int64_t id;
+};
+
+struct store_argsets {
+  struct store_intern t;
+  size_t bytes;
+  char **tpl; /* tpl[id - 1]: the template of set id */
+  size_t *len, cap;
+  int64_t drained; /* the sets handed to store_argsets_drain() */
+  struct store_argsets_recent recent[STORE_ARGSETS_RECENT];
+};
+
+struct store_argsets *store_argsets_new(void) {
+  return xcalloc(1, sizeof(struct store_argsets));
+}
+
+int64_t store_argsets_intern(struct store_argsets *s, const char *tpl,
+                             size_t len) {
+  struct store_argsets_recent *r = &s->recent[len % STORE_ARGSETS_RECENT];
+  if (r->tpl && r->len == len && memcmp(r->tpl, tpl, len) == 0)
+    return r->id;
+  int64_t id = store_intern_find(&s->t, tpl, len);
+  if (!id && s->t.n < STORE_ARGSETS_MAX &&
+      s->bytes + len <= STORE_ARGSETS_BYTES) {
+    int added;
+    id = store_intern_get(&s->t, tpl, len, &added);
+    s->bytes += len;
+    if ((size_t)id > s->cap) {
+      s->cap = s->cap ? s->cap * 2 : 64;
+      s->tpl = xrealloc(s->tpl, s->cap * sizeof *s->tpl);
+      s->len = xrealloc(s->len, s->cap * sizeof *s->len);
+    }
+    s->tpl[id - 1] = xstrdup(tpl);
+    s->len[id - 1] = len;
+  }
+  if (id) {
+    r->tpl = xrealloc(r->tpl, len + 1);
+    memcpy(r->tpl, tpl, len + 1);
+    r->len = len;
+    r->id = id;
+  }
+  return id;
+}
+
+int store_argsets_get(void *ud, int64_t id, const char **tpl, size_t *len) {
+  const struct store_argsets *s = ud;
+  if (id < 1 || id > (int64_t)s->t.n)
+    return -1;
+  *tpl = s->tpl[id - 1];
+  *len = s->len[id - 1];
+  return 0;
+}
+
+void store_argsets_drain(struct store_argsets *s,
+                         void (*fn)(void *ud, int64_t id, const char *tpl,
+                                    size_t len),
+                         void *ud) {
+  for (; s->drained < (int64_t)s->t.n; s->drained++)
+    fn(ud, s->drained + 1, s->tpl[s->drained], s->len[s->drained]);
+}
+
+void store_argsets_free(struct store_argsets *s) {
+  if (!s)
+    return;
+  for (size_t i = 0; i < s->t.n; i++)
+    free(s->tpl[i]);
+  free(s->tpl);
+  free(s->len);
+  store_intern_free(&s->t);
+  for (int i = 0; i < STORE_ARGSETS_RECENT; i++)
+    free(s->recent[i].tpl);
+  free(s);
+}
