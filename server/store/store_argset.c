@@ -38,47 +38,61 @@ enum {
   ARGSET_PLAIN,  /* part of the template */
   ARGSET_QUOTE,  /* a string starts */
   ARGSET_NUMBER, /* a number starts: a digit or '-' */
-  ARGSET_MARK,   /* a mark or a NUL: the text has no set */
   ARGSET_NUMCH   /* 'e', 'E', '+', '.': part of a number started */
 };
 
 static const unsigned char store_argset_class[256] = {
-    [0] = ARGSET_MARK,
-    [STORE_ARGSET_INT] = ARGSET_MARK,
-    [STORE_ARGSET_UINT] = ARGSET_MARK,
-    [STORE_ARGSET_BYTES] = ARGSET_MARK,
-    ['"'] = ARGSET_QUOTE,
-    ['-'] = ARGSET_NUMBER,
-    ['0'] = ARGSET_NUMBER,
-    ['1'] = ARGSET_NUMBER,
-    ['2'] = ARGSET_NUMBER,
-    ['3'] = ARGSET_NUMBER,
-    ['4'] = ARGSET_NUMBER,
-    ['5'] = ARGSET_NUMBER,
-    ['6'] = ARGSET_NUMBER,
-    ['7'] = ARGSET_NUMBER,
-    ['8'] = ARGSET_NUMBER,
-    ['9'] = ARGSET_NUMBER,
-    ['e'] = ARGSET_NUMCH,
-    ['E'] = ARGSET_NUMCH,
-    ['+'] = ARGSET_NUMCH,
+    ['"'] = ARGSET_QUOTE,  ['-'] = ARGSET_NUMBER, ['0'] = ARGSET_NUMBER,
+    ['1'] = ARGSET_NUMBER, ['2'] = ARGSET_NUMBER, ['3'] = ARGSET_NUMBER,
+    ['4'] = ARGSET_NUMBER, ['5'] = ARGSET_NUMBER, ['6'] = ARGSET_NUMBER,
+    ['7'] = ARGSET_NUMBER, ['8'] = ARGSET_NUMBER, ['9'] = ARGSET_NUMBER,
+    ['e'] = ARGSET_NUMCH,  ['E'] = ARGSET_NUMCH,  ['+'] = ARGSET_NUMCH,
     ['.'] = ARGSET_NUMCH,
 };
+
+/* 1 when the len bytes at t hold a mark or a NUL (8 bytes at a time: a
+ * word's term is not 0 when it has a byte below STORE_ARGSET_BYTES + 1). */
+static int store_argset_marked(const char *t, size_t len) {
+  const uint64_t ones = 0x0101010101010101u;
+  uint64_t any = 0, x;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    memcpy(&x, t + i, 8);
+    any |= (x - ones * (STORE_ARGSET_BYTES + 1)) & ~x & ones * 0x80;
+  }
+  for (; i < len; i++)
+    any |= (unsigned char)t[i] <= STORE_ARGSET_BYTES;
+  return any != 0;
+}
+
+/* 16 bytes compared at once (GCC's vector extension: SSE2, NEON). */
+typedef unsigned char store_argset_v16 __attribute__((vector_size(16)));
 
 /* The end of the string whose content starts at p (before end): its
  * closing quote, or end when it has none. */
 static const char *store_argset_close(const char *p, const char *end) {
-  for (;;) {
-    const char *q = memchr(p, '"', (size_t)(end - p));
-    if (!q)
-      return end;
-    const char *b = q; /* an odd number of backslashes escapes it */
-    while (b > p && b[-1] == '\\')
-      b--;
-    if ((q - b) % 2 == 0)
-      return q;
-    p = q + 1;
+  const store_argset_v16 quote = {'"', '"', '"', '"', '"', '"', '"', '"',
+                                  '"', '"', '"', '"', '"', '"', '"', '"'};
+  const store_argset_v16 slash = quote + ('\\' - '"');
+  while (end - p >= 16) { /* the first quote or backslash of 16 bytes */
+    store_argset_v16 x;
+    memcpy(&x, p, 16);
+    store_argset_v16 hit = (store_argset_v16)((x == quote) | (x == slash));
+    uint64_t lo, hi;
+    memcpy(&lo, &hit, 8);
+    memcpy(&hi, (const char *)&hit + 8, 8);
+    if (!(lo | hi)) {
+      p += 16;
+      continue;
+    }
+    p += lo ? __builtin_ctzll(lo) / 8 : 8 + __builtin_ctzll(hi) / 8;
+    if (*p == '"')
+      return p;
+    p += 2; /* a backslash and the byte it escapes */
   }
+  while (p < end && *p != '"')
+    p += *p == '\\' && end - p > 1 ? 2 : 1;
+  return p < end ? p : end;
 }
 
 /* Appends text[*lit, to) and then value text[from, end) to out (a mark,
@@ -112,29 +126,23 @@ int store_argset_split(const char *text, size_t len,
   out->n_int = out->n_bytes = 0;
   const char *end = text + len;
   size_t lit = 0, i = 0;
+  if (store_argset_marked(text, len))
+    return -1;
   while (i < len) {
     switch (store_argset_class[(unsigned char)text[i]]) {
-    case ARGSET_MARK:
-      return -1;
     case ARGSET_QUOTE: {
       const char *q = store_argset_close(text + i + 1, end);
       if (q == end) { /* not closed: the rest is the template's */
-        for (; i < len; i++)
-          if (store_argset_class[(unsigned char)text[i]] == ARGSET_MARK)
-            return -1;
+        i = len;
         break;
       }
       size_t j = (size_t)(q - text), k = j + 1;
       while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' ||
                          text[k] == '\r'))
         k++;
-      if (k < len && text[k] == ':') { /* a key: the template's */
-        for (size_t c = i + 1; c < j; c++)
-          if (store_argset_class[(unsigned char)text[c]] == ARGSET_MARK)
-            return -1;
-      } else if (store_argset_hole(out, text, &lit, i + 1, i + 1, j) < 0) {
+      if ((k == len || text[k] != ':') && /* not a key: a value */
+          store_argset_hole(out, text, &lit, i + 1, i + 1, j) < 0)
         return -1;
-      }
       i = j + 1;
       break;
     }
@@ -177,29 +185,27 @@ int store_argset_next(const char **p, const char *end, const char **lit,
 }
 
 size_t store_argset_put_int(char *out, int64_t v, int kind) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021"
+                              "22232425262728293031323334353637383940414243"
+                              "44454647484950515253545556575859606162636465"
+                              "666768697071727374757677787980818283848586"
+                              "87888990919293949596979899";
   uint64_t u = (uint64_t)v;
   size_t n = 0;
   if (kind == STORE_ARGSET_INT && v < 0) {
     out[n++] = '-';
     u = 0 - u;
   }
-  char digits[20];
-  int k = 0;
-  do {
-    digits[k++] = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  while (k)
-    out[n++] = digits[--k];
-  return n;
-}
-
-int store_argset_ints(const char *tpl, size_t len) {
-  int n = 0;
-  for (size_t i = 0; i < len; i++)
-    n += (unsigned char)tpl[i] == STORE_ARGSET_INT ||
-         (unsigned char)tpl[i] == STORE_ARGSET_UINT;
-  return n;
+  char digits[20], *d = digits + sizeof digits; /* written backwards */
+  for (; u >= 100; u /= 100)
+    memcpy(d -= 2, pairs + 2 * (u % 100), 2);
+  if (u >= 10)
+    memcpy(d -= 2, pairs + 2 * u, 2);
+  else
+    *--d = (char)('0' + u);
+  size_t k = (size_t)(digits + sizeof digits - d);
+  memcpy(out + n, d, k);
+  return n + k;
 }
 
 /* ------------------------------------------------------ the writer's sets */

@@ -64,9 +64,6 @@ int store_argset_next(const char **p, const char *end, const char **lit,
  * at out (room for 20 bytes); returns the number of bytes written. */
 size_t store_argset_put_int(char *out, int64_t v, int kind);
 
-/* The number of integer marks of template tpl (len bytes). */
-int store_argset_ints(const char *tpl, size_t len);
-
 /* The sets a writer has given ids to. */
 struct store_argsets;
 

@@ -3,6 +3,7 @@
 #include "lod_block.h"
 #include "log.h"
 #include "store_argset.h"
+#include "store_block_args.h"
 #include "util.h"
 
 #include <errno.h>
@@ -13,17 +14,6 @@
 
 static int64_t store_block_sub(int64_t a, int64_t b) {
   return (int64_t)((uint64_t)a - (uint64_t)b);
-}
-
-/* Makes room for n more args bytes. */
-static void store_block_args_room(struct store_block *b, size_t n) {
-  if (b->args_size + n <= b->args_cap)
-    return;
-  size_t cap = b->args_cap ? b->args_cap : 4096;
-  while (cap < b->args_size + n)
-    cap *= 2;
-  b->args = xrealloc(b->args, cap);
-  b->args_cap = cap;
 }
 
 /* Makes room for row n. */
@@ -155,91 +145,6 @@ static unsigned char *store_block_put_column(unsigned char *p, const int64_t *v,
   return p;
 }
 
-/* The args sets met so far in a block being read or written, and where
- * the last values of their integers are in b->last: set k's at [at[k],
- * at[k + 1]). */
-struct store_block_sets {
-  int n;
-  int64_t id[STORE_BLOCK_ROWS];
-  int at[STORE_BLOCK_ROWS + 1];
-};
-
-/* The last values of the integers of args set `id` in the block (a new
- * one gets n_int values of 0, or as many as template tpl/len has when
- * n_int < 0). */
-static int64_t *store_block_last(struct store_block *b,
-                                 struct store_block_sets *m, int64_t id,
-                                 int n_int, const char *tpl, size_t len) {
-  int k = 0;
-  while (k < m->n && m->id[k] != id)
-    k++;
-  if (k == m->n) {
-    if (n_int < 0)
-      n_int = store_argset_ints(tpl, len);
-    m->at[k + 1] = m->at[k] + n_int;
-    if (!b->last || (size_t)m->at[k + 1] > b->last_cap) {
-      b->last_cap = (size_t)m->at[k + 1] * 2 + STORE_ARGSET_HOLES;
-      b->last = xrealloc(b->last, b->last_cap * sizeof *b->last);
-    }
-    memset(b->last + m->at[k], 0, (size_t)n_int * sizeof *b->last);
-    m->id[k] = id;
-    m->n++;
-  }
-  return b->last + m->at[k];
-}
-
-/* Writes varint v at the end of buf. */
-static void store_block_put(struct sbuf *buf, int64_t v) {
-  sbuf_grow(buf, 10);
-  buf->len =
-      (size_t)((char *)lod_block_varint((unsigned char *)buf->s + buf->len, v) -
-               buf->s);
-}
-
-/* Splits the args of b's rows into their sets (interned in e's) and
- * values: ref[i] as store_block_value() takes it, the integers (each the
- * difference from the set's last one in the block) to e->ints, the texts
- * (a length, then the bytes; the whole args of a row without a set) to
- * e->texts. */
-static void store_block_split_args(struct store_block *b,
-                                   struct store_block_enc *e, int64_t *ref) {
-  struct store_argset_split *sp = e->split;
-  struct store_block_sets m;
-  m.n = m.at[0] = 0;
-  e->ints.len = e->texts.len = 0;
-  for (int i = 0; i < b->n; i++) {
-    const struct store_block_row *r = &b->row[i];
-    const char *text = b->args + r->args_off;
-    size_t len = r->args_len > 0 ? (size_t)r->args_len : 0;
-    int64_t id = 0;
-    if (r->args_len < 0) {
-      ref[i] = 0;
-      continue;
-    }
-    if (store_argset_split(text, len, sp) == 0)
-      id = store_argsets_intern(e->sets, sp->tpl, sp->tpl_len);
-    if (!id) {
-      ref[i] = 1;
-      store_block_put(&e->texts, (int64_t)len);
-      sbuf_add(&e->texts, text, len);
-      continue;
-    }
-    ref[i] = id + 1;
-    int64_t *last = store_block_last(b, &m, id, sp->n_int, NULL, 0);
-    sbuf_grow(&e->ints, 10 * (size_t)sp->n_int);
-    unsigned char *q = (unsigned char *)e->ints.s + e->ints.len;
-    for (int k = 0; k < sp->n_int; k++) {
-      q = lod_block_varint(q, store_block_sub(sp->ints[k], last[k]));
-      last[k] = sp->ints[k];
-    }
-    e->ints.len = (size_t)((char *)q - e->ints.s);
-    for (int k = 0; k < sp->n_bytes; k++) {
-      store_block_put(&e->texts, (int64_t)sp->bytes_len[k]);
-      sbuf_add(&e->texts, sp->bytes[k], sp->bytes_len[k]);
-    }
-  }
-}
-
 void store_block_enc_init(struct store_block_enc *e) {
   *e = (struct store_block_enc){0};
   if (!(e->zc = ZSTD_createCCtx()))
@@ -258,37 +163,11 @@ void store_block_enc_free(struct store_block_enc *e) {
   *e = (struct store_block_enc){0};
 }
 
-/* Writes the args part at p (room up to end): a flags byte, then text (n
- * bytes) as it is or, when that saves a tenth, its length and one zstd
- * frame of it.  Returns the end of the written bytes. */
-static unsigned char *store_block_put_args(unsigned char *p, unsigned char *end,
-                                           ZSTD_CCtx *zc,
-                                           const unsigned char *text,
-                                           size_t n) {
-  unsigned char *flags = p++;
-  *flags = 0;
-  if (n >= 64) {
-    unsigned char *head = lod_block_varint(p, (int64_t)n);
-    size_t zlen = ZSTD_compressCCtx(zc, head, (size_t)(end - head), text, n, 1);
-    if (!ZSTD_isError(zlen) && (size_t)(head - p) + zlen < n - n / 10) {
-      *flags = STORE_BLOCK_ZSTD;
-      return head + zlen;
-    }
-  }
-  memcpy(p, text, n);
-  return p + n;
-}
-
 unsigned char *store_block_encode(struct store_block *b,
                                   struct store_block_enc *e, size_t *len,
                                   size_t *args_at) {
   int64_t ref[STORE_BLOCK_ROWS];
-  store_block_split_args(b, e, ref);
-  /* the args part: the integers' length, the integers, the texts */
-  e->part.len = 0;
-  store_block_put(&e->part, (int64_t)e->ints.len);
-  sbuf_add(&e->part, e->ints.s, e->ints.len);
-  sbuf_add(&e->part, e->texts.s, e->texts.len);
+  store_block_args_split(b, e, ref);
   size_t room = 10 * (STORE_BLOCK_COLS + 1); /* n and the column lengths */
   size_t cap = room + (size_t)b->n * (STORE_BLOCK_COLS + 1) * 10 +
                b->flows_n * 10 + 1 + 10 + ZSTD_compressBound(e->part.len);
@@ -313,7 +192,7 @@ unsigned char *store_block_encode(struct store_block *b,
   for (int i = 0; i < b->n && !any; i++)
     any = ref[i] != 0;
   if (any)
-    p = store_block_put_args(p, out + cap, e->zc,
+    p = store_block_args_put(p, out + cap, e->zc,
                              (const unsigned char *)e->part.s, e->part.len);
   *len = (size_t)(p - out);
   return out;
@@ -358,107 +237,6 @@ static void store_block_undelta(char *field, size_t stride, int n,
     acc += v;
     memcpy(field, &acc, sizeof acc);
   }
-}
-
-/* Reads one varint length at *p (before end) and the bytes after it;
- * appends them to b's args.  Returns 0 or -EINVAL. */
-static int store_block_get_bytes(struct store_block *b, const unsigned char **p,
-                                 const unsigned char *end) {
-  int64_t n;
-  if (lod_block_varint_get(p, end, &n) < 0 || n < 0 || n > end - *p)
-    return -EINVAL;
-  store_block_args_room(b, (size_t)n);
-  memcpy(b->args + b->args_size, *p, (size_t)n);
-  b->args_size += (size_t)n;
-  *p += n;
-  return 0;
-}
-
-/* Appends the args of a row of set `id` to b's args: its template filled
- * with the integers at *ip (before iend, each the difference from the
- * set's last one) and the texts at *bp (before bend).  Returns 0 or
- * -EINVAL. */
-static int store_block_fill(struct store_block *b, struct store_block_sets *m,
-                            int64_t id, const unsigned char **ip,
-                            const unsigned char *iend, const unsigned char **bp,
-                            const unsigned char *bend) {
-  const char *tpl, *lit;
-  size_t tpl_len, lit_len;
-  if (!b->argset || b->argset(b->argset_ud, id, &tpl, &tpl_len) < 0)
-    return -EINVAL;
-  int64_t *last = store_block_last(b, m, id, -1, tpl, tpl_len);
-  const char *t = tpl, *tend = tpl + tpl_len;
-  for (int mark = -1, k = 0; mark;) {
-    mark = store_argset_next(&t, tend, &lit, &lit_len);
-    store_block_args_room(b, lit_len + 20);
-    memcpy(b->args + b->args_size, lit, lit_len);
-    b->args_size += lit_len;
-    int64_t d;
-    if (mark == STORE_ARGSET_BYTES) {
-      if (store_block_get_bytes(b, bp, bend) < 0)
-        return -EINVAL;
-    } else if (mark) {
-      if (lod_block_varint_get(ip, iend, &d) < 0)
-        return -EINVAL;
-      last[k] = (int64_t)((uint64_t)last[k] + (uint64_t)d);
-      b->args_size +=
-          store_argset_put_int(b->args + b->args_size, last[k++], mark);
-    }
-  }
-  return 0;
-}
-
-/* Reads the args part p..end (its flags byte, then the part, decompressed
- * when the flags say so: the integers' length, the integers, the texts)
- * into b's args and sets each row's offset and length (args_len holds
- * the row's set: -1 NULL, 0 kept as it is, k set k).  Returns 0, -EINVAL,
- * or -ENOMEM when no zstd context can be made. */
-static int store_block_read_args(struct store_block *b, const unsigned char *p,
-                                 const unsigned char *end) {
-  if (p == end || (*p != 0 && *p != STORE_BLOCK_ZSTD))
-    return -EINVAL;
-  if (*p++) {
-    /* the size the frame declares, which a frame cannot exceed 2^16 times
-     * its own (a zstd block of 128 KiB takes 3 bytes at best), before
-     * anything is allocated for it (a damaged block may claim any size) */
-    int64_t raw = 0;
-    if (lod_block_varint_get(&p, end, &raw) < 0 || raw < 0 ||
-        (uint64_t)raw / 65536 > (uint64_t)(end - p) ||
-        ZSTD_getFrameContentSize(p, (size_t)(end - p)) != (uint64_t)raw)
-      return -EINVAL;
-    if (!b->zd && !(b->zd = ZSTD_createDCtx()))
-      return -ENOMEM;
-    if ((size_t)raw > b->raw_cap) {
-      b->raw_cap = (size_t)raw;
-      b->raw = xrealloc(b->raw, b->raw_cap);
-    }
-    size_t got =
-        ZSTD_decompressDCtx(b->zd, b->raw, (size_t)raw, p, (size_t)(end - p));
-    if (ZSTD_isError(got) || got != (uint64_t)raw)
-      return -EINVAL;
-    p = b->raw;
-    end = p + raw;
-  }
-  int64_t n_int;
-  if (lod_block_varint_get(&p, end, &n_int) < 0 || n_int < 0 || n_int > end - p)
-    return -EINVAL;
-  const unsigned char *ip = p, *iend = p + n_int, *bp = iend;
-  struct store_block_sets m;
-  m.n = m.at[0] = 0;
-  b->args_size = 0;
-  for (int i = 0; i < b->n; i++) {
-    struct store_block_row *r = &b->row[i];
-    size_t off = b->args_size;
-    if (r->args_len < 0)
-      continue;
-    if (r->args_len == 0
-            ? store_block_get_bytes(b, &bp, end) < 0
-            : store_block_fill(b, &m, r->args_len, &ip, iend, &bp, end) < 0)
-      return -EINVAL;
-    r->args_off = off;
-    r->args_len = (int64_t)(b->args_size - off);
-  }
-  return ip == iend && bp == end ? 0 : -EINVAL;
 }
 
 /* The column starts of data p..end after the header's values before the
@@ -587,7 +365,7 @@ int store_block_decode(struct store_block *b, int64_t ts0, const void *data,
     return -EINVAL;
   }
   const unsigned char *a = args;
-  if (args && store_block_read_args(b, a, a + args_len) < 0) {
+  if (args && store_block_args_read(b, a, a + args_len) < 0) {
     b->n = 0;
     return -EINVAL;
   }
@@ -786,6 +564,8 @@ void store_block_free(struct store_block *b) {
   free(b->ends);
   free(b->raw);
   free(b->last);
+  free(b->tpl);
+  free(b->pieces);
   ZSTD_freeDCtx(b->zd);
   *b = (struct store_block){0};
 }

@@ -14,13 +14,9 @@
  *   then the flows: nothing when no slice has one, else n counts and the
  *   flow ids of the slices one after the other, each the difference from
  *   the previous one (the first from 0);
- *   args: a flags byte (0 or STORE_BLOCK_ZSTD), then the args part as it
- *   is, or (ZSTD) its length as a varint and one zstd frame of it.  The
- *   part: the byte length of the integers, then the integers of the rows'
- *   sets in row order, each the difference from the last one of the same
- *   set and mark in the block (the first from 0), then the texts in row
- *   order, each a byte length and the bytes: a set's string contents and
- *   other values, or the whole args of a row without a set.
+ *   args: a flags byte (0 or STORE_BLOCK_ZSTD), then the args part
+ *   (store_block_args.h: the values of the rows' sets) as it is, or (ZSTD)
+ *   its length as a varint and one zstd frame of it.
  * The encoder is the writer's (store.c), the decoder the virtual table's
  * (store_vtab.c).
  *
@@ -99,6 +95,13 @@ struct store_block_row {
   double value; /* counter blocks: the sample's value (id: its seq) */
 };
 
+/* A part of an args set's template as a block reads it: the literal bytes
+ * at `text` in the block's tpl, then a mark (STORE_ARGSET_*; 0: the end). */
+struct store_block_piece {
+  size_t text, len;
+  int mark;
+};
+
 /* Up to STORE_BLOCK_ROWS slices of one (track, lane). */
 struct store_block {
   int n, cap;
@@ -114,6 +117,10 @@ struct store_block {
   size_t raw_cap;
   int64_t *last; /* the last integers of the args sets (read and write) */
   size_t last_cap;
+  char *tpl; /* the read sets' templates, their literal bytes */
+  size_t tpl_size, tpl_cap;
+  struct store_block_piece *pieces; /* and their pieces */
+  size_t pieces_n, pieces_cap;
   /* gives the template of args set id (*tpl, *len: borrowed until the next
    * call); returns 0, or -1 when there is no such set */
   int (*argset)(void *ud, int64_t id, const char **tpl, size_t *len);
