@@ -151,6 +151,8 @@ void store_block_enc_init(struct store_block_enc *e) {
     fatal("store: cannot make a zstd compression context");
   e->sets = store_argsets_new();
   e->split = xmalloc(sizeof *e->split);
+  sbuf_grow(&e->ints, 64); /* never NULL, even with nothing in it */
+  sbuf_grow(&e->texts, 64);
 }
 
 void store_block_enc_free(struct store_block_enc *e) {

@@ -53,8 +53,8 @@ static int store_block_args_new_set(struct store_block *b,
       store_block_args_pieces_room(b, 1);
       b->pieces[b->pieces_n++] = (struct store_block_piece){
           .text = b->tpl_size, .len = lit_len, .mark = mark};
-      if (b->tpl_size + lit_len > b->tpl_cap) {
-        b->tpl_cap = (b->tpl_size + lit_len) * 2;
+      if (!b->tpl || b->tpl_size + lit_len > b->tpl_cap) {
+        b->tpl_cap = (b->tpl_size + lit_len) * 2 + 64;
         b->tpl = xrealloc(b->tpl, b->tpl_cap);
       }
       memcpy(b->tpl + b->tpl_size, lit, lit_len);
@@ -97,8 +97,8 @@ void store_block_args_split(struct store_block *b, struct store_block_enc *e,
   e->ints.len = e->texts.len = 0;
   for (int i = 0; i < b->n; i++) {
     const struct store_block_row *r = &b->row[i];
-    const char *text = b->args + r->args_off;
     size_t len = r->args_len > 0 ? (size_t)r->args_len : 0;
+    const char *text = len ? b->args + r->args_off : "";
     int64_t id = 0;
     if (r->args_len < 0) {
       ref[i] = 0;
@@ -244,6 +244,8 @@ int store_block_args_read(struct store_block *b, const unsigned char *p,
   for (int i = 0; i < b->n; i++) {
     struct store_block_row *r = &b->row[i];
     size_t off = b->args_size;
+    if (r->args_len < -1) /* a set below 0 */
+      return -EINVAL;
     if (r->args_len < 0)
       continue;
     if (r->args_len == 0 ? store_block_args_bytes(b, &bp, end) < 0
