@@ -53,9 +53,14 @@ MB=$((1024 * 1024))
 # (left by the kill before) would be killed before it made its own.
 for at in 0 $MB $((REF_SIZE / 8)) $((REF_SIZE / 4)) $((REF_SIZE / 2)) \
   $((REF_SIZE * 9 / 10)); do
+  # the .tmp the kill before left, when past this point (its ingest
+  # outran the poll), would be taken for this start's: wait for the new
+  # one to pass it (a kill between removing it and making its own would
+  # leave none)
+  left=$(size_of "$DB.tmp")
   "$SERVER" --dir "$P" --db "$DB" --ingest-only --quiet &
   pid=$!
-  wait_until 300 $pid tmp_over "$at"
+  wait_until 300 $pid tmp_over "$((left > at ? left : at))"
   waited=$?
   kill -9 $pid 2>/dev/null
   wait $pid 2>/dev/null
