@@ -14,14 +14,12 @@ static int store_argset_int(const char *s, size_t n, int64_t *v) {
   size_t m = n - (size_t)neg;
   if (m == 0 || m > 20 || (d[0] == '0' && (m > 1 || neg)))
     return 0;
-  uint64_t u = 0; /* 19 digits cannot overflow, 20 may */
+  uint64_t u = 0;
   for (size_t i = 0; i < m; i++) {
     unsigned dig = (unsigned)(d[i] - '0');
-    if (dig > 9 || (i == 19 && (__builtin_mul_overflow(u, 10, &u) ||
-                                __builtin_add_overflow(u, dig, &u))))
+    if (dig > 9 || __builtin_mul_overflow(u, 10, &u) ||
+        __builtin_add_overflow(u, dig, &u))
       return 0;
-    if (i < 19)
-      u = u * 10 + dig;
   }
   if (neg) {
     if (u > (uint64_t)INT64_MAX + 1)
@@ -210,15 +208,9 @@ size_t store_argset_put_int(char *out, int64_t v, int kind) {
 
 /* ------------------------------------------------------ the writer's sets */
 
-/* Templates met lately, by length (most sets of a store differ in it):
- * found again with one compare instead of hashing. */
+/* The sets met lately, by their templates' length (most sets of a store
+ * differ in it): found again with one compare instead of hashing. */
 #define STORE_ARGSETS_RECENT 64
-
-struct store_argsets_recent {
-  char *tpl; /* malloc'd, NULL: none */
-  size_t len;
-  int64_t id;
-};
 
 struct store_argsets {
   struct store_intern t;
@@ -226,7 +218,7 @@ struct store_argsets {
   char **tpl; /* tpl[id - 1]: the template of set id */
   size_t *len, cap;
   int64_t drained; /* the sets handed to store_argsets_drain() */
-  struct store_argsets_recent recent[STORE_ARGSETS_RECENT];
+  int64_t recent[STORE_ARGSETS_RECENT]; /* set ids, 0: none */
 };
 
 struct store_argsets *store_argsets_new(void) {
@@ -235,9 +227,9 @@ struct store_argsets *store_argsets_new(void) {
 
 int64_t store_argsets_intern(struct store_argsets *s, const char *tpl,
                              size_t len) {
-  struct store_argsets_recent *r = &s->recent[len % STORE_ARGSETS_RECENT];
-  if (r->tpl && r->len == len && memcmp(r->tpl, tpl, len) == 0)
-    return r->id;
+  int64_t *r = &s->recent[len % STORE_ARGSETS_RECENT];
+  if (*r && s->len[*r - 1] == len && memcmp(s->tpl[*r - 1], tpl, len) == 0)
+    return *r;
   int64_t id = store_intern_find(&s->t, tpl, len);
   if (!id && s->t.n < STORE_ARGSETS_MAX &&
       s->bytes + len <= STORE_ARGSETS_BYTES) {
@@ -252,12 +244,8 @@ int64_t store_argsets_intern(struct store_argsets *s, const char *tpl,
     s->tpl[id - 1] = xstrdup(tpl);
     s->len[id - 1] = len;
   }
-  if (id) {
-    r->tpl = xrealloc(r->tpl, len + 1);
-    memcpy(r->tpl, tpl, len + 1);
-    r->len = len;
-    r->id = id;
-  }
+  if (id)
+    *r = id;
   return id;
 }
 
@@ -286,7 +274,5 @@ void store_argsets_free(struct store_argsets *s) {
   free(s->tpl);
   free(s->len);
   store_intern_free(&s->t);
-  for (int i = 0; i < STORE_ARGSETS_RECENT; i++)
-    free(s->recent[i].tpl);
   free(s);
 }

@@ -26,49 +26,47 @@ struct store_block_args_sets {
   int piece[STORE_BLOCK_ROWS + 1];
 };
 
-/* Makes room for n more pieces of templates. */
-static void store_block_args_pieces_room(struct store_block *b, size_t n) {
-  if (b->pieces_n + n <= b->pieces_cap)
-    return;
-  b->pieces_cap = (b->pieces_n + n) * 2;
-  b->pieces = xrealloc(b->pieces, b->pieces_cap * sizeof *b->pieces);
+/* Appends the pieces of template tpl/len to b's (its literal bytes
+ * copied to b->tpl).  Returns the number of its integers. */
+static int store_block_args_pieces(struct store_block *b, const char *tpl,
+                                   size_t len) {
+  const char *t = tpl, *end = tpl + len, *lit;
+  size_t lit_len;
+  int mark, n_int = 0;
+  do {
+    mark = store_argset_next(&t, end, &lit, &lit_len);
+    if (b->pieces_n == b->pieces_cap) {
+      b->pieces_cap = b->pieces_cap * 2 + 16;
+      b->pieces = xrealloc(b->pieces, b->pieces_cap * sizeof *b->pieces);
+    }
+    b->pieces[b->pieces_n++] = (struct store_block_piece){
+        .text = b->tpl_size, .len = lit_len, .mark = mark};
+    if (!b->tpl || b->tpl_size + lit_len > b->tpl_cap) {
+      b->tpl_cap = (b->tpl_size + lit_len) * 2 + 64;
+      b->tpl = xrealloc(b->tpl, b->tpl_cap);
+    }
+    memcpy(b->tpl + b->tpl_size, lit, lit_len);
+    b->tpl_size += lit_len;
+    n_int += mark == STORE_ARGSET_INT || mark == STORE_ARGSET_UINT;
+  } while (mark);
+  return n_int;
 }
 
-/* Adds set `id` to the sets of the block, with n_int last integers of 0,
- * and (tpl not NULL) the pieces of template tpl/len, its literal bytes
- * copied; *n_int then gets the number of its integers.  Returns its slot. */
+/* Adds set `id` to the sets of the block, with n_int last integers of 0;
+ * its pieces (read) are those b gained since the set before's.  Returns
+ * its slot. */
 static int store_block_args_new_set(struct store_block *b,
                                     struct store_block_args_sets *m, int64_t id,
-                                    int *n_int, const char *tpl, size_t len) {
+                                    int n_int) {
   int k = m->n++;
   m->id[k] = id;
-  m->piece[k + 1] = m->piece[k];
-  if (tpl) {
-    const char *t = tpl, *end = tpl + len, *lit;
-    size_t lit_len;
-    int mark;
-    *n_int = 0;
-    do {
-      mark = store_argset_next(&t, end, &lit, &lit_len);
-      store_block_args_pieces_room(b, 1);
-      b->pieces[b->pieces_n++] = (struct store_block_piece){
-          .text = b->tpl_size, .len = lit_len, .mark = mark};
-      if (!b->tpl || b->tpl_size + lit_len > b->tpl_cap) {
-        b->tpl_cap = (b->tpl_size + lit_len) * 2 + 64;
-        b->tpl = xrealloc(b->tpl, b->tpl_cap);
-      }
-      memcpy(b->tpl + b->tpl_size, lit, lit_len);
-      b->tpl_size += lit_len;
-      *n_int += mark == STORE_ARGSET_INT || mark == STORE_ARGSET_UINT;
-    } while (mark);
-    m->piece[k + 1] = (int)b->pieces_n;
-  }
-  m->at[k + 1] = m->at[k] + *n_int;
+  m->piece[k + 1] = (int)b->pieces_n;
+  m->at[k + 1] = m->at[k] + n_int;
   if (!b->last || (size_t)m->at[k + 1] > b->last_cap) {
     b->last_cap = (size_t)m->at[k + 1] * 2 + STORE_ARGSET_HOLES;
     b->last = xrealloc(b->last, b->last_cap * sizeof *b->last);
   }
-  memset(b->last + m->at[k], 0, (size_t)*n_int * sizeof *b->last);
+  memset(b->last + m->at[k], 0, (size_t)n_int * sizeof *b->last);
   return k;
 }
 
@@ -113,9 +111,9 @@ void store_block_args_split(struct store_block *b, struct store_block_enc *e,
       continue;
     }
     ref[i] = id + 1;
-    int slot = store_block_args_set(&m, id), n_int = sp->n_int;
+    int slot = store_block_args_set(&m, id);
     if (slot < 0)
-      slot = store_block_args_new_set(b, &m, id, &n_int, NULL, 0);
+      slot = store_block_args_new_set(b, &m, id, sp->n_int);
     int64_t *last = b->last + m.at[slot];
     sbuf_grow(&e->ints, 10 * (size_t)sp->n_int);
     unsigned char *q = (unsigned char *)e->ints.s + e->ints.len;
@@ -182,10 +180,10 @@ static int store_block_args_fill(struct store_block *b,
   if (k < 0) {
     const char *tpl;
     size_t tpl_len;
-    int n_int = 0;
     if (!b->argset || b->argset(b->argset_ud, id, &tpl, &tpl_len) < 0)
       return -EINVAL;
-    k = store_block_args_new_set(b, m, id, &n_int, tpl, tpl_len);
+    k = store_block_args_new_set(b, m, id,
+                                 store_block_args_pieces(b, tpl, tpl_len));
   }
   int64_t *last = b->last + m->at[k];
   for (int p = m->piece[k]; p < m->piece[k + 1]; p++) {

@@ -76,7 +76,7 @@ struct store_vtab {
    * a key strictly between its first and last rows' has all its rows in
    * it (the export looks flows up one after the other, often in one) */
   struct store_block cache;
-  struct store_argcache *sets; /* the args sets' templates */
+  struct store_argcache *sets; /* the args sets' templates (slice) */
 };
 
 /* A bound [lo, hi] of one column; lo > hi: no row. */
@@ -114,7 +114,7 @@ static int store_vtab_connect(sqlite3 *db, void *aux, int argc,
   memset(v, 0, sizeof *v);
   v->db = db;
   v->kind = kind;
-  if (!(v->sets = store_argcache_new(db))) {
+  if (kind->args && !(v->sets = store_argcache_new(db))) {
     sqlite3_free(v);
     return SQLITE_NOMEM;
   }
@@ -329,8 +329,10 @@ static int store_vtab_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   if (!c)
     return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
-  c->block.argset = store_argcache_get;
-  c->block.argset_ud = v->sets;
+  if (v->sets) {
+    c->block.argset = store_argcache_get;
+    c->block.argset_ud = v->sets;
+  }
   if ((c->st = v->spare) != NULL)
     v->spare = c->st->next;
   else if (!(c->st = store_vtab_stmts_new(v))) {
