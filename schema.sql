@@ -202,21 +202,36 @@ CREATE TABLE slice_flow (
 -- wrote it, and dep_track/dep_lane/dep_ts where that one lies in the same
 -- device profile (NULL: the trace does not hold it).  Arrows go from dep to
 -- the dependent.
-CREATE TABLE inst_dep (
+--
+-- Stored in packed blocks (doc/storage.md, server/store/store_block.h),
+-- twice: inst_dep_block holds them seen from the dependents, up to 64 to a
+-- row of one (track, lane) in (ts, id, seq) order; inst_dep_rev_block the
+-- found ones again seen from the dependencies (track, lane and ts0 there
+-- are the dependency's).  `inst_dep` and `inst_dep_rev` are the read-only
+-- virtual tables over them (modules nex_inst_dep, nex_inst_dep_rev), with
+-- the same columns: the first seeks track, lane, ts and id, the second
+-- dep_track, dep_lane, dep_ts and dep_id (its rows have a dependency).
+CREATE TABLE inst_dep_block (
+  id INTEGER PRIMARY KEY,          -- the blocks of a (track, lane) in order
   track INTEGER NOT NULL,
-  ts INTEGER NOT NULL,
   lane INTEGER NOT NULL,
-  id INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  dep_id INTEGER NOT NULL,
-  dep_track INTEGER,
-  dep_lane INTEGER,
-  dep_ts INTEGER,
-  PRIMARY KEY (track, ts, lane, id, seq)
-) WITHOUT ROWID;
--- created after the load (ingest_device_finish): the dependents of an
--- instruction, CREATE INDEX inst_dep_by_dep ON inst_dep(dep_track, dep_ts,
--- dep_lane) WHERE dep_track IS NOT NULL;
+  ts0 INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  data BLOB NOT NULL               -- ts, id, seq, the other's track, lane, ts, id
+);
+CREATE INDEX inst_dep_block_key ON inst_dep_block (track, lane, ts0);
+CREATE TABLE inst_dep_rev_block (
+  id INTEGER PRIMARY KEY,
+  track INTEGER NOT NULL,
+  lane INTEGER NOT NULL,
+  ts0 INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE INDEX inst_dep_rev_block_key ON inst_dep_rev_block (track, lane, ts0);
+-- inst_dep(track, ts, lane, id, seq, dep_id, dep_track, dep_lane, dep_ts)
+CREATE VIRTUAL TABLE inst_dep USING nex_inst_dep;
+CREATE VIRTUAL TABLE inst_dep_rev USING nex_inst_dep_rev;
 
 -- Per (name, track) totals, for search counts and summaries.
 CREATE TABLE name_stat (

@@ -1,6 +1,7 @@
 /* ingest_deps.c -- instruction dependencies resolved as the instructions
  * are placed.  See ingest_deps.h. */
 #include "ingest_deps.h"
+#include "store_deps.h"
 #include "util.h"
 
 #include <stdbool.h>
@@ -12,10 +13,11 @@ struct ingest_deps_at {
   int64_t id, track, lane, ts;
 };
 
-/* A dependency: the dependent's key, the position in its inst_dep_ids and
- * the id it waits for. */
+/* A dependency seen from one end: that instruction's key (track, lane,
+ * ts, id), the position in the dependent's inst_dep_ids, the other end's
+ * key (its id only, track 0, until found). */
 struct ingest_deps_row {
-  int64_t track, ts, lane, id, seq, dep_id;
+  int64_t key[4], seq, other[4];
 };
 
 struct ingest_deps {
@@ -113,8 +115,8 @@ static void ingest_deps_rows(struct ingest_deps *d, int64_t track, int64_t lane,
       if (ingest_deps_full(d))
         return;
     }
-    d->rows[d->nrows++] =
-        (struct ingest_deps_row){track, it->ts, lane, it->id, seq, v};
+    d->rows[d->nrows++] = (struct ingest_deps_row){
+        {track, lane, it->ts, it->id}, seq, {0, 0, 0, v}};
     if (*end != ',' && *end != ']')
       return;
     p = *end == ',' ? end + 1 : end;
@@ -150,11 +152,52 @@ void ingest_deps_watch(struct ing *g, struct ingest_deps *d, size_t from,
   }
 }
 
-/* The profile's rows in SQL over its stored engine slices: the instructions
- * by id through a temporary table, dropped after.  CROSS JOIN: the
- * profile's tracks first, then their slices (without statistics the
- * planner would read every slice of the store for each profile). */
-static void ingest_deps_sql(struct ing *g, int64_t dp_id) {
+/* Orders rows by key, then seq, then the other end's key. */
+static int ingest_deps_cmp(const void *pa, const void *pb) {
+  const struct ingest_deps_row *a = pa, *b = pb;
+  for (int k = 0; k < 4; k++)
+    if (a->key[k] != b->key[k])
+      return a->key[k] < b->key[k] ? -1 : 1;
+  if (a->seq != b->seq)
+    return a->seq < b->seq ? -1 : 1;
+  for (int k = 0; k < 4; k++)
+    if (a->other[k] != b->other[k])
+      return a->other[k] < b->other[k] ? -1 : 1;
+  return 0;
+}
+
+/* store_deps' emit for each side: the blocks go to the store writer. */
+static void ingest_deps_emit_fwd(void *w, int64_t track, int64_t lane,
+                                 int64_t ts0, int64_t n,
+                                 const unsigned char *data, size_t len) {
+  store_writer_dep_block(w, 0, track, lane, ts0, n, data, len);
+}
+
+static void ingest_deps_emit_rev(void *w, int64_t track, int64_t lane,
+                                 int64_t ts0, int64_t n,
+                                 const unsigned char *data, size_t len) {
+  store_writer_dep_block(w, 1, track, lane, ts0, n, data, len);
+}
+
+/* A row of an ordered SELECT of dependencies (ingest_deps_sql): key,
+ * seq, then the other end's track, lane, ts (NULL: not found) and id. */
+static int ingest_deps_sql_row(void *side, sqlite3_stmt *st) {
+  int64_t v[9];
+  for (int k = 0; k < 9; k++)
+    v[k] = sqlite3_column_int64(st, k);
+  store_deps_add(side, v, v[4], v + 5,
+                 sqlite3_column_type(st, 5) != SQLITE_NULL);
+  return 0;
+}
+
+/* The profile's dependencies in SQL over its stored engine slices: the
+ * instructions by id through a temporary table, the dependencies in
+ * another, read back in the order of each side; both dropped after.
+ * CROSS JOIN: the profile's tracks first, then their slices (without
+ * statistics the planner would read every slice of the store for each
+ * profile). */
+static void ingest_deps_sql(struct ing *g, int64_t dp_id,
+                            struct store_deps *side[2]) {
   struct store_writer *w = ingest_writer(g);
   store_writer_exec(w,
                     "CREATE TEMP TABLE inst_at (id INTEGER PRIMARY KEY, "
@@ -168,36 +211,68 @@ static void ingest_deps_sql(struct ing *g, int64_t dp_id) {
       "i", dp_id);
   store_writer_exec(
       w,
-      "INSERT INTO inst_dep (track, ts, lane, id, seq, dep_id, dep_track, "
-      "dep_lane, dep_ts) SELECT s.track, s.ts, s.lane, s.id, j.key, j.value, "
-      "a.track, a.lane, a.ts FROM track t CROSS JOIN slice s ON s.track = t.id "
-      "JOIN json_each(s.args, '$.inst_dep_ids') j LEFT JOIN temp.inst_at a "
-      "ON a.id = j.value WHERE t.device_profile_id = ?1 AND t.source = "
-      "'engine' AND instr(s.args, '\"inst_dep_ids\"')",
+      "CREATE TEMP TABLE inst_deps AS SELECT s.track, s.lane, s.ts, s.id, "
+      "j.key AS seq, j.value AS dep_id, a.track AS dep_track, a.lane AS "
+      "dep_lane, a.ts AS dep_ts FROM track t CROSS JOIN slice s ON s.track = "
+      "t.id JOIN json_each(s.args, '$.inst_dep_ids') j LEFT JOIN "
+      "temp.inst_at a ON a.id = j.value WHERE t.device_profile_id = ?1 AND "
+      "t.source = 'engine' AND instr(s.args, '\"inst_dep_ids\"')",
       "i", dp_id);
+  store_writer_query(w, ingest_deps_sql_row, side[0],
+                     "SELECT track, lane, ts, id, seq, dep_track, dep_lane, "
+                     "dep_ts, dep_id FROM temp.inst_deps ORDER BY 1, 2, 3, 4, "
+                     "5",
+                     "");
+  store_writer_query(w, ingest_deps_sql_row, side[1],
+                     "SELECT dep_track, dep_lane, dep_ts, dep_id, seq, track, "
+                     "lane, ts, id FROM temp.inst_deps WHERE dep_track IS NOT "
+                     "NULL ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9",
+                     "");
+  store_writer_exec(w, "DROP TABLE temp.inst_deps", "");
   store_writer_exec(w, "DROP TABLE temp.inst_at", "");
 }
 
-void ingest_deps_write(struct ing *g, struct ingest_deps *d, int64_t dp_id) {
-  if (d->over) {
-    ingest_deps_sql(g, dp_id);
-  } else {
-    for (size_t k = 0; k < d->nrows; k++) {
-      const struct ingest_deps_row *r = &d->rows[k];
-      const struct ingest_deps_at *a =
-          d->cap ? &d->at[ingest_deps_slot(d, r->dep_id)] : NULL;
-      bool found = a && a->track;
-      const int64_t row[9] = {r->track,
-                              r->ts,
-                              r->lane,
-                              r->id,
-                              r->seq,
-                              r->dep_id,
-                              found ? a->track : INT64_MIN,
-                              found ? a->lane : INT64_MIN,
-                              found ? a->ts : INT64_MIN};
-      store_writer_inst_dep(ingest_writer(g), row);
+/* Writes the profile's dependencies from memory: found where they lie,
+ * in the order of the dependents, then those found again seen from the
+ * dependencies (the rows turned around in place). */
+static void ingest_deps_mem(struct ingest_deps *d, struct store_deps *side[2]) {
+  size_t found = 0;
+  for (size_t k = 0; k < d->nrows; k++) {
+    struct ingest_deps_row *r = &d->rows[k];
+    const struct ingest_deps_at *a = &d->at[ingest_deps_slot(d, r->other[3])];
+    if (a->track) {
+      r->other[0] = a->track, r->other[1] = a->lane, r->other[2] = a->ts;
+      found++;
     }
+  }
+  qsort(d->rows, d->nrows, sizeof *d->rows, ingest_deps_cmp);
+  size_t n = 0;
+  for (size_t k = 0; k < d->nrows; k++) {
+    struct ingest_deps_row r = d->rows[k];
+    store_deps_add(side[0], r.key, r.seq, r.other, r.other[0] != 0);
+    if (r.other[0]) { /* the found ones first, turned around */
+      memcpy(d->rows[n].key, r.other, sizeof r.other);
+      memcpy(d->rows[n].other, r.key, sizeof r.key);
+      d->rows[n++].seq = r.seq;
+    }
+  }
+  qsort(d->rows, found, sizeof *d->rows, ingest_deps_cmp);
+  for (size_t k = 0; k < found; k++)
+    store_deps_add(side[1], d->rows[k].key, d->rows[k].seq, d->rows[k].other,
+                   1);
+}
+
+void ingest_deps_write(struct ing *g, struct ingest_deps *d, int64_t dp_id) {
+  struct store_writer *w = ingest_writer(g);
+  struct store_deps *side[2] = {store_deps_new(ingest_deps_emit_fwd, w),
+                                store_deps_new(ingest_deps_emit_rev, w)};
+  if (d->over)
+    ingest_deps_sql(g, dp_id, side);
+  else if (d->nrows)
+    ingest_deps_mem(d, side);
+  for (int k = 0; k < 2; k++) {
+    store_deps_flush(side[k]);
+    store_deps_free(side[k]);
   }
   ingest_deps_reset(d);
 }

@@ -1,16 +1,19 @@
-/* ingest_deps.h -- the inst_dep rows of a device profile: one per entry of
- * an instruction's inst_dep_ids, with where the instruction it names lies
- * (schema.sql).
+/* ingest_deps.h -- the instruction dependencies of a device profile: one
+ * per entry of an instruction's inst_dep_ids, with where the instruction
+ * it names lies (schema.sql: inst_dep, and inst_dep_rev for the found ones
+ * seen from the dependency).
  *
  * The profile's engine tracks get a hook that sees each instruction as it
  * is placed: where it lies, by id, and its dependencies, read from the
  * args text (`"inst_dep_ids":[...]`, as argtext_list() writes it).  Once
- * the profile is placed they are resolved in memory and handed to the
- * store writer's thread with the other rows.  What that takes is bounded
- * (half the sort budget): a profile beyond it is resolved in SQL over the
- * stored slices instead, as it was before, slower but with no bound.  Both
- * give the same rows: where an id is on several instructions, the
- * dependency lies at the first in (track, lane, ts) order.
+ * the profile is placed they are resolved in memory, sorted by dependent
+ * and written as dependency blocks (store_deps.h), then the found ones
+ * turned around, sorted by dependency and written again.  What that takes
+ * is bounded (half the sort budget): a profile beyond it is resolved in
+ * SQL over the stored slices instead, into a temporary table read back in
+ * each order, slower but with no bound.  Both give the same rows: where an
+ * id is on several instructions, the dependency lies at the first in
+ * (track, lane, ts) order.
  *
  * Ownership: the state is the device reader's (ingest_deps_free).
  */
@@ -31,7 +34,7 @@ void ingest_deps_free(struct ingest_deps *d);
 void ingest_deps_watch(struct ing *g, struct ingest_deps *d, size_t from,
                        int64_t dp_id);
 
-/* The profile is placed: writes its inst_dep rows and forgets it. */
+/* The profile is placed: writes its dependencies and forgets it. */
 void ingest_deps_write(struct ing *g, struct ingest_deps *d, int64_t dp_id);
 
 #endif

@@ -335,13 +335,6 @@ void ingest_device_end(struct ing *g) {
     ingest_system_device_hint(g, dv->dp_id, t->nc, t->exec_id);
 }
 
-void ingest_device_finish(struct ing *g) {
-  store_writer_exec(ingest_writer(g),
-                    "CREATE INDEX inst_dep_by_dep ON inst_dep(dep_track, "
-                    "dep_ts, dep_lane) WHERE dep_track IS NOT NULL",
-                    "");
-}
-
 /* An NTFF record after the header (ingest_system_pb_records). */
 static void ingest_device_pb_record(struct ing *g, const char *rel,
                                     const struct fmt_pb_pipe_rec *x) {

@@ -138,9 +138,6 @@ struct ingest_device_info {
 void ingest_device_begin(struct ing *g, const struct ingest_device_info *d);
 void ingest_device_record(struct ing *g, const Nex__NtffRecord *rec);
 void ingest_device_end(struct ing *g);
-/* After every device profile: indexes the instruction dependencies by
- * dependency (one sort rather than an index grown row by row). */
-void ingest_device_finish(struct ing *g);
 
 /* ------------------------------------------------------------ JSON dumps
  * ingest_vjson.c: the vendor's JSON exports (system_profile.json and the

@@ -235,13 +235,13 @@ int query_device_summary(sqlite3 *db, sqlite3_stmt *s, json_t **out,
   if (sqlite3_column_type(s, 19) != SQLITE_NULL &&
       sqlite3_column_double(s, 19) > 0 && secs > 0)
     mbu = json_real(100.0 * bytes / (sqlite3_column_double(s, 19) * secs));
-  *out = json_pack(
-      "{s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o}", "id",
-      query_util_id(id), "name", query_util_col_text(s, 1), "lnc",
-      query_util_col_int(s, 4), "duration_ns", query_util_id(duration), "calls",
-      (json_int_t)sqlite3_column_int64(s, 20), "instruction_count",
-      (json_int_t)sqlite3_column_int64(s, 14), "mfu_percent", mfu,
-      "hfu_percent", hfu, "mbu_percent", mbu, "engines", engines);
+  *out = json_pack("{s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o}", "id",
+                   query_util_id(id), "name", query_util_col_text(s, 1), "lnc",
+                   query_util_col_int(s, 4), "duration_ns",
+                   query_util_id(duration), "calls",
+                   (json_int_t)sqlite3_column_int64(s, 20), "instruction_count",
+                   (json_int_t)sqlite3_column_int64(s, 14), "mfu_percent", mfu,
+                   "hfu_percent", hfu, "mbu_percent", mbu, "engines", engines);
   return 0;
 }
 
@@ -330,9 +330,9 @@ static json_t *query_device_dep_json(sqlite3_stmt *s) {
 
 /* Runs sql (bound to track, lane, ts, id) and sets o's member to its rows
  * as dependency ends. */
-static int query_device_dep_list(sqlite3 *db, const char *sql,
-                                 const int64_t *v, const char *member,
-                                 json_t *o, struct query_err *e) {
+static int query_device_dep_list(sqlite3 *db, const char *sql, const int64_t *v,
+                                 const char *member, json_t *o,
+                                 struct query_err *e) {
   sqlite3_stmt *s = query_stmt(db, sql, e);
   int rc;
   if (!s)
@@ -366,7 +366,7 @@ int query_device_deps(sqlite3 *db, int64_t track, int64_t lane, int64_t ts,
     rc = query_device_dep_list(
         db,
         "SELECT d.id, d.track, d.lane, d.ts, x.dur, (SELECT s FROM str "
-        "WHERE id = x.name), t.label FROM inst_dep d JOIN slice x ON "
+        "WHERE id = x.name), t.label FROM inst_dep_rev d JOIN slice x ON "
         "x.track = d.track AND x.lane = d.lane AND x.ts = d.ts AND x.id = "
         "d.id JOIN track t ON t.id = d.track WHERE d.dep_track = ?1 AND "
         "d.dep_ts = ?3 AND d.dep_lane = ?2 AND d.dep_id = ?4 ORDER BY d.ts, "
@@ -377,9 +377,9 @@ int query_device_deps(sqlite3 *db, int64_t track, int64_t lane, int64_t ts,
 
 /* The arrows of a window: the dependencies whose dependent starts in it,
  * then those whose dependency starts in it and dependent outside. */
-#define QUERY_DEVICE_ARROW_COLS                                                \
+#define QUERY_DEVICE_ARROW_COLS(table)                                         \
   "SELECT d.dep_track, d.dep_lane, d.dep_ts, d.dep_ts + x.dur, d.dep_id, "     \
-  "d.track, d.lane, d.ts, d.id FROM inst_dep d JOIN slice x ON x.track = "     \
+  "d.track, d.lane, d.ts, d.id FROM " table " d JOIN slice x ON x.track = "    \
   "d.dep_track AND x.lane = d.dep_lane AND x.ts = d.dep_ts AND x.id = "        \
   "d.dep_id WHERE "
 #define QUERY_DEVICE_ENGINES                                                   \
@@ -388,8 +388,8 @@ int query_device_deps(sqlite3 *db, int64_t track, int64_t lane, int64_t ts,
 
 int query_device_arrows(sqlite3 *db, int64_t id, int64_t start, int64_t end,
                         int64_t limit, json_t **out, struct query_err *e) {
-  sqlite3_stmt *s = query_stmt(
-      db, "SELECT 1 FROM DeviceProfileList WHERE id = ?1", e);
+  sqlite3_stmt *s =
+      query_stmt(db, "SELECT 1 FROM DeviceProfileList WHERE id = ?1", e);
   int64_t n = 0;
   int rc;
   if (!s)
@@ -402,32 +402,35 @@ int query_device_arrows(sqlite3 *db, int64_t id, int64_t start, int64_t end,
                       "no device profile with id %lld", (long long)id);
   if (rc != SQLITE_ROW)
     return query_util_db_fail(e, db);
-  s = query_stmt(db,
-                 QUERY_DEVICE_ARROW_COLS "d.track" QUERY_DEVICE_ENGINES
-                                         " AND d.ts >= ?2 AND d.ts < ?3 AND "
-                                         "d.dep_track IS NOT NULL UNION ALL "
-                 QUERY_DEVICE_ARROW_COLS
-                 "d.dep_track" QUERY_DEVICE_ENGINES
-                 " AND d.dep_ts >= ?2 AND d.dep_ts < ?3 AND (d.ts < ?2 OR "
-                 "d.ts >= ?3) LIMIT ?4",
-                 e);
+  s = query_stmt(
+      db,
+      QUERY_DEVICE_ARROW_COLS(
+          "inst_dep") "d.track" QUERY_DEVICE_ENGINES
+                      " AND d.ts >= ?2 AND d.ts < ?3 AND "
+                      "d.dep_track IS NOT NULL UNION "
+                      "ALL " QUERY_DEVICE_ARROW_COLS(
+                          "inst_dep_rev") "d.dep_track" QUERY_DEVICE_ENGINES
+                                          " AND d.dep_ts >= ?2 AND d.dep_ts < "
+                                          "?3 AND (d.ts < ?2 OR "
+                                          "d.ts >= ?3) LIMIT ?4",
+      e);
   if (!s)
     return -EIO;
   query_util_bind_i64(s, (int64_t[]){id, start, end, limit + 1}, 4);
   json_t *arrows = json_array();
   n = 0;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW && n++ < limit) {
-    char *from = query_util_key(sqlite3_column_int64(s, 0),
-                                sqlite3_column_int64(s, 1),
-                                sqlite3_column_int64(s, 2));
-    char *to = query_util_key(sqlite3_column_int64(s, 5),
-                              sqlite3_column_int64(s, 6),
-                              sqlite3_column_int64(s, 7));
-    json_array_append_new(
-        arrows, json_pack("{s:s, s:o, s:s, s:o, s:o}", "from", from,
-                          "from_end", query_util_col_id(s, 3), "to", to,
-                          "from_id", query_util_col_id(s, 4), "to_id",
-                          query_util_col_id(s, 8)));
+    char *from =
+        query_util_key(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+                       sqlite3_column_int64(s, 2));
+    char *to =
+        query_util_key(sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
+                       sqlite3_column_int64(s, 7));
+    json_array_append_new(arrows,
+                          json_pack("{s:s, s:o, s:s, s:o, s:o}", "from", from,
+                                    "from_end", query_util_col_id(s, 3), "to",
+                                    to, "from_id", query_util_col_id(s, 4),
+                                    "to_id", query_util_col_id(s, 8)));
     free(from);
     free(to);
   }

@@ -67,10 +67,10 @@ struct store_writer {
   sqlite3 *db;
   char *path, *tmp;
   struct store_batch str, track, slice, slice_args, arg_set, counter, slice_lod,
-      counter_lod, flow, slice_flow, name_stat, inst_dep;
+      counter_lod, flow, slice_flow, name_stat, dep, dep_rev;
   struct store_counters *counters; /* the open counter blocks */
   struct store_flows *flows;       /* the open flow block */
-  int64_t blocks; /* slice_block ids given */
+  int64_t blocks;                  /* slice_block ids given */
   struct store_intern strs;
   struct store_slices *slices; /* the open slice blocks */
   int64_t tracks;
@@ -91,7 +91,8 @@ static struct store_batch *store_tables(struct store_writer *w, int i) {
   struct store_batch *t[] = {&w->str,        &w->track,       &w->slice,
                              &w->slice_args, &w->arg_set,     &w->counter,
                              &w->slice_lod,  &w->counter_lod, &w->flow,
-                             &w->slice_flow, &w->name_stat,   &w->inst_dep};
+                             &w->slice_flow, &w->name_stat,   &w->dep,
+                             &w->dep_rev};
   return i < (int)(sizeof t / sizeof *t) ? t[i] : NULL;
 }
 
@@ -369,6 +370,15 @@ static int store_batch_row(struct store_writer *w, struct store_batch *b) {
   return b->cur->n++ * b->ncols;
 }
 
+/* Queues one encoded block in table b: its nk integers, then its data. */
+static void store_batch_block(struct store_writer *w, struct store_batch *b,
+                              int nk, const int64_t *key,
+                              const unsigned char *data, size_t len) {
+  int c = store_batch_row(w, b);
+  memcpy(b->cur->ints + c, key, (size_t)nk * sizeof *key);
+  store_rows_text(b->cur, c + nk, (const char *)data, len);
+}
+
 /* Queues one encoded slice block (store_slices' emit): its data in
  * slice_block, its args, unless it has none, in slice_args under the same
  * id.  Ids count the blocks in the order emitted, so both tables are
@@ -379,24 +389,17 @@ static void store_writer_block(void *ud, int64_t track, int64_t lane,
                                const unsigned char *args, size_t args_len) {
   struct store_writer *w = ud;
   int64_t block = ++w->blocks;
-  int c = store_batch_row(w, &w->slice);
-  int64_t *v = w->slice.cur->ints + c;
-  v[0] = block, v[1] = track, v[2] = lane, v[3] = ts0, v[4] = id0, v[5] = n;
-  store_rows_text(w->slice.cur, c + 6, (const char *)data, len);
-  if (args_len) {
-    c = store_batch_row(w, &w->slice_args);
-    w->slice_args.cur->ints[c] = block;
-    store_rows_text(w->slice_args.cur, c + 1, (const char *)args, args_len);
-  }
+  store_batch_block(w, &w->slice, 6,
+                    (int64_t[]){block, track, lane, ts0, id0, n}, data, len);
+  if (args_len)
+    store_batch_block(w, &w->slice_args, 1, &block, args, args_len);
 }
 
 /* Queues one args set (store_slices' emit_set). */
 static void store_writer_argset(void *ud, int64_t id, const char *tpl,
                                 size_t len) {
-  struct store_writer *w = ud;
-  int c = store_batch_row(w, &w->arg_set);
-  w->arg_set.cur->ints[c] = id;
-  store_rows_text(w->arg_set.cur, c + 1, tpl, len);
+  store_batch_block(ud, &((struct store_writer *)ud)->arg_set, 1, &id,
+                    (const unsigned char *)tpl, len);
 }
 
 /* Queues one encoded counter block (store_counters' emit). */
@@ -404,19 +407,22 @@ static void store_writer_cblock(void *ud, int64_t track, int64_t series,
                                 int64_t ts0, int64_t seq0, int64_t n,
                                 const unsigned char *data, size_t len) {
   struct store_writer *w = ud;
-  int c = store_batch_row(w, &w->counter);
-  int64_t *v = w->counter.cur->ints + c;
-  v[0] = track, v[1] = series, v[2] = ts0, v[3] = seq0, v[4] = n;
-  store_rows_text(w->counter.cur, c + 5, (const char *)data, len);
+  store_batch_block(w, &w->counter, 5, (int64_t[]){track, series, ts0, seq0, n},
+                    data, len);
 }
 
 /* Queues one encoded flow block (store_flows' emit). */
 static void store_writer_fblock(void *ud, int64_t flow0, int64_t n,
                                 const unsigned char *data, size_t len) {
   struct store_writer *w = ud;
-  int c = store_batch_row(w, &w->flow);
-  w->flow.cur->ints[c] = flow0, w->flow.cur->ints[c + 1] = n;
-  store_rows_text(w->flow.cur, c + 2, (const char *)data, len);
+  store_batch_block(w, &w->flow, 2, (int64_t[]){flow0, n}, data, len);
+}
+
+void store_writer_dep_block(struct store_writer *w, int rev, int64_t track,
+                            int64_t lane, int64_t ts0, int64_t n,
+                            const unsigned char *data, size_t len) {
+  store_batch_block(w, rev ? &w->dep_rev : &w->dep, 4,
+                    (int64_t[]){track, lane, ts0, n}, data, len);
 }
 
 int store_writer_open(const char *path, struct store_writer **out,
@@ -493,9 +499,10 @@ int store_writer_open(const char *path, struct store_writer **out,
                    "iiiii", 5);
   store_batch_init(w, &w->name_stat, "name_stat", "name,track,count,total_dur",
                    "iiii", 2);
-  store_batch_init(w, &w->inst_dep, "inst_dep",
-                   "track,ts,lane,id,seq,dep_id,dep_track,dep_lane,dep_ts",
-                   "iiiiiinnn", 5);
+  store_batch_init(w, &w->dep, "inst_dep_block", "track,lane,ts0,n,data",
+                   "iiiib", 0);
+  store_batch_init(w, &w->dep_rev, "inst_dep_rev_block",
+                   "track,lane,ts0,n,data", "iiiib", 0);
   w->track_upd = store_prepare(
       w, "UPDATE track SET lanes=?, max_dur=?, event_count=?, first_ts=?, "
          "last_ts=?, lod_min_level=? WHERE id=?");
@@ -599,11 +606,9 @@ void store_writer_counter(struct store_writer *w, int64_t track, int series,
 void store_writer_slice_lod(struct store_writer *w, int64_t track, int level,
                             int64_t lane, int64_t bucket, int64_t n,
                             int64_t count, const void *rows, size_t len) {
-  int c = store_batch_row(w, &w->slice_lod);
-  int64_t *v = w->slice_lod.cur->ints + c;
-  v[0] = track, v[1] = level, v[2] = lane, v[3] = bucket, v[4] = n,
-  v[5] = count;
-  store_rows_text(w->slice_lod.cur, c + 6, rows, len);
+  store_batch_block(w, &w->slice_lod, 6,
+                    (int64_t[]){track, level, lane, bucket, n, count}, rows,
+                    len);
 }
 
 void store_writer_counter_lod(struct store_writer *w, int64_t track, int series,
@@ -633,11 +638,6 @@ void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
   const int64_t row[4] = {name, track, count, total_dur};
   int c = store_batch_row(w, &w->name_stat);
   memcpy(w->name_stat.cur->ints + c, row, sizeof row);
-}
-
-void store_writer_inst_dep(struct store_writer *w, const int64_t row[9]) {
-  int c = store_batch_row(w, &w->inst_dep);
-  memcpy(w->inst_dep.cur->ints + c, row, 9 * sizeof *row);
 }
 
 /* Binds varargs to st per `types` (see store.h). */

@@ -162,10 +162,13 @@ void store_writer_flow(struct store_writer *w, unsigned tables, int64_t flow_id,
  * statistics (rows for one (name, track) add up). */
 void store_writer_name_stat(struct store_writer *w, int64_t name, int64_t track,
                             int64_t count, int64_t total_dur);
-/* A row of inst_dep: track, ts, lane, id, seq, dep_id, then dep_track,
- * dep_lane, dep_ts (INT64_MIN: NULL, the dependency is not in the
- * profile). */
-void store_writer_inst_dep(struct store_writer *w, const int64_t row[9]);
+/* Queues one encoded dependency block (store_deps.h's emit, the ud being
+ * w): in inst_dep_rev_block when rev (seen from the dependencies), else in
+ * inst_dep_block (from the dependents).  The blocks of a (track, lane)
+ * come in key order. */
+void store_writer_dep_block(struct store_writer *w, int rev, int64_t track,
+                            int64_t lane, int64_t ts0, int64_t n,
+                            const unsigned char *data, size_t len);
 
 /* Small tables.  Each takes a statement text with ? placeholders and a
  * type string: one char per parameter, 'i' int64, 'I' int64 or NULL when

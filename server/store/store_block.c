@@ -249,7 +249,7 @@ static void store_block_undelta(char *field, size_t stride, int n,
 static int store_block_columns(const unsigned char *p, const unsigned char *end,
                                int ncols, const unsigned char **col,
                                int *same) {
-  int64_t len[STORE_BLOCK_COLS];
+  int64_t len[STORE_BLOCK_MAX_COLS];
   *same = 0;
   for (int c = 0; c < ncols; c++) {
     if (lod_block_varint_get(&p, end, &len[c]) < 0 || len[c] == INT64_MIN)
@@ -409,7 +409,7 @@ static unsigned char *store_block_put_deltas(const int64_t *hv, int nh,
   size_t room = 10 * (size_t)(nh + ncols);
   unsigned char *out = xmalloc(room + 10 * (size_t)(ncols * n));
   unsigned char *col = out + room, *p = col;
-  int64_t clen[STORE_BLOCK_COLS];
+  int64_t clen[STORE_BLOCK_MAX_COLS];
   for (int c = 0; c < ncols; c++) {
     for (int i = n - 1; i >= 0; i--)
       v[c][i] = store_block_sub(v[c][i], i ? v[c][i - 1] : origin[c]);
@@ -457,7 +457,7 @@ static int store_block_read_deltas(struct store_block *b,
                                    const unsigned char *end, int ncols,
                                    char *const *base, const size_t *stride,
                                    const int64_t *origin) {
-  const unsigned char *col[STORE_BLOCK_COLS + 2];
+  const unsigned char *col[STORE_BLOCK_MAX_COLS + 2];
   int same;
   if (store_block_columns(p, end, ncols, col, &same) < 0 || col[ncols] != end)
     return -EINVAL;
@@ -550,6 +550,64 @@ int store_block_decode_flow(struct store_block *b, int64_t flow0,
   }
   for (int i = 0; i < b->n; i++)
     b->row[i].args_len = -1;
+  return 0;
+}
+
+/* ------------------------------------------------------------ dependencies */
+
+void store_block_add_dep(struct store_block *b, int64_t ts, int64_t id,
+                         int64_t seq, const int64_t other[4], int found) {
+  store_block_row_room(b);
+  store_block_ends_room(b);
+  b->row[b->n] = (struct store_block_row){
+      .ts = ts, .id = id, .dur = seq, .grp = found != 0, .args_len = -1};
+  int64_t *e = b->ends + 4 * (size_t)b->n++;
+  if (found)
+    memcpy(e, other, 4 * sizeof *other);
+  else
+    e[0] = e[1] = e[2] = 0, e[3] = other[3];
+}
+
+unsigned char *store_block_encode_dep(const struct store_block *b,
+                                      size_t *len) {
+  int64_t v[7][STORE_BLOCK_ROWS];
+  for (int i = 0; i < b->n; i++) {
+    const struct store_block_row *r = &b->row[i];
+    const int64_t *e = b->ends + 4 * (size_t)i;
+    v[0][i] = r->ts, v[1][i] = r->id, v[2][i] = r->dur;
+    /* the other's track + 1, 0 when it was not found (wrapping) */
+    v[3][i] = r->grp ? (int64_t)((uint64_t)e[0] + 1) : 0;
+    for (int k = 1; k < 4; k++)
+      v[3 + k][i] = e[k];
+  }
+  return store_block_put_deltas((int64_t[]){b->n}, 1, 7, b->n, v,
+                                (int64_t[]){b->row[0].ts, 0, 0, 0, 0, 0, 0},
+                                len);
+}
+
+int store_block_decode_dep(struct store_block *b, int64_t ts0, const void *data,
+                           size_t len) {
+  const unsigned char *p = data, *end = p + (data ? len : 0);
+  if (store_block_start(b, &p, end) < 0) /* leaves b->n 0 */
+    return -EINVAL;
+  store_block_ends_room(b);
+  size_t row = sizeof *b->row, four = 4 * sizeof *b->ends;
+  int64_t *e = b->ends;
+  struct store_block_row *r = b->row;
+  if (store_block_read_deltas(
+          b, p, end, 7,
+          (char *[]){(char *)&r->ts, (char *)&r->id, (char *)&r->dur, (char *)e,
+                     (char *)(e + 1), (char *)(e + 2), (char *)(e + 3)},
+          (size_t[]){row, row, row, four, four, four, four},
+          (int64_t[]){ts0, 0, 0, 0, 0, 0, 0}) < 0) {
+    b->n = 0;
+    return -EINVAL;
+  }
+  for (int i = 0; i < b->n; i++, e += 4) {
+    r[i].args_len = -1;
+    r[i].grp = e[0] != 0;
+    e[0] = (int64_t)((uint64_t)e[0] - 1);
+  }
   return 0;
 }
 

@@ -41,6 +41,19 @@
  * store_block (the flow id in ts) and its `ends` (track, lane, ts and id
  * of row i at 4 i).
  *
+ * Dependency blocks (tables inst_dep_block and inst_dep_rev_block) hold
+ * instruction dependencies seen from one side, the instructions of one
+ * (track, lane): its dependencies (inst_dep_block) or its dependents
+ * (inst_dep_rev_block), in (ts, id, seq) order, then the other's key, up to
+ * STORE_DBLOCK_ROWS to a row keyed by (track, lane, ts0): n, the byte
+ * lengths of the seven columns (negated: one value), then the columns,
+ * each value the difference from the one before (the first ts from ts0,
+ * the others from 0): ts, id, seq (the place in the dependent's
+ * inst_dep_ids), the other's track + 1 (0: no instruction has the id the
+ * dependent names), lane, ts (0 and 0 then) and id.  They are read into
+ * the rows of a struct store_block: seq in dur, grp 1 when the other was
+ * found, its track, lane, ts and id at ends[4 i] (only the id when not).
+ *
  * Ownership: a struct store_block owns its rows and args bytes;
  * store_block_free() frees them.  Encoded bytes go to a caller's buffer.
  */
@@ -73,6 +86,8 @@ struct store_argset_split;
 #define STORE_BLOCK_ARGS 32
 #define STORE_BLOCK_ALL 63
 #define STORE_BLOCK_FLOWS 64
+/* The most columns a block of any kind has (a dependency block's). */
+#define STORE_BLOCK_MAX_COLS 7
 
 /* The scale of a counter block whose values are kept as bit patterns (an
  * integer scale would not give them back exactly). */
@@ -83,6 +98,9 @@ struct store_argset_split;
 #define STORE_CBLOCK_ROWS 64
 /* Endpoints the writer puts in a flow block (a flow is looked up by id). */
 #define STORE_FBLOCK_ROWS 64
+/* Dependencies the writer puts in a dependency block (an instruction's
+ * are looked up by its key). */
+#define STORE_DBLOCK_ROWS 64
 
 /* One slice of a block; args at args_off in the block's args bytes, its
  * n_flows flow ids (ascending, distinct) at flows_off in its flows. */
@@ -193,6 +211,21 @@ unsigned char *store_block_encode_flow(const struct store_block *b,
  * when the bytes are not a flow block. */
 int store_block_decode_flow(struct store_block *b, int64_t flow0,
                             const void *data, size_t len);
+/* Appends one dependency seen from instruction (ts, id) (store_block.h's
+ * dependency blocks): seq, and other[] = the track, lane, ts and id of the
+ * instruction at the other end, only its id read when !found (a found
+ * track is not below 0, as no track id is: -1 would read back as not
+ * found).  The caller keeps n < STORE_BLOCK_ROWS. */
+void store_block_add_dep(struct store_block *b, int64_t ts, int64_t id,
+                         int64_t seq, const int64_t other[4], int found);
+/* Encodes b's dependencies (1 to STORE_BLOCK_ROWS, in (ts, id, seq)
+ * order) as a dependency block.  Returns a malloc'd buffer of *len bytes,
+ * the caller frees it. */
+unsigned char *store_block_encode_dep(const struct store_block *b, size_t *len);
+/* Decodes dependency block row (ts0, data/len) into b, replacing what it
+ * held.  Returns 0, or -EINVAL when the bytes are not a dependency block. */
+int store_block_decode_dep(struct store_block *b, int64_t ts0, const void *data,
+                           size_t len);
 /* Empties b (keeps its buffer). */
 void store_block_clear(struct store_block *b);
 /* Frees b's buffers and context (b itself is the caller's). */

@@ -9,7 +9,10 @@
  * and id, rows in that order, flow_id sought as ts is in a run (the only
  * run: the blocks are one sequence), the others checked by SQLite; the
  * table keeps the flow block read last, and answers a flow id strictly
- * inside it from it.
+ * inside it from it; `inst_dep` and `inst_dep_rev` over inst_dep_block
+ * and inst_dep_rev_block, with the columns track, ts, lane, id, seq,
+ * dep_id, dep_track, dep_lane and dep_ts: the first seeks the dependents'
+ * track, lane, ts and id as `slice` does, the second the dependencies'.
  *
  * Constraints pushed down (doc/storage.md): track and lane (=, <, <=, >,
  * >=) pick the (track, lane) runs of blocks, ts (the same operators) seeks
@@ -33,8 +36,10 @@
 #define STORE_VTAB_MODULE "nex_slice"
 #define STORE_VTAB_COUNTER_MODULE "nex_counter"
 #define STORE_VTAB_FLOW_MODULE "nex_flow"
+#define STORE_VTAB_DEP_MODULE "nex_inst_dep"
+#define STORE_VTAB_DEP_REV_MODULE "nex_inst_dep_rev"
 
-/* Registers both modules on db; every connection that reads a store calls it
+/* Registers the modules on db; every connection that reads a store calls it
  * before its first statement.  Returns an SQLite result code. */
 int store_vtab_register(sqlite3 *db);
 

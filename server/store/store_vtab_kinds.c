@@ -98,6 +98,41 @@ static void store_vtab_flow_column(sqlite3_context *cx,
  * not sought. */
 static const signed char store_vtab_flow_role[64] = {VT_TS, -1, -1, -1, -1};
 
+/* A dependency block's decode (no args, every column). */
+static int store_vtab_dep_decode(struct store_block *b, int64_t ts0,
+                                 const void *data, size_t len, const void *args,
+                                 size_t args_len, int cols) {
+  (void)args, (void)args_len, (void)cols;
+  return store_block_decode_dep(b, ts0, data, len);
+}
+
+/* The columns of inst_dep and inst_dep_rev that are not sought: seq, and
+ * the other instruction's (NULL when it was not found, but its id). */
+static void store_vtab_dep_column(sqlite3_context *cx,
+                                  const struct store_block *b,
+                                  const struct store_block_row *r, int col) {
+  /* the place in ends of each column's value (-1: seq) */
+  static const signed char end[9] = {0, 2, 1, 3, -1, 3, 0, 1, 2};
+  const int64_t *e = b->ends + 4 * (size_t)(r - b->row);
+  if (col < 0 || col > 8)
+    return;
+  if (end[col] < 0)
+    sqlite3_result_int64(cx, r->dur);
+  else if (r->grp || end[col] == 3)
+    sqlite3_result_int64(cx, e[end[col]]);
+}
+
+/* inst_dep's columns (track, ts, lane, id, seq, dep_id, dep_track,
+ * dep_lane, dep_ts): the dependent is sought, or the dependency. */
+static const signed char store_vtab_dep_role[64] = {
+    VT_TRACK, VT_TS, VT_LANE, VT_ID, -1, -1, -1, -1, -1};
+static const signed char store_vtab_dep_rev_role[64] = {
+    -1, -1, -1, -1, -1, VT_ID, VT_TRACK, VT_LANE, VT_TS};
+#define STORE_VTAB_DEP_DECL                                                    \
+  "CREATE TABLE x(track INTEGER, ts INTEGER, lane INTEGER, id INTEGER, seq "   \
+  "INTEGER, dep_id INTEGER, dep_track INTEGER, dep_lane INTEGER, dep_ts "      \
+  "INTEGER)"
+
 static const struct store_vtab_kind store_vtab_kinds[] = {
     {STORE_VTAB_MODULE,
      "CREATE TABLE x(track INTEGER, lane INTEGER, ts INTEGER, id INTEGER, "
@@ -115,6 +150,12 @@ static const struct store_vtab_kind store_vtab_kinds[] = {
      "INTEGER, id INTEGER)",
      "flow_block", NULL, "flow0", "id", store_vtab_flow_role, 1e6, 0,
      store_vtab_all_cols, store_vtab_flow_decode, store_vtab_flow_column},
+    {STORE_VTAB_DEP_MODULE, STORE_VTAB_DEP_DECL, "inst_dep_block", "lane",
+     "ts0", "id", store_vtab_dep_role, 100, 0, store_vtab_all_cols,
+     store_vtab_dep_decode, store_vtab_dep_column},
+    {STORE_VTAB_DEP_REV_MODULE, STORE_VTAB_DEP_DECL, "inst_dep_rev_block",
+     "lane", "ts0", "id", store_vtab_dep_rev_role, 100, 0, store_vtab_all_cols,
+     store_vtab_dep_decode, store_vtab_dep_column},
 };
 
 int store_vtab_register(sqlite3 *db) {

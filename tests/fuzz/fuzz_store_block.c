@@ -1,7 +1,7 @@
-/* fuzz_store_block.c -- libFuzzer target for the slice and counter block
- * decoders (store_block.h), which read what a store file holds: a damaged
- * or hostile store must give -EINVAL, never a read out of bounds, an
- * allocation of what a length claims, or a crash.
+/* fuzz_store_block.c -- libFuzzer target for the block decoders
+ * (store_block.h), which read what a store file holds: a damaged or hostile
+ * store must give -EINVAL, never a read out of bounds, an allocation of what a
+ * length claims, or a crash.
  *
  * Input: byte 0 the columns to decode (its low 7 bits, STORE_BLOCK_*
  * bits) and, bit 7, whether there is an args blob; bytes 1 and 2 the data
@@ -12,9 +12,10 @@
  * must come back (the encoder's own output always decodes).  The whole
  * input is also the args of slices encoded and decoded: the argument
  * sets must give any bytes back.  The data blob is read as a counter block and
- * as a flow block too, and one that decodes is encoded and decoded again: the
- * same samples (the value's bits; a -0.0 may come back as 0.0, as SQLite keeps
- * a REAL), the same endpoints.
+ * as a flow block and as a dependency block too, and one that decodes is
+ * encoded and decoded again: the same samples (the value's bits; a -0.0 may
+ * come back as 0.0, as SQLite keeps a REAL), the same endpoints, the same
+ * dependencies.
  */
 #include "fuzz_fmt.h"
 #include "store_argset.h"
@@ -131,6 +132,28 @@ static void fuzz_store_block_flow(const unsigned char *data, size_t len) {
   free(out);
 }
 
+/* Reads data/len as a dependency block; one that decodes goes through
+ * the encoder again and must come back the same (the other's track, lane
+ * and ts only when it was found). */
+static void fuzz_store_block_dep(const unsigned char *data, size_t len) {
+  static struct store_block b, d;
+  if (store_block_decode_dep(&b, 5, data, len) != 0)
+    return;
+  size_t elen;
+  unsigned char *out = store_block_encode_dep(&b, &elen);
+  if (store_block_decode_dep(&d, b.row[0].ts, out, elen) != 0 || d.n != b.n)
+    abort();
+  for (int i = 0; i < b.n; i++) {
+    const struct store_block_row *x = &b.row[i], *y = &d.row[i];
+    const int64_t *e = b.ends + 4 * i, *f = d.ends + 4 * i;
+    if (x->ts != y->ts || x->id != y->id || x->dur != y->dur ||
+        x->grp != y->grp || e[3] != f[3] ||
+        (x->grp && (e[0] != f[0] || e[1] != f[1] || e[2] != f[2])))
+      abort();
+  }
+  free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* its buffers kept, as a cursor keeps them; sets read from a store are
    * given by fuzz_store_block_set() */
@@ -163,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   fuzz_store_block_counter(d, dl);
   fuzz_store_block_flow(d, dl);
+  fuzz_store_block_dep(d, dl);
   fuzz_store_block_args(data, size);
   free(d);
   free(a);

@@ -1,6 +1,7 @@
 /* test_deps.c -- instruction dependencies (server/ingest/ingest_deps.c):
  * resolved in memory as the instructions are placed, and in SQL when a
- * profile outgrows half the sort budget; both give the same inst_dep rows.
+ * profile outgrows half the sort budget; both give the same rows of
+ * inst_dep and of inst_dep_rev (the found ones again, by dependency).
  *
  * A device export written here holds what the resolution must get right:
  * an id on two instructions of two tracks (the dependency lies on the
@@ -24,34 +25,42 @@
 
 #include "filter.h"
 #include "ingest.h"
+#include "store_vtab.h"
 #include "testutil.h"
 #include "util.h"
 
-/* The rows of inst_dep in key order, a line each. */
+/* The rows of inst_dep in key order, a line each, then "by dependency"
+ * and those of inst_dep_rev in its key order. */
 static char *rows(const char *db) {
   sqlite3 *h;
   assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  sqlite3_stmt *st;
-  assert_int_equal(
-      sqlite3_prepare_v2(
-          h,
-          "SELECT d.ts, d.lane, d.id, d.seq, d.dep_id, t.label, d.dep_lane, "
-          "d.dep_ts, (SELECT label FROM track WHERE id = d.dep_track) FROM "
-          "inst_dep d JOIN track t ON t.id = d.track ORDER BY d.track, d.ts, "
-          "d.lane, d.id, d.seq",
-          -1, &st, NULL),
-      SQLITE_OK);
+  assert_int_equal(store_vtab_register(h), SQLITE_OK);
   struct sbuf b = {0};
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    for (int c = 0; c < 9; c++) {
-      const unsigned char *v = sqlite3_column_text(st, c);
-      sbuf_printf(&b, "%s%s", c ? " " : "", v ? (const char *)v : "-");
+  for (int rev = 0; rev < 2; rev++) {
+    sqlite3_stmt *st;
+    char *sql = xasprintf(
+        "SELECT d.ts, d.lane, d.id, d.seq, d.dep_id, t.label, d.dep_lane, "
+        "d.dep_ts, (SELECT label FROM track WHERE id = d.dep_track) FROM %s "
+        "d JOIN track t ON t.id = d.track ORDER BY %s",
+        rev ? "inst_dep_rev" : "inst_dep",
+        rev ? "d.dep_track, d.dep_lane, d.dep_ts, d.dep_id, d.seq, d.track, "
+              "d.lane, d.ts, d.id"
+            : "d.track, d.ts, d.lane, d.id, d.seq");
+    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+    free(sql);
+    if (rev)
+      sbuf_adds(&b, "by dependency\n");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      for (int c = 0; c < 9; c++) {
+        const unsigned char *v = sqlite3_column_text(st, c);
+        sbuf_printf(&b, "%s%s", c ? " " : "", v ? (const char *)v : "-");
+      }
+      sbuf_addc(&b, '\n');
     }
-    sbuf_addc(&b, '\n');
+    sqlite3_finalize(st);
   }
-  sqlite3_finalize(st);
   sqlite3_close(h);
-  return b.s ? b.s : xstrdup("");
+  return b.s;
 }
 
 /* Ingests dir with sort budget `budget` (0: the default) into dir.<tag>.db
@@ -117,7 +126,12 @@ static void test_tricky(void **state) {
                                                      1 at 110 */
                          "100 0 5 2 99 A - - -\n"   /* not in the profile */
                          "100 0 5 3 -3 A 0 500 A\n" /* a signed id */
-                         "300 0 7 0 5 A 0 100 A\n");
+                         "300 0 7 0 5 A 0 100 A\n"
+                         "by dependency\n" /* the found ones, by dependency */
+                         "300 0 7 0 5 A 0 100 A\n"
+                         "100 0 5 0 7 A 0 300 A\n"
+                         "100 0 5 1 9 A 0 400 A\n"
+                         "100 0 5 3 -3 A 0 500 A\n");
   free(r);
   free(dir);
 }
@@ -142,13 +156,18 @@ static void test_generated(void **state) {
   long deps = strtol(k + 12, NULL, 10);
   assert_true(deps > 1000);
   char *r = both(dir);
-  long lines = 0, unresolved = 0;
-  for (const char *c = r; (c = strchr(c, '\n')); c++)
+  char *rev = strstr(r, "by dependency\n");
+  assert_non_null(rev);
+  long lines = 0, unresolved = 0, rev_lines = -1;
+  for (const char *c = r; (c = strchr(c, '\n')) && c < rev; c++)
     lines++;
   for (const char *c = r; (c = strstr(c, " - - -\n")); c++)
     unresolved++;
+  for (const char *c = rev; (c = strchr(c, '\n')); c++)
+    rev_lines++;
   assert_int_equal(lines, deps);
   assert_int_equal(unresolved, 0);
+  assert_int_equal(rev_lines, deps); /* every one found, so every one again */
   free(r);
   free(m);
   free(man);
