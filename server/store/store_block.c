@@ -531,26 +531,36 @@ unsigned char *store_block_encode_flow(const struct store_block *b,
                                 (int64_t[]){b->row[0].ts, 0, 0, 0, 0}, len);
 }
 
-int store_block_decode_flow(struct store_block *b, int64_t flow0,
-                            const void *data, size_t len) {
+/* Decodes a block of nr row columns (the fields `field[]` of a row, the
+ * first from k0, the others from 0) then the four ends of each row, into
+ * b (every args NULL).  Returns 0, or -EINVAL with b->n 0. */
+static int store_block_decode_ends(struct store_block *b, int64_t k0,
+                                   const void *data, size_t len, int nr,
+                                   const size_t *field) {
   const unsigned char *p = data, *end = p + (data ? len : 0);
   if (store_block_start(b, &p, end) < 0) /* leaves b->n 0 */
     return -EINVAL;
   store_block_ends_room(b);
-  size_t row = sizeof *b->row, four = 4 * sizeof *b->ends;
-  int64_t *e = b->ends;
-  if (store_block_read_deltas(b, p, end, 5,
-                              (char *[]){(char *)&b->row->ts, (char *)e,
-                                         (char *)(e + 1), (char *)(e + 2),
-                                         (char *)(e + 3)},
-                              (size_t[]){row, four, four, four, four},
-                              (int64_t[]){flow0, 0, 0, 0, 0}) < 0) {
+  char *base[STORE_BLOCK_MAX_COLS];
+  size_t stride[STORE_BLOCK_MAX_COLS];
+  int64_t origin[STORE_BLOCK_MAX_COLS] = {k0};
+  for (int c = 0; c < nr + 4; c++) {
+    base[c] = c < nr ? (char *)b->row + field[c] : (char *)(b->ends + c - nr);
+    stride[c] = c < nr ? sizeof *b->row : 4 * sizeof *b->ends;
+  }
+  if (store_block_read_deltas(b, p, end, nr + 4, base, stride, origin) < 0) {
     b->n = 0;
     return -EINVAL;
   }
   for (int i = 0; i < b->n; i++)
     b->row[i].args_len = -1;
   return 0;
+}
+
+int store_block_decode_flow(struct store_block *b, int64_t flow0,
+                            const void *data, size_t len) {
+  const size_t field[] = {offsetof(struct store_block_row, ts)};
+  return store_block_decode_ends(b, flow0, data, len, 1, field);
 }
 
 /* ------------------------------------------------------------ dependencies */
@@ -587,25 +597,14 @@ unsigned char *store_block_encode_dep(const struct store_block *b,
 
 int store_block_decode_dep(struct store_block *b, int64_t ts0, const void *data,
                            size_t len) {
-  const unsigned char *p = data, *end = p + (data ? len : 0);
-  if (store_block_start(b, &p, end) < 0) /* leaves b->n 0 */
+  const size_t field[] = {offsetof(struct store_block_row, ts),
+                          offsetof(struct store_block_row, id),
+                          offsetof(struct store_block_row, dur)};
+  if (store_block_decode_ends(b, ts0, data, len, 3, field) < 0)
     return -EINVAL;
-  store_block_ends_room(b);
-  size_t row = sizeof *b->row, four = 4 * sizeof *b->ends;
   int64_t *e = b->ends;
-  struct store_block_row *r = b->row;
-  if (store_block_read_deltas(
-          b, p, end, 7,
-          (char *[]){(char *)&r->ts, (char *)&r->id, (char *)&r->dur, (char *)e,
-                     (char *)(e + 1), (char *)(e + 2), (char *)(e + 3)},
-          (size_t[]){row, row, row, four, four, four, four},
-          (int64_t[]){ts0, 0, 0, 0, 0, 0, 0}) < 0) {
-    b->n = 0;
-    return -EINVAL;
-  }
   for (int i = 0; i < b->n; i++, e += 4) {
-    r[i].args_len = -1;
-    r[i].grp = e[0] != 0;
+    b->row[i].grp = e[0] != 0;
     e[0] = (int64_t)((uint64_t)e[0] - 1);
   }
   return 0;
