@@ -7,6 +7,7 @@
 #include "filter.h"
 #include "fmt_pb_pipe.h"
 #include "ingest_readers.h"
+#include "ingest_syncs.h"
 
 #include "cpu_util.pb-c.h"
 #include "host_mem.pb-c.h"
@@ -21,12 +22,6 @@
 #include <time.h>
 
 #define INGEST_RATE_BUCKETS 20000 /* samples of a bandwidth counter */
-
-/* A timestamp_sync_point: the same instant on both clocks. */
-struct isync {
-  int nc;
-  int64_t exec_id, cpu, dev;
-};
 
 /* Where a device profile's first execution ran on the system clock: the
  * cpu time of its timestamp_sync_point (finds its nc_exec_running fast). */
@@ -52,8 +47,8 @@ struct isystrack {
  * own; while an ntrace.pb is read, the tracks its events went to (tracks
  * on: the slots are in use); the device profiles' hints. */
 struct ingest_system_state {
-  struct isync *syncs;
-  size_t nsync, capsync;
+  struct ingest_syncs syncs;
+  struct ingest_syncs_ahead *ahead; /* the next ntrace.pb's, being read */
   uint64_t clock_missing;
   bool tracks_on;
   struct isystrack tracks[INGEST_SYSTEM_TRACKS];
@@ -65,7 +60,9 @@ static const char ingest_system_key; /* its ingest_state key */
 
 static void ingest_system_state_free(void *state) {
   struct ingest_system_state *s = state;
-  free(s->syncs);
+  if (s->ahead) /* a process never read (the ingest stopped) */
+    ingest_syncs_ahead_take(s->ahead, NULL, &s->syncs);
+  ingest_syncs_free(&s->syncs);
   free(s->hints);
   free(s);
 }
@@ -79,45 +76,12 @@ static struct ingest_system_state *ingest_system_state(struct ing *g) {
 
 /* ------------------------------------------------------------ ntrace */
 
-static int ingest_system_sync_cmp(const void *a, const void *b) {
-  const struct isync *x = a, *y = b;
-  if (x->nc != y->nc)
-    return x->nc < y->nc ? -1 : 1;
-  return x->exec_id < y->exec_id ? -1 : x->exec_id > y->exec_id;
-}
-
-/* The sync point of (nc, exec_id); else the nearest earlier exec_id of that
- * NC (*exact = false); NULL when the NC has none. */
-static const struct isync *
-ingest_system_sync_find(const struct ingest_system_state *ss, int nc,
-                        int64_t exec_id, bool *exact) {
-  size_t lo = 0, hi = ss->nsync;
-  struct isync key = {nc, exec_id, 0, 0};
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (ingest_system_sync_cmp(&ss->syncs[mid], &key) < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo < ss->nsync && ss->syncs[lo].nc == nc &&
-      ss->syncs[lo].exec_id == exec_id) {
-    *exact = true;
-    return &ss->syncs[lo];
-  }
-  *exact = false;
-  if (lo > 0 && ss->syncs[lo - 1].nc == nc)
-    return &ss->syncs[lo - 1];
-  if (lo < ss->nsync && ss->syncs[lo].nc == nc)
-    return &ss->syncs[lo];
-  return NULL;
-}
-
 void ingest_system_device_hint(struct ing *g, int64_t dp_id, int nc,
                                int64_t exec_id) {
   struct ingest_system_state *ss = ingest_system_state(g);
   bool exact;
-  const struct isync *s = ingest_system_sync_find(ss, nc, exec_id, &exact);
+  const struct ingest_sync *s =
+      ingest_syncs_find(&ss->syncs, nc, exec_id, &exact);
   if (!s || !exact || !s->cpu)
     return;
   ss->hints = xrealloc(ss->hints, (ss->nhints + 1) * sizeof *ss->hints);
@@ -251,8 +215,8 @@ static void ingest_system_put(struct ing *g, const Nex__SystemEvent *e,
   } else if (hw && device_clock) {
     struct ingest_system_state *ss = ingest_system_state(g);
     bool exact;
-    const struct isync *s =
-        ingest_system_sync_find(ss, e->nc_idx, e->exec_id, &exact);
+    const struct ingest_sync *s =
+        ingest_syncs_find(&ss->syncs, e->nc_idx, e->exec_id, &exact);
     if (s) {
       ts = s->cpu + (e->timestamp - s->dev);
       if (!exact)
@@ -382,16 +346,6 @@ static void ingest_system_pb_each(struct ing *g, const char *rel,
   fmt_pb_close(r);
 }
 
-static void ingest_system_sync_add(struct ing *g, const Nex__SystemEvent *e) {
-  struct ingest_system_state *ss = ingest_system_state(g);
-  if (ss->nsync == ss->capsync) {
-    ss->capsync = ss->capsync ? ss->capsync * 2 : 1024;
-    ss->syncs = xrealloc(ss->syncs, sizeof *ss->syncs * ss->capsync);
-  }
-  ss->syncs[ss->nsync++] = (struct isync){
-      e->nc_idx, e->exec_id, e->cpu_timestamp_ns, e->nc_timestamp_ns};
-}
-
 /* The args text of an ntrace event, made on the decoder thread (a
  * fmt_pb_pipe_prep_fn). */
 static void ingest_system_ntrace_prep(void *ud, const ProtobufCMessage *m,
@@ -419,42 +373,16 @@ static void ingest_system_ntrace_record(struct ing *g, const char *rel,
   }
 }
 
-/* ntrace.pb: pass 1 collects the sync points, pass 2 stores the events.
- * Pass 1 decodes only the records whose event name (NtraceRecord.event =
- * field 1, SystemEvent.name = field 2) is timestamp_sync_point. */
-static void ingest_system_read_syncs(struct ing *g, const char *rel) {
-  struct ingest_system_state *ss = ingest_system_state(g);
-  static const char sync[] = "timestamp_sync_point";
-  ss->nsync = 0;
-  char *path = ingest_path(g, rel);
-  struct fmt_pb *r = NULL;
-  char *cause = NULL;
-  int rc = fmt_pb_open(path, FMT_PB_MAGIC_NTRACE, &r, &cause);
-  free(path);
-  free(cause); /* pass 2 reports it */
-  if (rc < 0)
-    return;
-  const uint8_t *data, *ev, *name;
-  size_t len, evlen, namelen;
-  uint64_t off;
-  while (fmt_pb_next_raw(r, &data, &len, &off) > 0) {
-    if (!fmt_pb_field(data, len, 1, &ev, &evlen) ||
-        !fmt_pb_field(ev, evlen, 2, &name, &namelen) ||
-        namelen != sizeof sync - 1 || memcmp(name, sync, namelen) != 0)
-      continue;
-    Nex__NtraceRecord *m = (Nex__NtraceRecord *)fmt_pb_decode(
-        r, &nex__ntrace_record__descriptor, data, len);
-    if (m && m->record_case == NEX__NTRACE_RECORD__RECORD_EVENT)
-      ingest_system_sync_add(g, m->event);
-  }
-  fmt_pb_close(r);
-}
-
+/* ntrace.pb: pass 1 collects the sync points (ingest_syncs.h: read ahead
+ * when ingest_system_ntrace_ahead() was told the file), pass 2 stores the
+ * events. */
 void ingest_system_ntrace(struct ing *g, const char *rel) {
   struct ingest_system_state *ss = ingest_system_state(g);
-  ingest_system_read_syncs(g, rel);
-  if (ss->nsync > 1)
-    qsort(ss->syncs, ss->nsync, sizeof *ss->syncs, ingest_system_sync_cmp);
+  char *path = ingest_path(g, rel);
+  if (!ss->ahead || !ingest_syncs_ahead_take(ss->ahead, path, &ss->syncs))
+    ingest_syncs_read(&ss->syncs, path);
+  ss->ahead = NULL;
+  free(path);
   ss->clock_missing = 0;
   memset(ss->tracks, 0, sizeof ss->tracks); /* the process is new */
   ss->tracks_on = true;
@@ -462,15 +390,22 @@ void ingest_system_ntrace(struct ing *g, const char *rel) {
                         &nex__ntrace_record__descriptor,
                         ingest_system_ntrace_prep, ingest_system_ntrace_record);
   ss->tracks_on = false;
-  free(ss->syncs); /* not kept for the files read next */
-  ss->syncs = NULL;
-  ss->nsync = ss->capsync = 0;
+  ingest_syncs_free(&ss->syncs); /* not kept for the files read next */
   if (ss->clock_missing)
     ingest_warn(g, "Clock", rel, 0,
                 "%" PRIu64 " hardware events had no timestamp_sync_point with "
                 "their exec_id; aligned with the nearest sync point of their "
                 "NeuronCore (or left in device clock when the core has none)",
                 ss->clock_missing);
+}
+
+void ingest_system_ntrace_ahead(struct ing *g, const char *rel) {
+  struct ingest_system_state *ss = ingest_system_state(g);
+  if (ss->ahead) /* told before, and that file was never read */
+    ingest_syncs_ahead_take(ss->ahead, NULL, &ss->syncs);
+  char *path = ingest_path(g, rel);
+  ss->ahead = ingest_syncs_ahead_start(path);
+  free(path);
 }
 
 /* ------------------------------------------------------------ samples */

@@ -47,6 +47,18 @@ is "$got" "0" "no runtime event passes the hardware filter"
   --system-trace-filter-neuron-core 1
 got=$(sqlite3 "$T_TMP/nc.db" "SELECT count(*) FROM SystemProfileEvents WHERE nc_idx IS NOT NULL AND nc_idx <> 1")
 is "$got" "0" "NeuronCore filter keeps only NC 1"
+# The next process's sync points are read while this one's events are
+# placed: the first instance's two processes are read, the second's left
+# out after their sync points were asked for; the events kept are the
+# same, clock alignment and all, as without the filter.
+first=$(sqlite3 "$T_TMP/store.db" "SELECT min(instance_id) FROM SystemProfileEvents")
+"$SERVER" --dir "$P" --db "$T_TMP/inst.db" --ingest-only --quiet \
+  --system-trace-filter-instance-id "$first"
+is "$?" 0 "an instance filter ingests as usual"
+ev="SELECT count(*) || ' ' || sum(start_ts % 1000003) || ' ' || sum(duration_ns) || ' ' || count(DISTINCT process_id) FROM SystemProfileEvents WHERE trace_event_source = 'neuron_hw' AND instance_id = '$first'"
+want=$(sqlite3 "$T_TMP/store.db" "$ev")
+is "$(sqlite3 "$T_TMP/inst.db" "$ev")" "$want" "the kept instance's hardware events are aligned as without the filter"
+is "${want##* }" 2 "which come from its two processes"
 "$SERVER" --dir "$P" --db "$T_TMP/bad.db" --ingest-only --quiet \
   --system-trace-filter-neuron-core 3-1 2>"$T_TMP/err3"
 is "$?" 2 "a malformed filter exits 2"
