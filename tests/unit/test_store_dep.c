@@ -281,7 +281,7 @@ static void test_codec(void **state) {
     for (int k = 0; k < 4; k++)
       e[k] = i % 5 ? big[(i + k) % 4] : i * 7 + k;
     if (e[0] < 0) /* a track is not below 0 (store_block.h) */
-      e[0] = INT64_MAX - e[0] % 2;
+      e[0] = INT64_MAX - (e[0] & 1);
     store_block_add_dep(&b, i % 9 ? INT64_MIN + i : INT64_MAX - i, big[i % 4],
                         i % 3 ? i : INT64_MAX, e, i % 7 != 3);
   }
