@@ -8,16 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Where an instruction lies (track 0: a free slot of the map). */
+/* Where an instruction lies (track 0: a free slot of the map).  Tracks,
+ * lanes and places in a list are kept in 32 bits (a profile with one
+ * beyond them is resolved in SQL): a profile of 250 k instructions and
+ * 300 k dependencies then fits half the default sort budget. */
 struct ingest_deps_at {
-  int64_t id, track, lane, ts;
+  int64_t id, ts;
+  int32_t track, lane;
 };
 
 /* A dependency seen from one end: that instruction's key (track, lane,
- * ts, id), the position in the dependent's inst_dep_ids, the other end's
- * key (its id only, track 0, until found). */
+ * ts, id), the place in the dependent's inst_dep_ids, the other end's key
+ * (its id only, track 0, until found). */
 struct ingest_deps_row {
-  int64_t key[4], seq, other[4];
+  int64_t ts, id, ots, oid;
+  int32_t track, lane, otrack, olane, seq;
 };
 
 struct ingest_deps {
@@ -49,12 +54,36 @@ void ingest_deps_free(struct ingest_deps *d) {
   free(d);
 }
 
+/* Makes d over (resolved in SQL) and empty. */
+static void ingest_deps_over(struct ingest_deps *d) {
+  ingest_deps_reset(d);
+  d->over = true;
+}
+
 /* Whether d holds more than its budget (it is then over, and empty). */
 static bool ingest_deps_full(struct ingest_deps *d) {
   if (sizeof *d->at * d->cap + sizeof *d->rows * d->rows_cap <= d->budget)
     return false;
-  ingest_deps_reset(d);
-  d->over = true;
+  ingest_deps_over(d);
+  return true;
+}
+
+/* Makes room for one more row: twice the rows, or what the budget leaves
+ * beside the map.  Returns false when d went over. */
+static bool ingest_deps_room(struct ingest_deps *d) {
+  if (d->nrows < d->rows_cap)
+    return true;
+  size_t map = sizeof *d->at * d->cap;
+  size_t left = d->budget > map ? (d->budget - map) / sizeof *d->rows : 0;
+  size_t cap = d->rows_cap ? d->rows_cap * 2 : 1024;
+  if (cap > left)
+    cap = left;
+  if (cap <= d->nrows) {
+    ingest_deps_over(d);
+    return false;
+  }
+  d->rows_cap = cap;
+  d->rows = xrealloc(d->rows, sizeof *d->rows * d->rows_cap);
   return true;
 }
 
@@ -69,8 +98,8 @@ static size_t ingest_deps_slot(const struct ingest_deps *d, int64_t id) {
 
 /* Remembers that instruction id lies at (track, lane, ts), unless it lies
  * at an earlier key already.  Returns false when d went over. */
-static bool ingest_deps_put(struct ingest_deps *d, int64_t id, int64_t track,
-                            int64_t lane, int64_t ts) {
+static bool ingest_deps_put(struct ingest_deps *d, int64_t id, int32_t track,
+                            int32_t lane, int64_t ts) {
   if ((d->n + 1) * 2 > d->cap) {
     struct ingest_deps_at *old = d->at;
     size_t n = d->cap;
@@ -85,18 +114,18 @@ static bool ingest_deps_put(struct ingest_deps *d, int64_t id, int64_t track,
   }
   struct ingest_deps_at *a = &d->at[ingest_deps_slot(d, id)];
   if (!a->track) {
-    *a = (struct ingest_deps_at){id, track, lane, ts};
+    *a = (struct ingest_deps_at){id, ts, track, lane};
     d->n++;
   } else if (track < a->track ||
              (track == a->track &&
               (lane < a->lane || (lane == a->lane && ts < a->ts)))) {
-    *a = (struct ingest_deps_at){id, track, lane, ts};
+    *a = (struct ingest_deps_at){id, ts, track, lane};
   }
   return true;
 }
 
 /* The instruction's dependencies, from its args text. */
-static void ingest_deps_rows(struct ingest_deps *d, int64_t track, int64_t lane,
+static void ingest_deps_rows(struct ingest_deps *d, int32_t track, int32_t lane,
                              const struct lanes_item *it) {
   static const char key[] = "\"inst_dep_ids\":[";
   const char *p =
@@ -104,19 +133,23 @@ static void ingest_deps_rows(struct ingest_deps *d, int64_t track, int64_t lane,
   if (!p)
     return;
   p += sizeof key - 1;
-  for (int64_t seq = 0; *p != ']'; seq++) {
+  for (int32_t seq = 0; *p != ']'; seq++) {
     char *end;
     long long v = strtoll(p, &end, 10);
     if (end == p)
       return; /* not as argtext_list() writes ids */
-    if (d->nrows == d->rows_cap) {
-      d->rows_cap = d->rows_cap ? d->rows_cap * 2 : 1024;
-      d->rows = xrealloc(d->rows, sizeof *d->rows * d->rows_cap);
-      if (ingest_deps_full(d))
-        return;
+    if (seq == INT32_MAX) {
+      ingest_deps_over(d);
+      return;
     }
-    d->rows[d->nrows++] = (struct ingest_deps_row){
-        {track, lane, it->ts, it->id}, seq, {0, 0, 0, v}};
+    if (!ingest_deps_room(d))
+      return;
+    d->rows[d->nrows++] = (struct ingest_deps_row){.ts = it->ts,
+                                                   .id = it->id,
+                                                   .oid = v,
+                                                   .track = track,
+                                                   .lane = lane,
+                                                   .seq = seq};
     if (*end != ',' && *end != ']')
       return;
     p = *end == ',' ? end + 1 : end;
@@ -129,9 +162,15 @@ static void ingest_deps_placed(struct ing *g, struct itrack *t, int64_t lane,
                                const struct lanes_item *it) {
   (void)g;
   struct ingest_deps *d = ingest_track_hook_state(t, &ingest_deps_hook);
-  if (d->over || !ingest_deps_put(d, it->id, ingest_track_id(t), lane, it->ts))
+  int64_t track = ingest_track_id(t);
+  if (d->over)
     return;
-  ingest_deps_rows(d, ingest_track_id(t), lane, it);
+  if (track > INT32_MAX || lane > INT32_MAX || lane < 0) {
+    ingest_deps_over(d);
+    return;
+  }
+  if (ingest_deps_put(d, it->id, (int32_t)track, (int32_t)lane, it->ts))
+    ingest_deps_rows(d, (int32_t)track, (int32_t)lane, it);
 }
 
 /* The state is the device reader's, not the track's. */
@@ -152,18 +191,23 @@ void ingest_deps_watch(struct ing *g, struct ingest_deps *d, size_t from,
   }
 }
 
+/* -1, 0 or 1 as x is below, equal to or above y. */
+static int ingest_deps_order(int64_t x, int64_t y) { return (x > y) - (x < y); }
+
 /* Orders rows by key, then seq, then the other end's key. */
 static int ingest_deps_cmp(const void *pa, const void *pb) {
   const struct ingest_deps_row *a = pa, *b = pb;
-  for (int k = 0; k < 4; k++)
-    if (a->key[k] != b->key[k])
-      return a->key[k] < b->key[k] ? -1 : 1;
-  if (a->seq != b->seq)
-    return a->seq < b->seq ? -1 : 1;
-  for (int k = 0; k < 4; k++)
-    if (a->other[k] != b->other[k])
-      return a->other[k] < b->other[k] ? -1 : 1;
-  return 0;
+  int c;
+  if ((c = ingest_deps_order(a->track, b->track)) ||
+      (c = ingest_deps_order(a->lane, b->lane)) ||
+      (c = ingest_deps_order(a->ts, b->ts)) ||
+      (c = ingest_deps_order(a->id, b->id)) ||
+      (c = ingest_deps_order(a->seq, b->seq)) ||
+      (c = ingest_deps_order(a->otrack, b->otrack)) ||
+      (c = ingest_deps_order(a->olane, b->olane)) ||
+      (c = ingest_deps_order(a->ots, b->ots)))
+    return c;
+  return ingest_deps_order(a->oid, b->oid);
 }
 
 /* store_deps' emit for each side: the blocks go to the store writer. */
@@ -239,9 +283,9 @@ static void ingest_deps_mem(struct ingest_deps *d, struct store_deps *side[2]) {
   size_t found = 0;
   for (size_t k = 0; k < d->nrows; k++) {
     struct ingest_deps_row *r = &d->rows[k];
-    const struct ingest_deps_at *a = &d->at[ingest_deps_slot(d, r->other[3])];
+    const struct ingest_deps_at *a = &d->at[ingest_deps_slot(d, r->oid)];
     if (a->track) {
-      r->other[0] = a->track, r->other[1] = a->lane, r->other[2] = a->ts;
+      r->otrack = a->track, r->olane = a->lane, r->ots = a->ts;
       found++;
     }
   }
@@ -249,17 +293,20 @@ static void ingest_deps_mem(struct ingest_deps *d, struct store_deps *side[2]) {
   size_t n = 0;
   for (size_t k = 0; k < d->nrows; k++) {
     struct ingest_deps_row r = d->rows[k];
-    store_deps_add(side[0], r.key, r.seq, r.other, r.other[0] != 0);
-    if (r.other[0]) { /* the found ones first, turned around */
-      memcpy(d->rows[n].key, r.other, sizeof r.other);
-      memcpy(d->rows[n].other, r.key, sizeof r.key);
-      d->rows[n++].seq = r.seq;
-    }
+    const int64_t key[4] = {r.track, r.lane, r.ts, r.id},
+                  other[4] = {r.otrack, r.olane, r.ots, r.oid};
+    store_deps_add(side[0], key, r.seq, other, r.otrack != 0);
+    if (r.otrack) /* the found ones first, turned around */
+      d->rows[n++] = (struct ingest_deps_row){
+          r.ots, r.oid, r.ts, r.id, r.otrack, r.olane, r.track, r.lane, r.seq};
   }
   qsort(d->rows, found, sizeof *d->rows, ingest_deps_cmp);
-  for (size_t k = 0; k < found; k++)
-    store_deps_add(side[1], d->rows[k].key, d->rows[k].seq, d->rows[k].other,
-                   1);
+  for (size_t k = 0; k < found; k++) {
+    const struct ingest_deps_row *r = &d->rows[k];
+    const int64_t key[4] = {r->track, r->lane, r->ts, r->id},
+                  other[4] = {r->otrack, r->olane, r->ots, r->oid};
+    store_deps_add(side[1], key, r->seq, other, 1);
+  }
 }
 
 void ingest_deps_write(struct ing *g, struct ingest_deps *d, int64_t dp_id) {
