@@ -47,10 +47,6 @@ void ingest_system_pb_records(struct ing *g, const char *rel, struct fmt_pb *r,
 void ingest_system_ntrace(struct ing *g, const char *rel);
 void ingest_system_cpu_util(struct ing *g, const char *rel);
 void ingest_system_host_mem(struct ing *g, const char *rel);
-/* Starts reading the timestamp_sync_points of ntrace.pb `rel` on a thread
- * of their own, for ingest_system_ntrace() of that file to take (one read
- * ahead at a time: one told before and not read is dropped). */
-void ingest_system_ntrace_ahead(struct ing *g, const char *rel);
 /* Reads p's trace_info.pb: sets *instance (malloc'd, the caller frees it)
  * and *pid, writes the SystemProfileMetadata row.  Returns false if the
  * instance is filtered out (no row then). */

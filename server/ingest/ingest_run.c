@@ -79,10 +79,7 @@ static void ingest_run_vendor_json(struct ing *g,
   free(handled);
 }
 
-/* Reads process p's files, then places its events; next: the process
- * read after it (NULL: none), whose sync points are read meanwhile. */
 static void ingest_run_profile(struct ing *g, const struct discover_process *p,
-                               const struct discover_process *next,
                                const struct ingest_run_json *j,
                                const char *profile_base) {
   char *instance = NULL;
@@ -111,8 +108,6 @@ static void ingest_run_profile(struct ing *g, const struct discover_process *p,
   if (!g->o->ignore_system) {
     if (p->ntrace)
       ingest_run_read_file(g, p->ntrace, ingest_system_ntrace);
-    if (next && next->ntrace)
-      ingest_system_ntrace_ahead(g, next->ntrace);
     if (p->cpu_util)
       ingest_run_read_file(g, p->cpu_util, ingest_system_cpu_util);
     if (p->host_mem)
@@ -179,9 +174,7 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   if (!o->ignore_system)
     ingest_run_vendor_json(g, &json);
   for (int i = 0; i < d->n_procs; i++)
-    ingest_run_profile(g, &d->procs[i],
-                       i + 1 < d->n_procs ? &d->procs[i + 1] : NULL, &json,
-                       base);
+    ingest_run_profile(g, &d->procs[i], &json, base);
   if (!o->ignore_system) {
     ingest_context_set(g, NULL, -1);
     for (int i = 0; i < d->n_json; i++)

@@ -5,7 +5,6 @@
 
 #include "ntrace.pb-c.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,42 +79,4 @@ const struct ingest_sync *ingest_syncs_find(const struct ingest_syncs *s,
 void ingest_syncs_free(struct ingest_syncs *s) {
   free(s->v);
   *s = (struct ingest_syncs){0};
-}
-
-struct ingest_syncs_ahead {
-  pthread_t th;
-  char *path;
-  struct ingest_syncs syncs;
-};
-
-static void *ingest_syncs_ahead_thread(void *arg) {
-  struct ingest_syncs_ahead *a = arg;
-  ingest_syncs_read(&a->syncs, a->path);
-  return NULL;
-}
-
-struct ingest_syncs_ahead *ingest_syncs_ahead_start(const char *path) {
-  struct ingest_syncs_ahead *a = xcalloc(1, sizeof *a);
-  a->path = xstrdup(path);
-  if (pthread_create(&a->th, NULL, ingest_syncs_ahead_thread, a) != 0) {
-    free(a->path);
-    free(a);
-    return NULL;
-  }
-  return a;
-}
-
-bool ingest_syncs_ahead_take(struct ingest_syncs_ahead *a, const char *path,
-                             struct ingest_syncs *s) {
-  pthread_join(a->th, NULL);
-  bool same = path && strcmp(path, a->path) == 0;
-  if (same) {
-    ingest_syncs_free(s);
-    *s = a->syncs;
-  } else {
-    ingest_syncs_free(&a->syncs);
-  }
-  free(a->path);
-  free(a);
-  return same;
 }

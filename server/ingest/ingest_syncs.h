@@ -4,13 +4,7 @@
  * 1 decodes only the records whose event name (NtraceRecord.event = field
  * 1, SystemEvent.name = field 2) is timestamp_sync_point.
  *
- * A file's sync points may also be read ahead on a thread of their own
- * (ingest_syncs_ahead_start): the next process's file while this one's
- * events are placed, so that its pass 1 overlaps them.  The result is the
- * same as ingest_syncs_read()'s.
- *
- * Ownership: a struct ingest_syncs owns its array (ingest_syncs_free).  A
- * read ahead is the caller's until ingest_syncs_ahead_take() frees it.
+ * Ownership: a struct ingest_syncs owns its array (ingest_syncs_free).
  */
 #ifndef NEX_INGEST_SYNCS_H
 #define NEX_INGEST_SYNCS_H
@@ -42,17 +36,5 @@ const struct ingest_sync *ingest_syncs_find(const struct ingest_syncs *s,
                                             bool *exact);
 /* Frees s's array and empties it (s itself is the caller's). */
 void ingest_syncs_free(struct ingest_syncs *s);
-
-struct ingest_syncs_ahead;
-
-/* Starts reading the sync points of the file at path (copied) on a thread
- * of its own.  Returns the read ahead, or NULL when no thread could start
- * (the caller reads the file itself). */
-struct ingest_syncs_ahead *ingest_syncs_ahead_start(const char *path);
-/* Waits for the read ahead a and frees it.  Returns true with its sync
- * points moved into *s (replacing what it held) when it read `path`, else
- * false with *s untouched (path may be NULL: the read is dropped). */
-bool ingest_syncs_ahead_take(struct ingest_syncs_ahead *a, const char *path,
-                             struct ingest_syncs *s);
 
 #endif

@@ -48,7 +48,6 @@ struct isystrack {
  * on: the slots are in use); the device profiles' hints. */
 struct ingest_system_state {
   struct ingest_syncs syncs;
-  struct ingest_syncs_ahead *ahead; /* the next ntrace.pb's, being read */
   uint64_t clock_missing;
   bool tracks_on;
   struct isystrack tracks[INGEST_SYSTEM_TRACKS];
@@ -60,8 +59,6 @@ static const char ingest_system_key; /* its ingest_state key */
 
 static void ingest_system_state_free(void *state) {
   struct ingest_system_state *s = state;
-  if (s->ahead) /* a process never read (the ingest stopped) */
-    ingest_syncs_ahead_take(s->ahead, NULL, &s->syncs);
   ingest_syncs_free(&s->syncs);
   free(s->hints);
   free(s);
@@ -373,15 +370,12 @@ static void ingest_system_ntrace_record(struct ing *g, const char *rel,
   }
 }
 
-/* ntrace.pb: pass 1 collects the sync points (ingest_syncs.h: read ahead
- * when ingest_system_ntrace_ahead() was told the file), pass 2 stores the
- * events. */
+/* ntrace.pb: pass 1 collects the sync points (ingest_syncs.h), pass 2
+ * stores the events. */
 void ingest_system_ntrace(struct ing *g, const char *rel) {
   struct ingest_system_state *ss = ingest_system_state(g);
   char *path = ingest_path(g, rel);
-  if (!ss->ahead || !ingest_syncs_ahead_take(ss->ahead, path, &ss->syncs))
-    ingest_syncs_read(&ss->syncs, path);
-  ss->ahead = NULL;
+  ingest_syncs_read(&ss->syncs, path);
   free(path);
   ss->clock_missing = 0;
   memset(ss->tracks, 0, sizeof ss->tracks); /* the process is new */
@@ -397,15 +391,6 @@ void ingest_system_ntrace(struct ing *g, const char *rel) {
                 "their exec_id; aligned with the nearest sync point of their "
                 "NeuronCore (or left in device clock when the core has none)",
                 ss->clock_missing);
-}
-
-void ingest_system_ntrace_ahead(struct ing *g, const char *rel) {
-  struct ingest_system_state *ss = ingest_system_state(g);
-  if (ss->ahead) /* told before, and that file was never read */
-    ingest_syncs_ahead_take(ss->ahead, NULL, &ss->syncs);
-  char *path = ingest_path(g, rel);
-  ss->ahead = ingest_syncs_ahead_start(path);
-  free(path);
 }
 
 /* ------------------------------------------------------------ samples */

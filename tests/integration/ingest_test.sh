@@ -47,10 +47,9 @@ is "$got" "0" "no runtime event passes the hardware filter"
   --system-trace-filter-neuron-core 1
 got=$(sqlite3 "$T_TMP/nc.db" "SELECT count(*) FROM SystemProfileEvents WHERE nc_idx IS NOT NULL AND nc_idx <> 1")
 is "$got" "0" "NeuronCore filter keeps only NC 1"
-# The next process's sync points are read while this one's events are
-# placed: the first instance's two processes are read, the second's left
-# out after their sync points were asked for; the events kept are the
-# same, clock alignment and all, as without the filter.
+# An instance filter: the first instance's two processes are read, the
+# second's left out; the events kept are the same, clock alignment and
+# all, as without the filter.
 first=$(sqlite3 "$T_TMP/store.db" "SELECT min(instance_id) FROM SystemProfileEvents")
 "$SERVER" --dir "$P" --db "$T_TMP/inst.db" --ingest-only --quiet \
   --system-trace-filter-instance-id "$first"
