@@ -276,6 +276,15 @@ static void ingest_deps_sql(struct ing *g, int64_t dp_id,
   store_writer_exec(w, "DROP TABLE temp.inst_at", "");
 }
 
+/* Adds row r to the dependency blocks of one side (the other end found
+ * when it has a track). */
+static void ingest_deps_add(struct store_deps *side,
+                            const struct ingest_deps_row *r) {
+  const int64_t key[4] = {r->track, r->lane, r->ts, r->id},
+                other[4] = {r->otrack, r->olane, r->ots, r->oid};
+  store_deps_add(side, key, r->seq, other, r->otrack != 0);
+}
+
 /* Writes the profile's dependencies from memory: found where they lie,
  * in the order of the dependents, then those found again seen from the
  * dependencies (the rows turned around in place). */
@@ -293,20 +302,14 @@ static void ingest_deps_mem(struct ingest_deps *d, struct store_deps *side[2]) {
   size_t n = 0;
   for (size_t k = 0; k < d->nrows; k++) {
     struct ingest_deps_row r = d->rows[k];
-    const int64_t key[4] = {r.track, r.lane, r.ts, r.id},
-                  other[4] = {r.otrack, r.olane, r.ots, r.oid};
-    store_deps_add(side[0], key, r.seq, other, r.otrack != 0);
+    ingest_deps_add(side[0], &r);
     if (r.otrack) /* the found ones first, turned around */
       d->rows[n++] = (struct ingest_deps_row){
           r.ots, r.oid, r.ts, r.id, r.otrack, r.olane, r.track, r.lane, r.seq};
   }
   qsort(d->rows, found, sizeof *d->rows, ingest_deps_cmp);
-  for (size_t k = 0; k < found; k++) {
-    const struct ingest_deps_row *r = &d->rows[k];
-    const int64_t key[4] = {r->track, r->lane, r->ts, r->id},
-                  other[4] = {r->otrack, r->olane, r->ots, r->oid};
-    store_deps_add(side[1], key, r->seq, other, 1);
-  }
+  for (size_t k = 0; k < found; k++)
+    ingest_deps_add(side[1], &d->rows[k]);
 }
 
 void ingest_deps_write(struct ing *g, struct ingest_deps *d, int64_t dp_id) {

@@ -375,13 +375,15 @@ int query_device_deps(sqlite3 *db, int64_t track, int64_t lane, int64_t ts,
   return rc;
 }
 
-/* The arrows of a window: the dependencies whose dependent starts in it,
- * then those whose dependency starts in it and dependent outside. */
-#define QUERY_DEVICE_ARROW_COLS(table)                                         \
+/* The arrows of a window: the dependencies whose dependent starts in it
+ * (inst_dep, sought by dependent), then those whose dependency starts in
+ * it and dependent outside (inst_dep_rev, sought by dependency). */
+#define QUERY_DEVICE_ARROW_COLS                                                \
   "SELECT d.dep_track, d.dep_lane, d.dep_ts, d.dep_ts + x.dur, d.dep_id, "     \
-  "d.track, d.lane, d.ts, d.id FROM " table " d JOIN slice x ON x.track = "    \
-  "d.dep_track AND x.lane = d.dep_lane AND x.ts = d.dep_ts AND x.id = "        \
-  "d.dep_id WHERE "
+  "d.track, d.lane, d.ts, d.id FROM "
+#define QUERY_DEVICE_ARROW_JOIN                                                \
+  " d JOIN slice x ON x.track = d.dep_track AND x.lane = d.dep_lane AND "      \
+  "x.ts = d.dep_ts AND x.id = d.dep_id WHERE "
 #define QUERY_DEVICE_ENGINES                                                   \
   " IN (SELECT id FROM track WHERE device_profile_id = ?1 AND source = "       \
   "'engine')"
@@ -404,15 +406,13 @@ int query_device_arrows(sqlite3 *db, int64_t id, int64_t start, int64_t end,
     return query_util_db_fail(e, db);
   s = query_stmt(
       db,
-      QUERY_DEVICE_ARROW_COLS(
-          "inst_dep") "d.track" QUERY_DEVICE_ENGINES
-                      " AND d.ts >= ?2 AND d.ts < ?3 AND "
-                      "d.dep_track IS NOT NULL UNION "
-                      "ALL " QUERY_DEVICE_ARROW_COLS(
-                          "inst_dep_rev") "d.dep_track" QUERY_DEVICE_ENGINES
-                                          " AND d.dep_ts >= ?2 AND d.dep_ts < "
-                                          "?3 AND (d.ts < ?2 OR "
-                                          "d.ts >= ?3) LIMIT ?4",
+      QUERY_DEVICE_ARROW_COLS
+      "inst_dep" QUERY_DEVICE_ARROW_JOIN "d.track" QUERY_DEVICE_ENGINES
+      " AND d.ts >= ?2 AND d.ts < ?3 AND "
+      "d.dep_track IS NOT NULL UNION ALL " QUERY_DEVICE_ARROW_COLS
+      "inst_dep_rev" QUERY_DEVICE_ARROW_JOIN "d.dep_track" QUERY_DEVICE_ENGINES
+      " AND d.dep_ts >= ?2 AND d.dep_ts < ?3 AND (d.ts < ?2 OR "
+      "d.ts >= ?3) LIMIT ?4",
       e);
   if (!s)
     return -EIO;

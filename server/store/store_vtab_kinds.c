@@ -62,6 +62,7 @@ static void store_vtab_counter_column(sqlite3_context *cx,
   (void)b, (void)col;
   sqlite3_result_double(cx, r->value);
 }
+
 /* A counter block's decode (no args, every column). */
 static int store_vtab_counter_decode(struct store_block *b, int64_t ts0,
                                      const void *data, size_t len,
