@@ -519,8 +519,7 @@ static void test_flows(void **state) {
   s = teststore_one(db, "SELECT count(*) FROM slice_args");
   assert_string_equal(s, "0");
   free(s);
-  sqlite3_close(db);
-  free(path);
+  teststore_close(db, path);
 }
 
 /* The fuzz target's kept inputs (tests/data/regress/store-*): a block with
