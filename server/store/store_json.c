@@ -69,6 +69,23 @@ static const unsigned char *store_json_skip(const unsigned char *p,
   return depth == 0 ? p : NULL;
 }
 
+/* Whether v[0, n) is an integer the scan answers (at most
+ * STORE_JSON_DIGITS digits, no leading zero): then *x is it. */
+static bool store_json_digits(const unsigned char *v, size_t n, int64_t *x) {
+  size_t neg = n && *v == '-', digits = n - neg;
+  if (digits == 0 || digits > STORE_JSON_DIGITS ||
+      (v[neg] == '0' && digits > 1))
+    return false;
+  int64_t r = 0;
+  for (size_t i = neg; i < n; i++) {
+    if (v[i] < '0' || v[i] > '9')
+      return false;
+    r = r * 10 + (v[i] - '0');
+  }
+  *x = neg ? -r : r;
+  return true;
+}
+
 /* Answers the value v[0, n) of the member found, when the scan can. */
 static enum store_json_scan store_json_value(sqlite3_context *ctx,
                                              const unsigned char *v, size_t n) {
@@ -91,25 +108,20 @@ static enum store_json_scan store_json_value(sqlite3_context *ctx,
     sqlite3_result_null(ctx);
     return STORE_JSON_FOUND;
   }
-  size_t neg = n && *v == '-', digits = n - neg;
-  if (digits == 0 || digits > STORE_JSON_DIGITS ||
-      (v[neg] == '0' && digits > 1))
+  int64_t x;
+  if (!store_json_digits(v, n, &x))
     return STORE_JSON_ASK;
-  int64_t x = 0;
-  for (size_t i = neg; i < n; i++) {
-    if (v[i] < '0' || v[i] > '9')
-      return STORE_JSON_ASK;
-    x = x * 10 + (v[i] - '0');
-  }
-  sqlite3_result_int64(ctx, neg ? -x : x);
+  sqlite3_result_int64(ctx, x);
   return STORE_JSON_FOUND;
 }
 
-/* Looks for member label (ln bytes) of the object at p[0, end). */
-static enum store_json_scan store_json_scan(sqlite3_context *ctx,
-                                            const unsigned char *p,
+/* Looks for member label (ln bytes) of the object at p[0, end): found,
+ * its value is (*v)[0, *vn). */
+static enum store_json_scan store_json_scan(const unsigned char *p,
                                             const unsigned char *end,
-                                            const char *label, size_t ln) {
+                                            const char *label, size_t ln,
+                                            const unsigned char **v,
+                                            size_t *vn) {
   p = store_json_ws(p, end);
   if (p == end || *p++ != '{')
     return STORE_JSON_ASK;
@@ -126,17 +138,20 @@ static enum store_json_scan store_json_scan(sqlite3_context *ctx,
     if (p == end || *p++ != ':')
       return STORE_JSON_ASK;
     p = store_json_ws(p, end);
-    const unsigned char *v = p;
-    if (p == end || !(p = store_json_skip(p, end)) || p == v)
+    const unsigned char *vb = p;
+    if (p == end || !(p = store_json_skip(p, end)) || p == vb)
       return STORE_JSON_ASK;
     const unsigned char *vend = p;
     p = store_json_ws(p, end);
     if (p == end || (*p != ',' && *p != '}'))
       return STORE_JSON_ASK;
-    if ((size_t)(ke - k) == ln + 2 && memcmp(k + 1, label, ln) == 0)
+    if ((size_t)(ke - k) == ln + 2 && memcmp(k + 1, label, ln) == 0) {
       /* the first of duplicates, as json_extract; what follows is not
        * checked */
-      return store_json_value(ctx, v, (size_t)(vend - v));
+      *v = vb;
+      *vn = (size_t)(vend - vb);
+      return STORE_JSON_FOUND;
+    }
     if (*p++ == '}')
       return store_json_ws(p, end) == end ? STORE_JSON_MISSING : STORE_JSON_ASK;
   }
@@ -168,18 +183,52 @@ static void store_json_member(sqlite3_context *ctx, int argc,
     sqlite3_result_null(ctx); /* as json_extract */
     return;
   }
-  const unsigned char *j = sqlite3_value_text(argv[0]);
+  const unsigned char *j = sqlite3_value_text(argv[0]), *v;
   const char *label = (const char *)sqlite3_value_text(argv[1]);
   int n = sqlite3_value_bytes(argv[0]);
+  size_t vn;
   enum store_json_scan r =
       j && label && sqlite3_value_type(argv[0]) == SQLITE_TEXT &&
               !strpbrk(label, "\"\\.[$")
-          ? store_json_scan(ctx, j, j + n, label, strlen(label))
+          ? store_json_scan(j, j + n, label, strlen(label), &v, &vn)
           : STORE_JSON_ASK;
+  if (r == STORE_JSON_FOUND)
+    r = store_json_value(ctx, v, vn);
   if (r == STORE_JSON_MISSING)
     sqlite3_result_null(ctx);
   else if (r == STORE_JSON_ASK)
     store_json_ask(ctx, argv[0], argv[1]);
+}
+
+enum store_json_num store_json_real(const char *text, size_t len,
+                                    const char *label, double *x) {
+  if (!text)
+    return STORE_JSON_NULL;
+  const unsigned char *p = (const unsigned char *)text, *v;
+  size_t vn;
+  if (strpbrk(label, "\"\\.[$"))
+    return STORE_JSON_OTHER;
+  switch (store_json_scan(p, p + len, label, strlen(label), &v, &vn)) {
+  case STORE_JSON_MISSING:
+    return STORE_JSON_NULL;
+  case STORE_JSON_FOUND:
+    break;
+  default:
+    return STORE_JSON_OTHER;
+  }
+  if (vn == 4 && memcmp(v, "null", 4) == 0)
+    return STORE_JSON_NULL;
+  if (vn >= 2 && *v == '"') { /* the text of a string, read by CAST */
+    v++;
+    vn -= 2;
+  }
+  /* both the integer and the text of one convert to the double nearest
+   * to it */
+  int64_t i;
+  if (!store_json_digits(v, vn, &i))
+    return STORE_JSON_OTHER;
+  *x = (double)i;
+  return STORE_JSON_NUM;
 }
 
 int store_json_register(sqlite3 *db) {
