@@ -2,8 +2,8 @@
  * ingest_sink.h and ingest_core.h): warnings and progress, base tracks by
  * description, slices (held per track by lanes.c, placed with their
  * nesting depth, LOD rows, flow ids, name statistics), counter samples,
- * the slices and rows of trace formats, the sink's life; and the default
- * store path (ingest.h).  Its smaller services are in ingest_sink.c.  The
+ * the slices and rows of trace formats, the sink's life.  Its smaller
+ * services are in ingest_sink.c.  The
  * readers (ingest_readers.h) know none of this file's structs;
  * ingest_run.c drives them.
  */
@@ -13,7 +13,6 @@
 #include "lod.h"
 #include "log.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------ warnings */
@@ -327,6 +325,11 @@ int64_t ingest_track_id(const struct itrack *t) { return t->id; }
 
 int64_t ingest_track_count(const struct itrack *t) { return t->count; }
 
+void ingest_track_span(const struct itrack *t, int64_t *first, int64_t *last) {
+  *first = t->first_ts;
+  *last = t->last_ts;
+}
+
 const struct store_track *ingest_track_desc(const struct itrack *t) {
   return &t->desc;
 }
@@ -336,6 +339,8 @@ size_t ingest_track_n(const struct ing *g) { return g->tn; }
 struct itrack *ingest_track_at(const struct ing *g, size_t i) {
   return g->order[i];
 }
+
+bool ingest_track_hooked(const struct itrack *t) { return t->hook != NULL; }
 
 void *ingest_track_hook_state(const struct itrack *t,
                               const struct ingest_hook *hook) {
@@ -684,35 +689,6 @@ static void ingest_track_free(struct itrack *t) {
 }
 
 /* ------------------------------------------------------------ main */
-
-char *ingest_default_db_path(const char *dir, char **cause) {
-  char *real = realpath(dir, NULL);
-  if (!real) {
-    *cause = xasprintf("cannot resolve --dir %s: %s", dir, strerror(errno));
-    return NULL;
-  }
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  char *base = xdg && *xdg ? xasprintf("%s/neuron-explorer-server", xdg)
-               : home && *home
-                   ? xasprintf("%s/.cache/neuron-explorer-server", home)
-                   : xstrdup("/tmp/neuron-explorer-server");
-  char *parent = xstrndup(base, (size_t)(strrchr(base, '/') - base));
-  mkdir(parent, 0700);
-  free(parent);
-  if (mkdir(base, 0700) != 0 && errno != EEXIST) {
-    *cause = xasprintf("cannot create cache folder %s: %s (use --db)", base,
-                       strerror(errno));
-    free(base);
-    free(real);
-    return NULL;
-  }
-  char *path = xasprintf("%s/%016llx.db", base,
-                         (unsigned long long)util_hash(real, strlen(real)));
-  free(base);
-  free(real);
-  return path;
-}
 
 char *ingest_profile_base(const char *dir) {
   char *real = realpath(dir, NULL);

@@ -56,6 +56,9 @@ struct ingest_stats {
   uint64_t warnings;   /* Warning rows */
   uint64_t skipped;    /* records or files that could not be used */
   uint64_t bytes;      /* bytes read */
+  /* rate counters summed by a scan of the stored slices after the load
+   * rather than as their slices were placed (ingest_rates.h) */
+  uint64_t rates_scanned;
   int reused;          /* 1 if an existing current store was reused */
   double seconds;
 };

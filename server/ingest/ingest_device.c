@@ -5,6 +5,7 @@
 #include "argtext.h"
 #include "fmt_neff.h"
 #include "ingest_deps.h"
+#include "ingest_rates.h"
 #include "ingest_readers.h"
 
 #include "ntff.pb-c.h"
@@ -310,6 +311,21 @@ void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
   dv->dev.nc = d->nc;
 }
 
+/* Watches the profile's DMA tracks for its DMA throughput counter
+ * (ingest_rates.h). */
+static void ingest_device_rate(struct ing *g, struct ingest_device_state *dv) {
+  struct ingest_rate *r =
+      ingest_rates_begin(g, INGEST_RATE_DMA, dv->dp_id, dv->dev.first,
+                         dv->dev.last, "transfer_bytes");
+  for (size_t i = dv->dev.first_track; r && i < ingest_track_n(g); i++) {
+    struct itrack *x = ingest_track_at(g, i);
+    const struct store_track *s = ingest_track_desc(x);
+    if (s->device_profile_id == dv->dp_id && strcmp(s->kind, "slices") == 0 &&
+        s->source && strcmp(s->source, "dma") == 0)
+      ingest_rates_watch(r, x);
+  }
+}
+
 void ingest_device_end(struct ing *g) {
   struct ingest_device_state *dv = ingest_device_state(g);
   struct ingest_device_totals *t = &dv->dev;
@@ -328,6 +344,8 @@ void ingest_device_end(struct ing *g) {
     }
     ingest_deps_watch(g, dv->deps, t->first_track, dv->dp_id);
   }
+  if (t->dmas > 0)
+    ingest_device_rate(g, dv);
   ingest_drain_device(g, t->first_track, dv->dp_id);
   if (t->inst_deps)
     ingest_deps_write(g, dv->deps, dv->dp_id);

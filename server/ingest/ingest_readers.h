@@ -52,9 +52,13 @@ void ingest_system_host_mem(struct ing *g, const char *rel);
  * instance is filtered out (no row then). */
 bool ingest_system_trace_info(struct ing *g, const struct discover_process *p,
                               char **instance, int64_t *pid);
-/* The rows derived from what is stored, once every file was read:
- * transfer bandwidth and DMA throughput counters, device time offsets. */
-void ingest_system_derived(struct ing *g);
+/* Every file was read: the transfer tracks are watched for their
+ * bandwidth counters (ingest_rates.h) before they are placed. */
+void ingest_system_rates(struct ing *g);
+/* The rows derived from what is stored, once every track was placed:
+ * transfer bandwidth and DMA throughput counters, device time offsets.
+ * Returns how many of the counters took a scan of the stored slices. */
+int ingest_system_derived(struct ing *g);
 
 /* One system event of the current process.  device_clock: hardware
  * events carry the raw device clock and are aligned through the

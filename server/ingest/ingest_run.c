@@ -1,12 +1,14 @@
 /* ingest_run.c -- ingest_run(): discovery, the files of each process in
  * order (system traces, framework JSON, device profiles), the standalone
  * traces, then the flow binding, the derived rows and the store's
- * metadata.  See ingest.h, ingest_core.h and ingest_readers.h. */
+ * metadata; and the default store path of a profile.  See ingest.h,
+ * ingest_core.h and ingest_readers.h. */
 #include "filter.h"
 #include "ingest_core.h"
 #include "ingest_readers.h"
 #include "log.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +186,7 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
       ingest_run_read_file(g, d->perfetto[i], ingest_perfetto_read);
   }
   int64_t t1 = util_now_ns();
+  ingest_system_rates(g);
   size_t done = ingest_finish_tracks(g, 0);
   int64_t t2 = util_now_ns();
   size_t endpoints = 0;
@@ -207,12 +210,13 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
     st->seconds = (double)(util_now_ns() - t0) / 1e9;
     return rc;
   }
-  ingest_system_derived(g);
+  st->rates_scanned = (uint64_t)ingest_system_derived(g);
   ingest_finish_tracks(g, done);
   int64_t t3 = util_now_ns();
-  log_debug("ingest: read %.2f s, tracks %.2f s, derived %.2f s",
+  log_debug("ingest: read %.2f s, tracks %.2f s, derived %.2f s (rate "
+            "counters scanned: %" PRIu64 ")",
             (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9,
-            (double)(t3 - t2) / 1e9);
+            (double)(t3 - t2) / 1e9, st->rates_scanned);
   ingest_stats_flush(g);
   char *real = realpath(o->dir, NULL);
   ingest_run_info(g, "schema_version", INGEST_SCHEMA_VERSION);
@@ -238,4 +242,33 @@ int ingest_run(const struct ingest_opts *o, struct ingest_stats *st,
   log_debug("ingest: finish %.2f s", (double)(util_now_ns() - t4) / 1e9);
   st->seconds = (double)(util_now_ns() - t0) / 1e9;
   return rc;
+}
+
+char *ingest_default_db_path(const char *dir, char **cause) {
+  char *real = realpath(dir, NULL);
+  if (!real) {
+    *cause = xasprintf("cannot resolve --dir %s: %s", dir, strerror(errno));
+    return NULL;
+  }
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  char *base = xdg && *xdg ? xasprintf("%s/neuron-explorer-server", xdg)
+               : home && *home
+                   ? xasprintf("%s/.cache/neuron-explorer-server", home)
+                   : xstrdup("/tmp/neuron-explorer-server");
+  char *parent = xstrndup(base, (size_t)(strrchr(base, '/') - base));
+  mkdir(parent, 0700);
+  free(parent);
+  if (mkdir(base, 0700) != 0 && errno != EEXIST) {
+    *cause = xasprintf("cannot create cache folder %s: %s (use --db)", base,
+                       strerror(errno));
+    free(base);
+    free(real);
+    return NULL;
+  }
+  char *path = xasprintf("%s/%016llx.db", base,
+                         (unsigned long long)util_hash(real, strlen(real)));
+  free(base);
+  free(real);
+  return path;
 }

@@ -115,6 +115,9 @@ struct itrack *ingest_track_ordered(struct ing *g, const struct store_track *d,
 /* A track's store id, and how many slices or samples it was given so far. */
 int64_t ingest_track_id(const struct itrack *t);
 int64_t ingest_track_count(const struct itrack *t);
+/* The span of what it was given so far: the first start, the last end
+ * (of a slice; the last time of a sample). */
+void ingest_track_span(const struct itrack *t, int64_t *first, int64_t *last);
 /* Its description (strings owned by the track). */
 const struct store_track *ingest_track_desc(const struct itrack *t);
 /* The tracks created so far, in creation order: ingest_track_at(g, i) for
@@ -136,6 +139,8 @@ struct ingest_hook {
  * freed by hook->free). */
 void ingest_track_hook(struct itrack *t, const struct ingest_hook *hook,
                        void *state);
+/* Whether track t has a hook. */
+bool ingest_track_hooked(const struct itrack *t);
 /* The state of track t if it has this hook, else NULL. */
 void *ingest_track_hook_state(const struct itrack *t,
                               const struct ingest_hook *hook);

@@ -6,6 +6,7 @@
 #include "argtext.h"
 #include "filter.h"
 #include "fmt_pb_pipe.h"
+#include "ingest_rates.h"
 #include "ingest_readers.h"
 #include "ingest_syncs.h"
 
@@ -20,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define INGEST_RATE_BUCKETS 20000 /* samples of a bandwidth counter */
 
 /* Where a device profile's first execution ran on the system clock: the
  * cpu time of its timestamp_sync_point (finds its nc_exec_running fast). */
@@ -513,53 +512,21 @@ bool ingest_system_trace_info(struct ing *g, const struct discover_process *p,
 
 /* ------------------------------------------------------------ derived */
 
-/* Bytes of intervals spread over fixed buckets, pro rata of overlap. */
-struct ingest_system_bins {
-  int64_t first, width;
-  size_t n;
-  double *bytes;
-};
-
-static int ingest_system_bins_row(void *ud, sqlite3_stmt *st) {
-  struct ingest_system_bins *b = ud;
-  int64_t ts = sqlite3_column_int64(st, 0) - b->first;
-  int64_t dur = sqlite3_column_int64(st, 1);
-  double bytes = sqlite3_column_double(st, 2);
-  if (ts < 0 || dur < 0 || bytes <= 0)
-    return 0;
-  int64_t end = ts + (dur > 0 ? dur : 1);
-  for (int64_t k = ts / b->width; k <= (end - 1) / b->width; k++) {
-    if ((size_t)k >= b->n)
-      break;
-    int64_t lo = k * b->width > ts ? k * b->width : ts;
-    int64_t hi = (k + 1) * b->width < end ? (k + 1) * b->width : end;
-    b->bytes[k] += bytes * (double)(hi - lo) / (double)(end - ts);
+void ingest_system_rates(struct ing *g) {
+  for (size_t i = 0; i < ingest_track_n(g); i++) {
+    struct itrack *t = ingest_track_at(g, i);
+    const struct store_track *d = ingest_track_desc(t);
+    int64_t first, last;
+    ingest_track_span(t, &first, &last);
+    if (ingest_track_count(t) > 0 && strcmp(d->kind, "slices") == 0 &&
+        d->source &&
+        (strcmp(d->source, "host_to_device_transfers") == 0 ||
+         strcmp(d->source, "device_to_host_transfers") == 0))
+      ingest_rates_watch(ingest_rates_begin(g, INGEST_RATE_TRANSFER,
+                                            ingest_track_id(t), first, last,
+                                            "size"),
+                         t);
   }
-  return 0;
-}
-
-/* A rate counter on dst: the bytes of the intervals `sql` returns (ts,
- * dur, bytes; one int parameter) per bucket of (last - first) /
- * INGEST_RATE_BUCKETS ns (at least 1 us), as bytes/s. */
-static void ingest_system_rate(struct ing *g, struct itrack *dst, int64_t first,
-                               int64_t last, const char *sql, int64_t param) {
-  if (last <= first)
-    return;
-  struct ingest_system_bins b = {.first = first};
-  b.width = (last - first) / INGEST_RATE_BUCKETS + 1;
-  if (b.width < 1000)
-    b.width = 1000;
-  b.n = (size_t)((last - first) / b.width + 1);
-  b.bytes = xcalloc(b.n, sizeof *b.bytes);
-  int rc = store_writer_query(ingest_writer(g), ingest_system_bins_row, &b, sql,
-                              "i", param);
-  if (rc < 0)
-    ingest_warn(g, "Missing Data", NULL, 0, "the %s counter is incomplete: %s",
-                ingest_track_desc(dst)->source, strerror(-rc));
-  for (size_t k = 0; k < b.n; k++)
-    ingest_counter(g, dst, 0, b.first + (int64_t)k * b.width,
-                   b.bytes[k] * 1e9 / (double)b.width);
-  free(b.bytes);
 }
 
 struct ingest_system_rows {
@@ -613,14 +580,15 @@ static void ingest_system_collect_free(struct ingest_system_rows *c) {
   "   AND s.name = (SELECT id FROM str WHERE s = 'nc_exec_running')"           \
   "   AND json_extract(s.args, '$.exec_id') = e.exec_id LIMIT 1)"
 
-void ingest_system_derived(struct ing *g) {
+int ingest_system_derived(struct ing *g) {
   struct ingest_system_state *ss = ingest_system_state(g);
+  int scans = 0;
   /* host<->device transfer bandwidth, per instance, NC and direction */
   struct ingest_system_rows c = {.g = g};
   int rc = store_writer_query(
       ingest_writer(g), ingest_system_collect_row, &c,
       "SELECT id, instance_id, coalesce(nc_idx, -1), "
-      "source || ' ' || first_ts || ' ' || last_ts "
+      "source || ' ' || first_ts || ' ' || last_ts || ' ' || event_count "
       "FROM track WHERE source IN ('host_to_device_transfers',"
       "'device_to_host_transfers') AND event_count > 0 "
       "ORDER BY id",
@@ -630,8 +598,9 @@ void ingest_system_derived(struct ing *g) {
                 "no transfer bandwidth counters: %s", strerror(-rc));
   for (size_t i = 0; i < c.n; i++) {
     char src[32];
-    long long first, last;
-    if (sscanf(c.src[i], "%31s %lld %lld", src, &first, &last) != 3)
+    long long first, last, count;
+    if (sscanf(c.src[i], "%31s %lld %lld %lld", src, &first, &last, &count) !=
+        4)
       continue;
     bool in = strcmp(src, "host_to_device_transfers") == 0;
     struct store_track d = ingest_desc("counter", "system",
@@ -639,10 +608,11 @@ void ingest_system_derived(struct ing *g) {
                                           : "device_to_host_bandwidth",
                                        c.inst[i]);
     d.nc_idx = c.nc[i];
-    ingest_system_rate(g, ingest_track(g, &d), first, last,
-                       "SELECT ts, dur, coalesce(CAST(nex_json_member(args, "
-                       "'size') AS REAL), 0) FROM slice WHERE track = ?",
-                       c.ids[i]);
+    scans +=
+        ingest_rates_emit(g, ingest_track(g, &d), INGEST_RATE_TRANSFER,
+                          c.ids[i], first, last, count,
+                          "SELECT ts, dur, coalesce(CAST(nex_json_member(args, "
+                          "'size') AS REAL), 0) FROM slice WHERE track = ?");
   }
   ingest_system_collect_free(&c);
   /* DMA throughput per device profile */
@@ -650,15 +620,16 @@ void ingest_system_derived(struct ing *g) {
   rc = store_writer_query(
       ingest_writer(g), ingest_system_collect_row, &dp,
       "SELECT id, instance_id, coalesce(pcore_idx, -1), "
-      "process_id || ' ' || first_ts || ' ' || last_ts "
+      "process_id || ' ' || first_ts || ' ' || last_ts || ' ' || dma_count "
       "FROM DeviceProfileList WHERE dma_count > 0 ORDER BY id",
       "");
   if (rc < 0)
     ingest_warn(g, "Missing Data", NULL, 0, "no DMA throughput counters: %s",
                 strerror(-rc));
   for (size_t i = 0; i < dp.n; i++) {
-    long long pid, first, last;
-    if (sscanf(dp.src[i], "%lld %lld %lld", &pid, &first, &last) != 3)
+    long long pid, first, last, count;
+    if (sscanf(dp.src[i], "%lld %lld %lld %lld", &pid, &first, &last, &count) !=
+        4)
       continue;
     struct store_track d =
         ingest_desc("counter", "device", "dma_throughput", dp.inst[i]);
@@ -667,14 +638,14 @@ void ingest_system_derived(struct ing *g) {
     d.pcore_idx = dp.nc[i];
     d.device_profile_id = dp.ids[i];
     d.label = "dma_throughput";
-    ingest_system_rate(g, ingest_track(g, &d), first, last,
-                       /* CROSS JOIN: track first, then each DMA track's
-                        * slices by key (not a scan of every slice) */
-                       "SELECT s.ts, s.dur, coalesce(CAST(nex_json_member("
-                       "s.args, 'transfer_bytes') AS REAL), 0) FROM track t "
-                       "CROSS JOIN slice s ON s.track = t.id WHERE "
-                       "t.device_profile_id = ? AND t.source = 'dma'",
-                       dp.ids[i]);
+    scans += ingest_rates_emit(
+        g, ingest_track(g, &d), INGEST_RATE_DMA, dp.ids[i], first, last, count,
+        /* CROSS JOIN: track first, then each DMA track's
+         * slices by key (not a scan of every slice) */
+        "SELECT s.ts, s.dur, coalesce(CAST(nex_json_member("
+        "s.args, 'transfer_bytes') AS REAL), 0) FROM track t "
+        "CROSS JOIN slice s ON s.track = t.id WHERE "
+        "t.device_profile_id = ? AND t.source = 'dma'");
   }
   ingest_system_collect_free(&dp);
   /* device timeline -> system timeline, through the first execution's
@@ -691,4 +662,5 @@ void ingest_system_derived(struct ing *g) {
   store_writer_exec(
       ingest_writer(g),
       INGEST_SYSTEM_SQL_OFFSET("") " WHERE time_offset_ns IS NULL", "");
+  return scans;
 }

@@ -23,6 +23,8 @@
 #include "argtext.h"
 #include "filter.h"
 #include "ingest_core.h"
+#include "ingest_rates.h"
+#include "ingest_readers.h"
 #include "store_vtab.h"
 #include "teststore.h"
 #include "util.h"
@@ -61,9 +63,24 @@ static void fake_open(struct fake_run *r, const char *name) {
   r->g = ingest_sink_open(&r->o, r->w, &r->d, &r->st, util_now_ns());
 }
 
-/* Ends the run as ingest_run() does and opens the store for reading. */
-static sqlite3 *fake_close(struct fake_run *r) {
-  ingest_finish_tracks(r->g, 0);
+/* What a test does at the end of the run, before and after the tracks
+ * are placed (as ingest_run() derives rows), with its data. */
+struct fake_end {
+  void (*before)(struct ing *g, void *ud);
+  void (*after)(struct ing *g, void *ud);
+  void *ud;
+};
+
+/* Ends the run as ingest_run() does (with e's steps, e may be NULL) and
+ * opens the store for reading. */
+static sqlite3 *fake_close_with(struct fake_run *r, const struct fake_end *e) {
+  if (e)
+    e->before(r->g, e->ud);
+  size_t done = ingest_finish_tracks(r->g, 0);
+  if (e) {
+    e->after(r->g, e->ud);
+    ingest_finish_tracks(r->g, done);
+  }
   assert_int_equal(ingest_flows_flush(r->g), 0);
   ingest_stats_flush(r->g);
   ingest_sink_close(r->g);
@@ -73,6 +90,10 @@ static sqlite3 *fake_close(struct fake_run *r) {
                    SQLITE_OK);
   assert_int_equal(store_vtab_register(db), SQLITE_OK);
   return db;
+}
+
+static sqlite3 *fake_close(struct fake_run *r) {
+  return fake_close_with(r, NULL);
 }
 
 static void fake_done(struct fake_run *r, sqlite3 *db) {
@@ -296,6 +317,230 @@ static void test_counters_unsorted(void **state) {
   fake_done(&r, db);
 }
 
+/* One int64 of a query's first row. */
+static int64_t one_int(sqlite3 *db, const char *sql) {
+  char *s = rows(db, sql);
+  int64_t v = strtoll(s, NULL, 10);
+  free(s);
+  return v;
+}
+
+/* Checks the samples of counter track `ctr` against the rule of a rate
+ * (ingest_rates.h) over [first, last], applied here to the stored slices
+ * of the tracks `where` selects: each one's bytes as SQLite's own
+ * json_extract and CAST read args member `member`, in (track, lane, ts)
+ * order, spread over the buckets of the span pro rata of overlap.
+ * Returns the sum of the bytes. */
+static double rates_check(sqlite3 *db, const char *where, const char *member,
+                          int64_t ctr, int64_t first, int64_t last) {
+  int64_t width = (last - first) / 20000 + 1;
+  width = width < 1000 ? 1000 : width;
+  size_t n = (size_t)((last - first) / width + 1);
+  double *want = xcalloc(n, sizeof *want), total = 0;
+  sqlite3_stmt *st;
+  char *q = xasprintf(
+      "SELECT ts - %lld, dur, coalesce(CAST(json_extract(args, '$.%s') AS "
+      "REAL), 0) FROM slice WHERE track IN (SELECT id FROM track WHERE %s) "
+      "ORDER BY track, lane, ts",
+      (long long)first, member, where);
+  assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+  free(q);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+    double bytes = sqlite3_column_double(st, 2);
+    int64_t len = dur > 0 ? dur : 1;
+    if (bytes <= 0)
+      continue;
+    total += bytes;
+    for (size_t k = 0; k < n; k++) {
+      int64_t lo = (int64_t)k * width, hi = lo + width;
+      lo = ts > lo ? ts : lo;
+      hi = ts + len < hi ? ts + len : hi;
+      if (hi > lo)
+        want[k] += bytes * (double)(hi - lo) / (double)len;
+    }
+  }
+  sqlite3_finalize(st);
+  q = xasprintf("SELECT ts, value FROM counter WHERE track = %lld ORDER BY ts",
+                (long long)ctr);
+  assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+  free(q);
+  size_t k = 0;
+  for (; sqlite3_step(st) == SQLITE_ROW; k++) {
+    assert_true(k < n);
+    assert_int_equal(sqlite3_column_int64(st, 0), first + (int64_t)k * width);
+    double got = sqlite3_column_double(st, 1),
+           w = want[k] * 1e9 / (double)width;
+    if (got != w)
+      fail_msg("counter %lld bucket %zu: %.17g, not %.17g", (long long)ctr, k,
+               got, w);
+  }
+  sqlite3_finalize(st);
+  assert_int_equal(k, n);
+  free(want);
+  return total;
+}
+
+/* The bandwidth counter of the transfer track of NC nc checked against the
+ * rule over the track's span; returns the sum of its bytes. */
+static double rates_check_nc(sqlite3 *db, int nc) {
+  char *where = xasprintf("source = 'host_to_device_transfers' AND nc_idx "
+                          "= %d",
+                          nc);
+  char *q =
+      xasprintf("SELECT first_ts || '|' || last_ts FROM track WHERE %s", where);
+  char *span = rows(db, q);
+  long long first, last;
+  assert_int_equal(sscanf(span, "%lld|%lld", &first, &last), 2);
+  free(span);
+  free(q);
+  q = xasprintf("SELECT id FROM track WHERE source = "
+                "'host_to_device_bandwidth' AND nc_idx = %d",
+                nc);
+  double total = rates_check(db, where, "size", one_int(db, q), first, last);
+  free(q);
+  free(where);
+  return total;
+}
+
+/* Byte counts for the rate tests: integers, strings of integers, null,
+ * missing, no args.  Bursts of four slices: two in lane 0 and one nested
+ * in each, in a bucket or two, so the order of their sums tells. */
+static const char *const rates_args[] = {
+    "{\"size\":123456789012345678}",
+    "{\"type\":20,\"size\":\"2097152\"}",
+    "{\"size\":\"98765432109876543\"}",
+    "{\"b\":[1,{\"size\":3}],\"s\":\"x\\\"y\",\"size\":\"77\"}",
+    "{\"size\":\"-7\"}",
+    "{\"size\":4097}",
+    "{\"type\":1}",
+    NULL,
+    "{\"size\":null}"};
+
+/* Slice i of the bursts of track t (start and length), with args a. */
+static void rates_slice(struct ing *g, struct itrack *t, int i, int64_t burst,
+                        const char *a) {
+  static const int64_t at[4][2] = {
+      {0, 1000}, {10, 500}, {1000, 1000}, {1010, 500}};
+  struct lanes_item it = {.ts = burst + at[i % 4][0],
+                          .dur = i % 13 ? at[i % 4][1] : 0,
+                          .id = i + 1,
+                          .name = ingest_intern(g, "dmem_buf_copyin"),
+                          .args = a,
+                          .args_len = a ? strlen(a) : 0};
+  ingest_slice(g, t, &it);
+}
+
+static void rates_before_system(struct ing *g, void *ud) {
+  (void)ud;
+  ingest_system_rates(g);
+}
+
+static void rates_after_system(struct ing *g, void *ud) {
+  *(int *)ud = ingest_system_derived(g);
+}
+
+/* The transfer bandwidth counters: summed as the slices are placed (NC
+ * 0: copies nested in lane 1, byte counts as integers, strings
+ * of integers, null, missing, no args) or by a scan of the store where a
+ * byte count is not an integer of at most 18 digits (NC 1: a fraction; NC
+ * 2: a leading zero, 20 digits); either way what the rule gives. */
+static void test_rates(void **state) {
+  (void)state;
+  struct fake_run r;
+  fake_open(&r, "rates");
+  uint64_t rnd = 7;
+  for (int nc = 0; nc < 3; nc++) {
+    struct store_track d =
+        ingest_desc("slices", "system", "host_to_device_transfers", "i-1");
+    d.nc_idx = nc;
+    struct itrack *t = ingest_track(r.g, &d);
+    for (int i = 0; i < 400; i++) {
+      if (i % 4 == 0) /* where the burst begins */
+        rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+      const char *a = rates_args[i % 9];
+      if (nc == 1 && i == 17)
+        a = "{\"size\":1.5}";
+      if (nc == 2 && i == 5)
+        a = "{\"size\":\"0012\"}";
+      if (nc == 2 && i == 6)
+        a = "{\"size\":\"12345678901234567890\"}";
+      rates_slice(r.g, t, i, 1000000 * (int64_t)(i / 4) + (int64_t)(rnd >> 54),
+                  a);
+    }
+  }
+  int scans = -1;
+  struct fake_end e = {rates_before_system, rates_after_system, &scans};
+  sqlite3 *db = fake_close_with(&r, &e);
+  assert_int_equal(scans, 2);
+  assert_int_equal(one_int(db, "SELECT max(lane) FROM slice WHERE track = 1"),
+                   1);
+  double total[3];
+  for (int nc = 0; nc < 3; nc++)
+    total[nc] = rates_check_nc(db, nc);
+  /* 45 of 123456789012345678 and 44 of 98765432109876543; NC 2 has a
+   * byte count of 20 digits more */
+  assert_true(total[0] > 9.8e18 && total[1] >= total[0] &&
+              total[2] > total[0] + 1.2e19);
+  fake_done(&r, db);
+}
+
+/* A rate over two tracks (as a device profile's DMA queues). */
+struct rates_two {
+  struct itrack *t[2];
+  int64_t first, last, count, ctr;
+  int scans;
+};
+
+static void rates_before_two(struct ing *g, void *ud) {
+  struct rates_two *x = ud;
+  struct ingest_rate *rt =
+      ingest_rates_begin(g, INGEST_RATE_DMA, 5, x->first, x->last, "size");
+  for (int k = 0; k < 2; k++)
+    ingest_rates_watch(rt, x->t[k]);
+}
+
+static void rates_after_two(struct ing *g, void *ud) {
+  struct rates_two *x = ud;
+  struct store_track d =
+      ingest_desc("counter", "device", "dma_throughput", "i-1");
+  struct itrack *c = ingest_track(g, &d);
+  x->ctr = ingest_track_id(c);
+  x->scans = ingest_rates_emit(
+      g, c, INGEST_RATE_DMA, 5, x->first, x->last, x->count,
+      "SELECT s.ts, s.dur, coalesce(CAST(nex_json_member(s.args, 'size') AS "
+      "REAL), 0) FROM track t CROSS JOIN slice s ON s.track = t.id WHERE "
+      "t.source = 'queue' AND ?1 = 5");
+}
+
+/* A rate over two tracks whose slices overlap in time: all of the first
+ * track's, lane by lane, are summed before the second's, as placed (run
+ * 0) or by the scan (run 1: a byte count of a fraction). */
+static void test_rates_tracks(void **state) {
+  (void)state;
+  for (int run = 0; run < 2; run++) {
+    struct fake_run r;
+    fake_open(&r, "rates-tracks");
+    struct rates_two x = {.first = 0, .last = 100000000, .count = 800};
+    for (int k = 0; k < 2; k++) {
+      struct store_track d = ingest_desc("slices", "device", "queue", "i-1");
+      d.label = k ? "q1" : "q0";
+      x.t[k] = ingest_track(r.g, &d);
+    }
+    for (int i = 0; i < 400; i++)
+      for (int k = 0; k < 2; k++)
+        rates_slice(r.g, x.t[k], i, 200000 * (int64_t)(i / 4) + 300 * k,
+                    run && k == 0 && i == 9 ? "{\"size\":1.5}"
+                                            : rates_args[(i + k) % 9]);
+    struct fake_end e = {rates_before_two, rates_after_two, &x};
+    sqlite3 *db = fake_close_with(&r, &e);
+    assert_int_equal(x.scans, run);
+    assert_true(rates_check(db, "source = 'queue'", "size", x.ctr, x.first,
+                            x.last) > 1.9e19);
+    fake_done(&r, db);
+  }
+}
+
 /* Warning rows, the listener, and the cap of 1000 rows per file with one
  * summary row at the end of the run. */
 static void test_warnings(void **state) {
@@ -458,6 +703,8 @@ int main(void) {
       cmocka_unit_test(test_order),
       cmocka_unit_test(test_counters),
       cmocka_unit_test(test_counters_unsorted),
+      cmocka_unit_test(test_rates),
+      cmocka_unit_test(test_rates_tracks),
       cmocka_unit_test(test_warnings),
       cmocka_unit_test(test_context_state_hook),
       cmocka_unit_test(test_trace_rows),
