@@ -443,22 +443,3 @@ int fmt_pb_write_msg(FILE *f, const ProtobufCMessage *m) {
     free(buf);
   return rc;
 }
-
-size_t fmt_pb_elem_size(ProtobufCType t) {
-  switch (t) {
-  case PROTOBUF_C_TYPE_SINT64:
-  case PROTOBUF_C_TYPE_INT64:
-  case PROTOBUF_C_TYPE_UINT64:
-  case PROTOBUF_C_TYPE_SFIXED64:
-  case PROTOBUF_C_TYPE_FIXED64:
-  case PROTOBUF_C_TYPE_DOUBLE:
-    return 8;
-  case PROTOBUF_C_TYPE_STRING:
-  case PROTOBUF_C_TYPE_MESSAGE:
-    return sizeof(void *);
-  case PROTOBUF_C_TYPE_BYTES:
-    return sizeof(ProtobufCBinaryData);
-  default:
-    return 4; /* 32-bit types, enums and protobuf_c_boolean */
-  }
-}

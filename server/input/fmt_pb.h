@@ -81,11 +81,6 @@ ProtobufCMessage *fmt_pb_decode_into(const ProtobufCMessageDescriptor *d,
 int fmt_pb_field(const uint8_t *data, size_t len, uint32_t field,
                  const uint8_t **sub, size_t *sublen);
 
-/* The bytes of one element of a repeated field of type t in the array
- * protobuf-c keeps for it (8 for 64-bit types, a pointer for strings and
- * messages, ProtobufCBinaryData for bytes, 4 for the rest). */
-size_t fmt_pb_elem_size(ProtobufCType t);
-
 /* Bytes consumed so far and the file size, for progress reports. */
 uint64_t fmt_pb_pos(const struct fmt_pb *r);
 uint64_t fmt_pb_size(const struct fmt_pb *r);

@@ -1,6 +1,7 @@
 /* fmt_pb_pipe.c -- capture file records unpacked on their own thread into
  * recpipe batches.  See fmt_pb_pipe.h. */
 #include "fmt_pb_pipe.h"
+#include "pbwire.h"
 #include "recpipe.h"
 
 #include <errno.h>
@@ -74,7 +75,7 @@ static void fmt_pb_pipe_msg(struct fmt_pb_pipe_out *o, ProtobufCMessage **at) {
       continue;
     }
     size_t k = *(const size_t *)(m + f->quantifier_offset);
-    size_t es = fmt_pb_elem_size(f->type);
+    size_t es = pbwire_elem_size(f->type);
     if (!k || !*(char **)slot)
       continue;
     fmt_pb_pipe_take(o, slot, k * es);

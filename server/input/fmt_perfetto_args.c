@@ -375,9 +375,9 @@ bool fmt_perfetto_args_plain(const uint8_t *p, size_t n,
   a->name = NULL;
   a->name_len = 0;
   a->v.c = 0;
-  struct fmt_perfetto_field f;
+  struct pbwire_field f;
   while (p < end) {
-    if (!fmt_perfetto_field_at(&p, end, &f))
+    if (!pbwire_field_at(&p, end, &f))
       return false;
     switch (f.id << 3 | (uint32_t)f.wire) {
     case 1 << 3 | 0: /* name_iid */

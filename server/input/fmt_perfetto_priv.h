@@ -15,6 +15,7 @@
 #define NEX_FMT_PERFETTO_PRIV_H
 
 #include "fmt_perfetto.h"
+#include "pbwire.h"
 #include "util.h"
 
 #include "perfetto_trace.pb-c.h"
@@ -259,87 +260,5 @@ fmt_perfetto_wire_packet(struct fmt_perfetto_wire *w, const uint8_t *data,
  * arena. */
 const struct fmt_perfetto_ann *
 fmt_perfetto_wire_annotations(const struct fmt_perfetto_wire *w, size_t *n);
-
-/* Reads a varint of at most 10 bytes at *pp (before end), advancing *pp.
- * Returns false when it is cut or longer. */
-static inline bool fmt_perfetto_varint_at(const uint8_t **pp,
-                                          const uint8_t *end, uint64_t *v) {
-  const uint8_t *p = *pp;
-  if (p < end && *p < 0x80) { /* most keys and values: one byte */
-    *v = *p;
-    *pp = p + 1;
-    return true;
-  }
-  uint64_t x = 0;
-  if (end - p >= 10) { /* all ten bytes there: no bound to check */
-    for (int i = 0; i < 10; i++) {
-      uint64_t b = p[i];
-      x |= (b & 0x7f) << (7 * i);
-      if (b < 0x80) {
-        *v = x;
-        *pp = p + i + 1;
-        return true;
-      }
-    }
-    return false;
-  }
-  for (int i = 0; i < 10 && p < end; i++) {
-    uint8_t b = *p++;
-    x |= (uint64_t)(b & 0x7f) << (7 * i);
-    if (!(b & 0x80)) {
-      *v = x;
-      *pp = p;
-      return true;
-    }
-  }
-  return false;
-}
-
-/* A field as fmt_perfetto_field_at reads it: its number, wire type and
- * value bytes v[0, n) (a varint's own bytes, with x its value; a fixed
- * value's bytes; a length-delimited payload, with x its length). */
-struct fmt_perfetto_field {
-  uint32_t id;
-  int wire;
-  const uint8_t *v;
-  size_t n;
-  uint64_t x;
-};
-
-/* Reads the field at *pp (before end) into *f, advancing *pp past it.
- * Returns false when it is cut or malformed: a key over 5 bytes or 32
- * bits, field number 0, a wire type other than 0, 1, 2 or 5, a varint
- * over 10 bytes, a length over 5 bytes or past end. */
-static inline bool fmt_perfetto_field_at(const uint8_t **pp, const uint8_t *end,
-                                         struct fmt_perfetto_field *f) {
-  const uint8_t *p = *pp;
-  uint64_t key;
-  f->x = 0;
-  if (!fmt_perfetto_varint_at(&p, end, &key) || p - *pp > 5 || key >> 32 ||
-      key < 8)
-    return false;
-  f->id = (uint32_t)(key >> 3);
-  f->wire = (int)(key & 7);
-  f->v = p;
-  if (f->wire == 0) {
-    if (!fmt_perfetto_varint_at(&p, end, &f->x))
-      return false;
-  } else if (f->wire == 1 || f->wire == 5) {
-    if (end - p < (f->wire == 1 ? 8 : 4))
-      return false;
-    p += f->wire == 1 ? 8 : 4;
-  } else if (f->wire == 2) { /* a length over 5 bytes: as protobuf-c */
-    if (!fmt_perfetto_varint_at(&p, end, &f->x) || p - f->v > 5 ||
-        f->x > (uint64_t)(end - p))
-      return false;
-    f->v = p;
-    p += f->x;
-  } else {
-    return false;
-  }
-  f->n = (size_t)(p - f->v);
-  *pp = p;
-  return true;
-}
 
 #endif

@@ -9,6 +9,7 @@
  */
 #include "fmt_vjson.h"
 #include "fmt_pb.h"
+#include "pbwire.h"
 #include "arena.h"
 #include "jtok.h"
 #include "jval.h"
@@ -335,7 +336,7 @@ static int vj_repeated(struct vj *r, const ProtobufCFieldDescriptor *f,
   } else if (vj_push(r, f, v)) {
     return -1;
   }
-  size_t es = fmt_pb_elem_size(f->type);
+  size_t es = pbwire_elem_size(f->type);
   char *arr = arena_alloc(&r->arena, r->nrep * es + 1);
   for (size_t i = 0; i < r->nrep; i++)
     memcpy(arr + i * es, &r->rep[i], es);

@@ -11,6 +11,7 @@
  * tests/data/regress/pb-*.
  */
 #include "fmt_pb.h"
+#include "pbwire.h"
 #include "fmt_pb_pipe.h"
 #include "fuzz_fmt.h"
 
@@ -60,7 +61,7 @@ static void fuzz_fmt_pb_value(ProtobufCType t, const void *p) {
       sink = b->data[i];
   } else {
     const uint8_t *b = p;
-    for (size_t i = 0; i < fmt_pb_elem_size(t); i++)
+    for (size_t i = 0; i < pbwire_elem_size(t); i++)
       sink = b[i];
   }
   (void)sink;
@@ -86,7 +87,7 @@ static void fuzz_fmt_pb_walk(const ProtobufCMessage *m) {
       if (n && !arr)
         abort();
       for (size_t k = 0; k < n; k++)
-        fuzz_fmt_pb_value(f->type, arr + k * fmt_pb_elem_size(f->type));
+        fuzz_fmt_pb_value(f->type, arr + k * pbwire_elem_size(f->type));
     } else {
       fuzz_fmt_pb_value(f->type, base + f->offset);
     }
