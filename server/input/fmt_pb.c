@@ -1,5 +1,6 @@
 /* fmt_pb.c -- see fmt_pb.h. */
 #include "fmt_pb.h"
+#include "pbwire.h"
 #include "util.h"
 
 #include <errno.h>
@@ -57,6 +58,8 @@ struct fmt_pb {
   uint64_t broken_at; /* offset reported with it */
   struct fmt_pb_arena arena;
   ProtobufCAllocator allocator;
+  const ProtobufCMessageDescriptor *wired; /* what `wire` walks */
+  struct pbwire *wire;
 };
 
 static void *fmt_pb_arena_alloc(void *data, size_t n) {
@@ -230,19 +233,31 @@ static int fmt_pb_varint(const struct fmt_pb *r, uint64_t *v) {
   return -1;
 }
 
-/* Unpacks len bytes at data, growing the arena while protobuf-c runs out of
- * it, up to the cap for a record of that length.  Returns the message or
- * NULL if the bytes do not decode within the cap. */
+static struct pbwire *fmt_pb_wire(const ProtobufCMessageDescriptor *d,
+                                  ProtobufCAllocator *al);
+
+/* Unpacks len bytes at data (by the reader's walker for d when it takes
+ * them, else by protobuf-c), growing the arena while it runs out, up to
+ * the cap for a record of that length.  Returns the message or NULL if the
+ * bytes do not decode within the cap. */
 static ProtobufCMessage *fmt_pb_unpack(struct fmt_pb *r,
                                        const ProtobufCMessageDescriptor *d,
                                        const uint8_t *data, size_t len) {
   size_t cap_max = len * FMT_PB_ARENA_PER_BYTE + FMT_PB_ARENA_INITIAL;
   if (cap_max > FMT_PB_ARENA_MAX)
     cap_max = FMT_PB_ARENA_MAX;
+  if (r->wired != d) {
+    pbwire_free(r->wire);
+    r->wire = fmt_pb_wire(d, &r->allocator);
+    r->wired = d;
+  }
   for (;;) {
     fmt_pb_arena_reset(&r->arena);
-    ProtobufCMessage *m =
-        protobuf_c_message_unpack(d, &r->allocator, len, data);
+    ProtobufCMessage *m = pbwire_read(r->wire, 0, data, len, 0);
+    if (!m) { /* not taken, or the walker's arrays left no room */
+      fmt_pb_arena_reset(&r->arena);
+      m = protobuf_c_message_unpack(d, &r->allocator, len, data);
+    }
     if (m || !r->arena.exhausted || r->arena.cap >= cap_max)
       return m;
     size_t cap = r->arena.cap * 4 < cap_max ? r->arena.cap * 4 : cap_max;
@@ -310,13 +325,59 @@ ProtobufCMessage *fmt_pb_decode(struct fmt_pb *r,
   return fmt_pb_unpack(r, d, data, len);
 }
 
+struct fmt_pb_walker {
+  struct fmt_pb_arena a; /* fmt_pb_decode_into's buffer */
+  ProtobufCAllocator al;
+  struct pbwire *w;
+};
+
+/* A walker of d and the types its fields hold (fmt_pb_walker_new), with
+ * allocator al. */
+static struct pbwire *fmt_pb_wire(const ProtobufCMessageDescriptor *d,
+                                  ProtobufCAllocator *al) {
+  const ProtobufCMessageDescriptor *types[FMT_PB_WALKER_TYPES] = {d};
+  size_t n = 1;
+  for (size_t k = 0; k < n; k++)
+    for (unsigned i = 0; i < types[k]->n_fields; i++) {
+      const ProtobufCFieldDescriptor *f = &types[k]->fields[i];
+      size_t j = 0;
+      if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+        continue;
+      while (j < n && types[j] != f->descriptor)
+        j++;
+      if (j == n && n < FMT_PB_WALKER_TYPES)
+        types[n++] = f->descriptor;
+    }
+  return pbwire_new(types, n, al, true);
+}
+
+struct fmt_pb_walker *fmt_pb_walker_new(const ProtobufCMessageDescriptor *d) {
+  struct fmt_pb_walker *k = xcalloc(1, sizeof *k);
+  k->al = (ProtobufCAllocator){fmt_pb_arena_alloc, fmt_pb_arena_free, &k->a};
+  k->w = fmt_pb_wire(d, &k->al);
+  return k;
+}
+
+void fmt_pb_walker_free(struct fmt_pb_walker *k) {
+  if (!k)
+    return;
+  pbwire_free(k->w);
+  free(k);
+}
+
 ProtobufCMessage *fmt_pb_decode_into(const ProtobufCMessageDescriptor *d,
+                                     struct fmt_pb_walker *k,
                                      const uint8_t *data, size_t len, void *buf,
                                      size_t cap, size_t *used) {
-  struct fmt_pb_arena a = {buf, 0, cap, 0};
-  ProtobufCAllocator al = {fmt_pb_arena_alloc, fmt_pb_arena_free, &a};
-  ProtobufCMessage *m = protobuf_c_message_unpack(d, &al, len, data);
-  *used = m ? a.used : (size_t)(a.exhausted != 0);
+  struct fmt_pb_arena own, *a = k ? &k->a : &own;
+  *a = (struct fmt_pb_arena){buf, 0, cap, 0};
+  ProtobufCMessage *m = k ? pbwire_read(k->w, 0, data, len, 0) : NULL;
+  if (!m) { /* not taken, or the walker's arrays left no room */
+    *a = (struct fmt_pb_arena){buf, 0, cap, 0};
+    ProtobufCAllocator al = {fmt_pb_arena_alloc, fmt_pb_arena_free, a};
+    m = protobuf_c_message_unpack(d, &al, len, data);
+  }
+  *used = m ? a->used : (size_t)(a->exhausted != 0);
   return m;
 }
 
@@ -402,6 +463,7 @@ void fmt_pb_close(struct fmt_pb *r) {
     munmap(r->map, (size_t)r->size);
   ASAN_UNPOISON_MEMORY_REGION(r->arena.base, r->arena.cap);
   free(r->arena.base);
+  pbwire_free(r->wire);
   free(r);
 }
 

@@ -64,13 +64,25 @@ ProtobufCMessage *fmt_pb_decode(struct fmt_pb *r,
                                 const ProtobufCMessageDescriptor *d,
                                 const uint8_t *data, size_t len);
 
+/* A wire walker (pbwire.h) for messages of d and of the types its fields
+ * hold (the first FMT_PB_WALKER_TYPES found breadth first; the others go
+ * to protobuf-c), for fmt_pb_decode_into.  Free it with
+ * fmt_pb_walker_free (NULL allowed); one thread uses it at a time. */
+#define FMT_PB_WALKER_TYPES 16
+struct fmt_pb_walker;
+struct fmt_pb_walker *fmt_pb_walker_new(const ProtobufCMessageDescriptor *d);
+void fmt_pb_walker_free(struct fmt_pb_walker *k);
+
 /* Decodes data[0..len) as a message of d into the caller's buf (cap bytes,
  * 8-byte aligned): the message and every string, array and sub-message it
- * points to, packed from buf on.  Returns the message and sets *used to the
- * bytes taken, or NULL: *used is then 1 when buf was too small (the bytes
- * may still decode, given more room), 0 when they do not decode.  Nothing
- * else is allocated; buf stays the caller's. */
+ * points to, packed from buf on; by walker k (made for d) when it takes
+ * the bytes, else (or with k NULL) by protobuf-c, the same structs.
+ * Returns the message and sets *used to the bytes taken, or NULL: *used is
+ * then 1 when buf was too small (the bytes may still decode, given more
+ * room), 0 when they do not decode.  Nothing else is allocated; buf stays
+ * the caller's. */
 ProtobufCMessage *fmt_pb_decode_into(const ProtobufCMessageDescriptor *d,
+                                     struct fmt_pb_walker *k,
                                      const uint8_t *data, size_t len, void *buf,
                                      size_t cap, size_t *used);
 

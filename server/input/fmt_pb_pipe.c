@@ -107,6 +107,7 @@ struct fmt_pb_pipe {
   void *ud;
   size_t per_byte;  /* room first offered: bytes per byte of encoding */
   struct sbuf text; /* prep's text for the record being queued */
+  struct fmt_pb_walker *walker; /* the decoding thread's */
 };
 
 enum {
@@ -148,7 +149,8 @@ static void fmt_pb_pipe_put(struct recpipe *p, struct fmt_pb_pipe *q,
   size_t offer = len * q->per_byte + FMT_PB_PIPE_SLACK;
   if (offer <= FMT_PB_PIPE_OFFER_MAX) {
     unsigned char *body = recpipe_begin(p, 0, head + offer);
-    c->msg = fmt_pb_decode_into(q->d, data, len, body + head, offer, &used);
+    c->msg = fmt_pb_decode_into(q->d, q->walker, data, len, body + head, offer,
+                                &used);
     if (c->msg)
       fmt_pb_pipe_prep(q, c->msg);
     if (!c->msg && !used) { /* not decodable at all */
@@ -222,9 +224,17 @@ static int fmt_pb_pipe_replay(void *ud, uint32_t kind, const void *body) {
 int fmt_pb_pipe_each(struct fmt_pb *r, const ProtobufCMessageDescriptor *d,
                      fmt_pb_pipe_prep_fn prep, void *prep_ud, fmt_pb_pipe_fn fn,
                      void *ud) {
-  struct fmt_pb_pipe q = {r,  d, prep, prep_ud, fn, ud, FMT_PB_PIPE_PER_BYTE,
-                          {0}};
+  struct fmt_pb_pipe q = {r,
+                          d,
+                          prep,
+                          prep_ud,
+                          fn,
+                          ud,
+                          FMT_PB_PIPE_PER_BYTE,
+                          {0},
+                          fmt_pb_walker_new(d)};
   int rc = recpipe_run(fmt_pb_pipe_decode, &q, fmt_pb_pipe_replay, &q);
   sbuf_free(&q.text);
+  fmt_pb_walker_free(q.walker);
   return rc;
 }

@@ -64,7 +64,9 @@ struct fmt_perfetto_wire *fmt_perfetto_wire_new(struct arena *a) {
   w->a = a;
   w->al = (ProtobufCAllocator){fmt_perfetto_wire_alloc,
                                fmt_perfetto_wire_nofree, a};
-  w->w = pbwire_new(fmt_perfetto_wire_msgs, FMT_PERFETTO_WIRE_MSGS, &w->al);
+  /* the stream's unknown fields are not used */
+  w->w =
+      pbwire_new(fmt_perfetto_wire_msgs, FMT_PERFETTO_WIRE_MSGS, &w->al, false);
   pbwire_hook(w->w, FMT_PERFETTO_WIRE_EVENT, FMT_PERFETTO_WIRE_ANNOTATIONS,
               fmt_perfetto_wire_annotation, w);
   return w;

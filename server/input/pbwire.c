@@ -28,6 +28,7 @@ struct pbwire_msg {
 
 struct pbwire {
   ProtobufCAllocator *al;
+  bool unknown; /* kept */
   size_t n;
   struct pbwire_msg *m;
   pbwire_hook_fn hook;
@@ -47,24 +48,25 @@ static struct pbwire_fd pbwire_fd(const struct pbwire *w,
       sub = (uint8_t)k;
       break;
     }
-  return (struct pbwire_fd){
-      .offset = (uint16_t)d->offset,
-      .qoff = (uint16_t)d->quantifier_offset,
-      .id = d->id,
-      .type = (uint8_t)d->type,
-      .wire = (uint8_t)pbwire_type(d->type),
-      .known = 1,
-      .repeated = d->label == PROTOBUF_C_LABEL_REPEATED,
-      .oneof = (d->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0,
-      .sub = sub};
+  return (struct pbwire_fd){.offset = (uint16_t)d->offset,
+                            .qoff = (uint16_t)d->quantifier_offset,
+                            .id = d->id,
+                            .type = (uint8_t)d->type,
+                            .wire = (uint8_t)pbwire_type(d->type),
+                            .known = 1,
+                            .repeated = d->label == PROTOBUF_C_LABEL_REPEATED,
+                            .oneof =
+                                (d->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0,
+                            .sub = sub};
 }
 
 struct pbwire *pbwire_new(const ProtobufCMessageDescriptor *const *msgs,
-                          size_t n, ProtobufCAllocator *al) {
+                          size_t n, ProtobufCAllocator *al, bool unknown) {
   if (n == 0 || n >= PBWIRE_NONE)
     return NULL;
   struct pbwire *w = xcalloc(1, sizeof *w);
   w->al = al;
+  w->unknown = unknown;
   w->n = n;
   w->m = xcalloc(n, sizeof *w->m);
   for (size_t k = 0; k < n; k++)
@@ -286,6 +288,30 @@ pbwire_field(struct pbwire *w, const struct pbwire_fd *f, char *m, int wire,
   return pbwire_value(w, f, slot, v, n, x, depth);
 }
 
+/* Keeps field fl of message m aside as protobuf-c does: its number, wire
+ * type and bytes after the key.  Returns false when memory is not given. */
+static bool pbwire_unknown(struct pbwire *w, ProtobufCMessage *m,
+                           const struct pbwire_field *fl) {
+  size_t k = m->n_unknown_fields, size = sizeof *m->unknown_fields;
+  if (k == 0 || (k >= 4 && !(k & (k - 1)))) {
+    void *grown = pbwire_alloc(w, size * (k ? 2 * k : 4));
+    if (!grown)
+      return false;
+    if (k)
+      memcpy(grown, m->unknown_fields, size * k);
+    m->unknown_fields = grown;
+  }
+  ProtobufCMessageUnknownField *u = &m->unknown_fields[k];
+  u->tag = fl->id;
+  u->wire_type = (ProtobufCWireType)fl->wire;
+  u->len = (size_t)(fl->v + fl->n - fl->body);
+  if (!(u->data = pbwire_alloc(w, u->len ? u->len : 1)))
+    return false;
+  memcpy(u->data, fl->body, u->len);
+  m->n_unknown_fields = (unsigned)k + 1;
+  return true;
+}
+
 void *pbwire_read(struct pbwire *w, size_t k, const uint8_t *p, size_t len,
                   int depth) {
   const struct pbwire_msg *msg = &w->m[k];
@@ -316,7 +342,8 @@ void *pbwire_read(struct pbwire *w, size_t k, const uint8_t *p, size_t len,
         return NULL;
       continue;
     }
-    if (f->known && !pbwire_field(w, f, m, fl.wire, fl.v, fl.n, fl.x, depth))
+    if (f->known ? !pbwire_field(w, f, m, fl.wire, fl.v, fl.n, fl.x, depth)
+                 : w->unknown && !pbwire_unknown(w, (ProtobufCMessage *)m, &fl))
       return NULL;
   }
   return m;

@@ -10,8 +10,8 @@
  * bytes, a message field given twice, which protobuf-c would merge, a
  * length past its message, memory the allocator does not give) makes it
  * give up, and the caller unpacks with protobuf-c as before, which gives
- * the same structs for what is taken here.  Unknown fields are skipped
- * (protobuf-c keeps them aside; no reader uses them).  Every length is
+ * the same structs for what is taken here.  Unknown fields are kept aside
+ * as protobuf-c keeps them, or skipped by a walker made so.  Every length is
  * checked against the bytes of its message.  The fuzz targets compare its
  * result with protobuf-c's.
  *
@@ -39,9 +39,10 @@ typedef bool (*pbwire_hook_fn)(void *ud, struct pbwire *w, const uint8_t *v,
                                size_t n, int depth);
 
 /* A walker of the messages msgs[0, n) (message fields of other types give
- * up), allocating from al.  NULL when n is 0. */
+ * up), allocating from al, keeping unknown fields or not.  NULL when n is
+ * 0. */
 struct pbwire *pbwire_new(const ProtobufCMessageDescriptor *const *msgs,
-                          size_t n, ProtobufCAllocator *al);
+                          size_t n, ProtobufCAllocator *al, bool unknown);
 void pbwire_free(struct pbwire *w);
 
 /* Field `id` of message msgs[k] is read by fn (ud) rather than stored. */
@@ -96,11 +97,12 @@ static inline bool pbwire_varint_at(const uint8_t **pp, const uint8_t *end,
 
 /* A field as pbwire_field_at reads it: its number, wire type and value
  * bytes v[0, n) (a varint's own bytes, with x its value; a fixed value's
- * bytes; a length-delimited payload, with x its length). */
+ * bytes; a length-delimited payload, with x its length); body: where its
+ * bytes after the key begin (a payload's length first). */
 struct pbwire_field {
   uint32_t id;
   int wire;
-  const uint8_t *v;
+  const uint8_t *body, *v;
   size_t n;
   uint64_t x;
 };
@@ -118,7 +120,7 @@ static inline bool pbwire_field_at(const uint8_t **pp, const uint8_t *end,
     return false;
   f->id = (uint32_t)(key >> 3);
   f->wire = (int)(key & 7);
-  f->v = p;
+  f->body = f->v = p;
   if (f->wire == 0) {
     if (!pbwire_varint_at(&p, end, &f->x))
       return false;

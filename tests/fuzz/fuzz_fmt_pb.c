@@ -3,7 +3,8 @@
  * Input: one selector byte choosing the record type (ntrace, trace_info,
  * cpu_util, host_mem, ntff: byte % 5), then the bytes of the file.  The file
  * is written to a memfd and read to its end; every decoded message is
- * checked and walked.  Then it is read again through fmt_pb_pipe_each
+ * checked against protobuf-c's own unpacking of its bytes (the reader
+ * decodes with the wire walker, pbwire.h, when it takes them) and walked.  Then it is read again through fmt_pb_pipe_each
  * (unpacked on another thread, with a text made there for each message),
  * which must give the same records: the same codes, offsets and
  * positions, messages that pack to the same bytes, and their texts.  Also
@@ -115,6 +116,27 @@ static uint8_t *fuzz_fmt_pb_pack(const ProtobufCMessage *m, size_t *len) {
   return b;
 }
 
+/* Aborts unless m (NULL: not decoded) is what protobuf-c's own unpacker
+ * makes of data[0, len) (the reader's wire walker took the bytes, or that
+ * unpacker in the reader's arena). */
+static void fuzz_fmt_pb_same(const ProtobufCMessageDescriptor *d,
+                             const ProtobufCMessage *m, const uint8_t *data,
+                             size_t len) {
+  ProtobufCMessage *b = protobuf_c_message_unpack(d, NULL, len, data);
+  if (!m || !b) {
+    if (m || b)
+      abort();
+    return;
+  }
+  size_t na, nb;
+  uint8_t *pa = fuzz_fmt_pb_pack(m, &na), *pb = fuzz_fmt_pb_pack(b, &nb);
+  if (na != nb || memcmp(pa, pb, na) != 0)
+    abort();
+  free(pa);
+  free(pb);
+  protobuf_c_message_free_unpacked(b, NULL);
+}
+
 /* The text the pipe's prep writes for m: none for some messages, for
  * others up to 2 KiB (more than the room first offered to a small one). */
 static void fuzz_fmt_pb_text(const ProtobufCMessage *m, struct sbuf *out) {
@@ -181,11 +203,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct fuzz_fmt_pb_read d = {0};
   uint64_t last = 0;
   for (;;) {
-    ProtobufCMessage *m;
+    ProtobufCMessage *m = NULL;
     uint64_t off;
-    int rc = fmt_pb_next(r, fuzz_fmt_pb_types[t].desc, &m, &off);
+    const uint8_t *raw;
+    size_t len;
+    int rc = fmt_pb_next_raw(r, &raw, &len, &off);
     if (rc == 0)
       break;
+    if (rc == 1) {
+      m = fmt_pb_decode(r, fuzz_fmt_pb_types[t].desc, raw, len);
+      fuzz_fmt_pb_same(fuzz_fmt_pb_types[t].desc, m, raw, len);
+      rc = m ? 1 : -EBADMSG;
+    }
     if (d.n == d.cap) {
       d.cap = d.cap ? d.cap * 2 : 16;
       d.recs = realloc(d.recs, d.cap * sizeof *d.recs);
