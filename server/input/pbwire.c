@@ -15,9 +15,10 @@ struct pbwire_fd {
   uint16_t offset, qoff; /* of the value and its quantifier */
   uint32_t id;
   uint8_t type, wire;
-  uint8_t known, repeated : 1, oneof : 1, hooked : 1;
+  uint8_t known : 1, repeated : 1, oneof : 1, hooked : 1;
   uint8_t sub; /* a message: the index of its type in the set, or 255 */
 };
+_Static_assert(sizeof(struct pbwire_fd) == 12, "an index entry is 12 bytes");
 
 /* What the walker knows of one message of its set. */
 struct pbwire_msg {
