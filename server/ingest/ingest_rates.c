@@ -225,23 +225,20 @@ static int ingest_rates_row(void *ud, sqlite3_stmt *st) {
   return 0;
 }
 
-/* The rate (kind, key) of the run, taken out of it; NULL if none. */
+/* The rate (kind, key) of the run; NULL if none. */
 static struct ingest_rate *
-ingest_rates_take(struct ing *g, enum ingest_rate_kind kind, int64_t key) {
+ingest_rates_find(struct ing *g, enum ingest_rate_kind kind, int64_t key) {
   struct ingest_rates *s = ingest_state(g, &ingest_rates_key);
-  for (struct ingest_rate **p = s ? &s->head : NULL; p && *p; p = &(*p)->next)
-    if ((*p)->kind == kind && (*p)->key == key) {
-      struct ingest_rate *r = *p;
-      *p = r->next;
+  for (struct ingest_rate *r = s ? s->head : NULL; r; r = r->next)
+    if (r->kind == kind && r->key == key)
       return r;
-    }
   return NULL;
 }
 
 bool ingest_rates_emit(struct ing *g, struct itrack *dst,
                        enum ingest_rate_kind kind, int64_t key, int64_t first,
                        int64_t last, int64_t count, const char *sql) {
-  struct ingest_rate *r = ingest_rates_take(g, kind, key);
+  struct ingest_rate *r = ingest_rates_find(g, kind, key);
   struct ingest_rate_bins b = {0};
   bool placed = r && !r->failed && r->b.first == first && r->last == last &&
                 r->placed == count,
@@ -260,10 +257,8 @@ bool ingest_rates_emit(struct ing *g, struct itrack *dst,
                   "the %s counter is incomplete: %s",
                   ingest_track_desc(dst)->source, strerror(-rc));
   }
-  if (r) {
-    ingest_rates_drop(r);
-    free(r);
-  }
+  if (r) /* its tracks keep the hook: later slices are not summed */
+    ingest_rates_fail(r);
   for (size_t k = 0; k < b.n; k++)
     ingest_counter(g, dst, 0, b.first + (int64_t)k * b.width,
                    b.bytes[k] * 1e9 / (double)b.width);

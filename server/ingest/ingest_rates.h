@@ -16,8 +16,8 @@
  * summed after the load by that scan of the stored slices (SQL), the same
  * sums.
  *
- * Ownership: the rates are the run's state (ingest_state), each freed
- * once emitted, the others at the end of the run.
+ * Ownership: the rates are the run's state (ingest_state), freed at the
+ * end of the run (what a rate holds, once it is emitted).
  */
 #ifndef NEX_INGEST_RATES_H
 #define NEX_INGEST_RATES_H
