@@ -30,6 +30,7 @@
 
 #include "ingest_readers.h"
 #include "ingest_runs.h"
+#include "sort.h"
 #include "spill.h"
 #include "varint.h"
 
@@ -436,7 +437,7 @@ static int ingest_chrome_bind_sweep_row(void *ud, sqlite3_stmt *st) {
   return 0;
 }
 
-static int ingest_chrome_bind_ts_cmp(const void *x, const void *y) {
+static inline int ingest_chrome_bind_ts_cmp(const void *x, const void *y) {
   int64_t a = ((const struct ingest_chrome_bind_ep *)x)->e.ts,
           b = ((const struct ingest_chrome_bind_ep *)y)->e.ts;
   return (a > b) - (a < b);
@@ -451,8 +452,10 @@ static void ingest_chrome_bind_sweep_batch(struct ing *g, struct itrack *t,
   struct ingest_chrome_bind_sweep *w = ingest_chrome_bind_sweep_of(t);
   w->next = (struct ingest_chrome_bind_queue){v, 0, nnext};
   w->encl = (struct ingest_chrome_bind_queue){v + nnext, 0, n - nnext};
-  qsort(w->next.v, w->next.n, sizeof *v, ingest_chrome_bind_ts_cmp);
-  qsort(w->encl.v, w->encl.n, sizeof *v, ingest_chrome_bind_ts_cmp);
+  struct ingest_chrome_bind_ep *tmp = xmalloc(sizeof *v * (n ? n : 1));
+  sort_stable(w->next.v, w->next.n, sizeof *v, tmp, ingest_chrome_bind_ts_cmp);
+  sort_stable(w->encl.v, w->encl.n, sizeof *v, tmp, ingest_chrome_bind_ts_cmp);
+  free(tmp);
   ingest_chrome_bind_sweep_reset(w);
   struct ingest_chrome_bind_replay rp = {w, 0, 0};
   if (w->rebind ||

@@ -1,6 +1,7 @@
 /* ingest_deps.c -- instruction dependencies resolved as the instructions
  * are placed.  See ingest_deps.h. */
 #include "ingest_deps.h"
+#include "sort.h"
 #include "store_deps.h"
 #include "util.h"
 
@@ -195,7 +196,7 @@ void ingest_deps_watch(struct ing *g, struct ingest_deps *d, size_t from,
 static int ingest_deps_order(int64_t x, int64_t y) { return (x > y) - (x < y); }
 
 /* Orders rows by key, then seq, then the other end's key. */
-static int ingest_deps_cmp(const void *pa, const void *pb) {
+static inline int ingest_deps_cmp(const void *pa, const void *pb) {
   const struct ingest_deps_row *a = pa, *b = pb;
   int c;
   if ((c = ingest_deps_order(a->track, b->track)) ||
@@ -298,7 +299,8 @@ static void ingest_deps_mem(struct ingest_deps *d, struct store_deps *side[2]) {
       found++;
     }
   }
-  qsort(d->rows, d->nrows, sizeof *d->rows, ingest_deps_cmp);
+  struct ingest_deps_row *tmp = xmalloc(sizeof *tmp * d->nrows);
+  sort_stable(d->rows, d->nrows, sizeof *d->rows, tmp, ingest_deps_cmp);
   size_t n = 0;
   for (size_t k = 0; k < d->nrows; k++) {
     struct ingest_deps_row r = d->rows[k];
@@ -307,7 +309,8 @@ static void ingest_deps_mem(struct ingest_deps *d, struct store_deps *side[2]) {
       d->rows[n++] = (struct ingest_deps_row){
           r.ots, r.oid, r.ts, r.id, r.otrack, r.olane, r.track, r.lane, r.seq};
   }
-  qsort(d->rows, found, sizeof *d->rows, ingest_deps_cmp);
+  sort_stable(d->rows, found, sizeof *d->rows, tmp, ingest_deps_cmp);
+  free(tmp);
   for (size_t k = 0; k < found; k++)
     ingest_deps_add(side[1], &d->rows[k]);
 }

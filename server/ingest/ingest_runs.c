@@ -2,6 +2,7 @@
  * heap.  See ingest_runs.h. */
 
 #include "ingest_runs.h"
+#include "sort.h"
 #include "spill.h"
 #include "util.h"
 
@@ -63,44 +64,6 @@ static int (*const ingest_runs_order[])(const void *, const void *) = {
     [RUN_BY_ID] = ingest_runs_id_cmp,
     [RUN_BY_SLICE] = ingest_runs_slice_cmp};
 
-/* Sorts v[0, n) with cmp, stably: insertion sort of 16-record pieces,
- * then merges through tmp (n records).  Twice as fast as qsort() on these
- * 48-byte records, which it sorts through pointers; inlined for each
- * order (ingest_runs_keep), so that cmp is too. */
-static inline __attribute__((always_inline)) void
-ingest_runs_sort(struct ingest_run_rec *v, size_t n, struct ingest_run_rec *tmp,
-                 int (*cmp)(const void *, const void *)) {
-  enum { PIECE = 16 };
-  for (size_t i = 0; i < n; i += PIECE) {
-    size_t e = i + PIECE < n ? i + PIECE : n;
-    for (size_t j = i + 1; j < e; j++) {
-      struct ingest_run_rec x = v[j];
-      size_t k = j;
-      for (; k > i && cmp(&v[k - 1], &x) > 0; k--)
-        v[k] = v[k - 1];
-      v[k] = x;
-    }
-  }
-  struct ingest_run_rec *a = v, *b = tmp;
-  for (size_t w = PIECE; w < n; w *= 2) {
-    for (size_t i = 0; i < n; i += 2 * w) {
-      size_t m = i + w < n ? i + w : n, e = i + 2 * w < n ? i + 2 * w : n;
-      size_t p = i, q = m, k = i;
-      while (p < m && q < e)
-        b[k++] = cmp(&a[q], &a[p]) < 0 ? a[q++] : a[p++];
-      while (p < m)
-        b[k++] = a[p++];
-      while (q < e)
-        b[k++] = a[q++];
-    }
-    struct ingest_run_rec *t = a;
-    a = b;
-    b = t;
-  }
-  if (a != v)
-    memcpy(v, a, n * sizeof *v);
-}
-
 void ingest_runs_keep(struct ingest_runs *rs, struct ingest_run_rec *out,
                       size_t n, enum ingest_run_kind kind) {
   if (n == 0)
@@ -112,13 +75,13 @@ void ingest_runs_keep(struct ingest_runs *rs, struct ingest_run_rec *out,
   }
   switch (kind) { /* a sort of each order, its compare inlined */
   case RUN_UNBOUND:
-    ingest_runs_sort(out, n, rs->tmp, ingest_runs_pos_cmp);
+    sort_stable(out, n, sizeof *out, rs->tmp, ingest_runs_pos_cmp);
     break;
   case RUN_BY_ID:
-    ingest_runs_sort(out, n, rs->tmp, ingest_runs_id_cmp);
+    sort_stable(out, n, sizeof *out, rs->tmp, ingest_runs_id_cmp);
     break;
   case RUN_BY_SLICE:
-    ingest_runs_sort(out, n, rs->tmp, ingest_runs_slice_cmp);
+    sort_stable(out, n, sizeof *out, rs->tmp, ingest_runs_slice_cmp);
     break;
   }
   rs->v = xrealloc(rs->v, sizeof *rs->v * (rs->n + 1));

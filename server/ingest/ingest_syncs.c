@@ -1,6 +1,7 @@
 /* ingest_syncs.c -- see ingest_syncs.h. */
 #include "ingest_syncs.h"
 #include "fmt_pb.h"
+#include "sort.h"
 #include "util.h"
 
 #include "ntrace.pb-c.h"
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int ingest_syncs_cmp(const void *a, const void *b) {
+static inline int ingest_syncs_cmp(const void *a, const void *b) {
   const struct ingest_sync *x = a, *y = b;
   if (x->nc != y->nc)
     return x->nc < y->nc ? -1 : 1;
@@ -48,8 +49,11 @@ void ingest_syncs_read(struct ingest_syncs *s, const char *path) {
       ingest_syncs_add(s, m->event);
   }
   fmt_pb_close(r);
-  if (s->n > 1)
-    qsort(s->v, s->n, sizeof *s->v, ingest_syncs_cmp);
+  if (s->n > 1) {
+    struct ingest_sync *tmp = xmalloc(sizeof *tmp * s->n);
+    sort_stable(s->v, s->n, sizeof *s->v, tmp, ingest_syncs_cmp);
+    free(tmp);
+  }
 }
 
 const struct ingest_sync *ingest_syncs_find(const struct ingest_syncs *s,

@@ -1,7 +1,8 @@
 /* test_util.c -- the decimal writers of sbuf: every digit count, the
  * extremes of int64, and comma-separated columns relative to a base; the
  * JSON string writer: each byte needing care at every place of the
- * eight-byte words it scans. */
+ * eight-byte words it scans; the stable sort of sort.h against a sort by
+ * (key, place). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 /* cmocka.h needs the headers above */
 #include <cmocka.h>
 
+#include "sort.h"
 #include "util.h"
 
 static void test_i64_matches_printf(void **state) {
@@ -100,12 +102,62 @@ static void test_json_str_grows(void **state) {
   sbuf_free(&b);
 }
 
+/* A record of the sort test: its key (few values: many equal) and its
+ * place before the sort, in a record of 40 bytes. */
+struct sort_rec {
+  int64_t key, place;
+  char pad[24];
+};
+
+static int sort_rec_key(const void *x, const void *y) {
+  const struct sort_rec *a = x, *b = y;
+  return (a->key > b->key) - (a->key < b->key);
+}
+
+static int sort_rec_key_place(const void *x, const void *y) {
+  const struct sort_rec *a = x, *b = y;
+  int c = sort_rec_key(x, y);
+  return c ? c : (a->place > b->place) - (a->place < b->place);
+}
+
+/* sort_stable orders by key and keeps equal keys in their order: the
+ * same as a sort by (key, place), for sizes around its 16-record pieces
+ * and its merges, runs already in order and reversed. */
+static void test_sort_stable(void **state) {
+  (void)state;
+  static const size_t sizes[] = {1, 2, 15, 16, 17, 31, 32, 33, 100, 1000, 4099};
+  uint64_t r = 1;
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    for (int shape = 0; shape < 3; shape++) {
+      size_t n = sizes[s];
+      struct sort_rec *v = calloc(n, sizeof *v), *w = calloc(n, sizeof *w),
+                      *tmp = calloc(n, sizeof *tmp);
+      for (size_t i = 0; i < n; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        v[i].key = shape == 0   ? (int64_t)(r >> 59)
+                   : shape == 1 ? (int64_t)i / 3
+                                : (int64_t)(n - i) / 2;
+        v[i].place = (int64_t)i;
+        v[i].pad[0] = (char)i;
+      }
+      memcpy(w, v, n * sizeof *v);
+      sort_stable(v, n, sizeof *v, tmp, sort_rec_key);
+      qsort(w, n, sizeof *w, sort_rec_key_place);
+      assert_memory_equal(v, w, n * sizeof *v);
+      free(v);
+      free(w);
+      free(tmp);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_i64_matches_printf),
       cmocka_unit_test(test_i64s_relative),
       cmocka_unit_test(test_json_str_each_place),
       cmocka_unit_test(test_json_str_grows),
+      cmocka_unit_test(test_sort_stable),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
