@@ -180,16 +180,8 @@ static void ingest_deps_keep(void *state) { (void)state; }
 static const struct ingest_hook ingest_deps_hook = {ingest_deps_placed, NULL,
                                                     ingest_deps_keep};
 
-void ingest_deps_watch(struct ing *g, struct ingest_deps *d, size_t from,
-                       int64_t dp_id) {
-  ingest_deps_reset(d);
-  for (size_t i = from; i < ingest_track_n(g); i++) {
-    struct itrack *t = ingest_track_at(g, i);
-    const struct store_track *s = ingest_track_desc(t);
-    if (s->device_profile_id == dp_id && strcmp(s->kind, "slices") == 0 &&
-        s->source && strcmp(s->source, "engine") == 0)
-      ingest_track_hook(t, &ingest_deps_hook, d);
-  }
+void ingest_deps_watch(struct ingest_deps *d, struct itrack *t) {
+  ingest_track_hook(t, &ingest_deps_hook, d);
 }
 
 /* -1, 0 or 1 as x is below, equal to or above y. */

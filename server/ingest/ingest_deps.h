@@ -29,10 +29,8 @@ struct ingest_deps;
 struct ingest_deps *ingest_deps_new(size_t budget);
 void ingest_deps_free(struct ingest_deps *d);
 
-/* Gives the engine tracks of device profile dp_id created since track
- * index `from` the hook, before they are placed. */
-void ingest_deps_watch(struct ing *g, struct ingest_deps *d, size_t from,
-                       int64_t dp_id);
+/* Gives an engine track of the profile the hook, before it is placed. */
+void ingest_deps_watch(struct ingest_deps *d, struct itrack *t);
 
 /* The profile is placed: writes its dependencies and forgets it. */
 void ingest_deps_write(struct ing *g, struct ingest_deps *d, int64_t dp_id);

@@ -311,25 +311,27 @@ void ingest_device_begin(struct ing *g, const struct ingest_device_info *d) {
   dv->dev.nc = d->nc;
 }
 
-/* Watches the profile's DMA tracks for its DMA throughput counter
- * (ingest_rates.h). */
-static void ingest_device_rate(struct ing *g, struct ingest_device_state *dv) {
-  struct ingest_rate *r =
-      ingest_rates_begin(g, INGEST_RATE_DMA, dv->dp_id, dv->dev.first,
-                         dv->dev.last, "transfer_bytes");
-  for (size_t i = dv->dev.first_track; r && i < ingest_track_n(g); i++) {
-    struct itrack *x = ingest_track_at(g, i);
+/* The next slice track of the profile being read whose source is
+ * `source`, from track index *i on (*i moves past it); NULL when none is
+ * left. */
+static struct itrack *ingest_device_next(struct ing *g,
+                                         const struct ingest_device_state *dv,
+                                         size_t *i, const char *source) {
+  while (*i < ingest_track_n(g)) {
+    struct itrack *x = ingest_track_at(g, (*i)++);
     const struct store_track *s = ingest_track_desc(x);
     if (s->device_profile_id == dv->dp_id && strcmp(s->kind, "slices") == 0 &&
-        s->source && strcmp(s->source, "dma") == 0)
-      ingest_rates_watch(r, x);
+        s->source && strcmp(s->source, source) == 0)
+      return x;
   }
+  return NULL;
 }
 
 void ingest_device_end(struct ing *g) {
   struct ingest_device_state *dv = ingest_device_state(g);
   struct ingest_device_totals *t = &dv->dev;
   bool any = t->instructions + t->dmas > 0;
+  struct itrack *x;
   store_writer_exec(ingest_writer(g),
                     "UPDATE DeviceProfileList SET first_ts=?, last_ts=?, "
                     "instruction_count=?, dma_count=?, total_flops=?, "
@@ -342,10 +344,17 @@ void ingest_device_end(struct ing *g) {
       size_t budget = ingest_opts(g)->sort_budget;
       dv->deps = ingest_deps_new((budget ? budget : INGEST_SORT_BUDGET) / 2);
     }
-    ingest_deps_watch(g, dv->deps, t->first_track, dv->dp_id);
+    for (size_t i = t->first_track;
+         (x = ingest_device_next(g, dv, &i, "engine"));)
+      ingest_deps_watch(dv->deps, x);
   }
-  if (t->dmas > 0)
-    ingest_device_rate(g, dv);
+  if (t->dmas > 0) { /* the DMA throughput counter (ingest_rates.h) */
+    struct ingest_rate *r = ingest_rates_begin(
+        g, INGEST_RATE_DMA, dv->dp_id, t->first, t->last, "transfer_bytes");
+    for (size_t i = t->first_track;
+         r && (x = ingest_device_next(g, dv, &i, "dma"));)
+      ingest_rates_watch(r, x);
+  }
   ingest_drain_device(g, t->first_track, dv->dp_id);
   if (t->inst_deps)
     ingest_deps_write(g, dv->deps, dv->dp_id);
