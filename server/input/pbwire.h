@@ -45,7 +45,8 @@ struct pbwire *pbwire_new(const ProtobufCMessageDescriptor *const *msgs,
                           size_t n, ProtobufCAllocator *al, bool unknown);
 void pbwire_free(struct pbwire *w);
 
-/* Field `id` of message msgs[k] is read by fn (ud) rather than stored. */
+/* Field `id` of message msgs[k] (below 128) is read by fn (ud) rather
+ * than stored.  A walker has one fn: a field hooked later shares it. */
 void pbwire_hook(struct pbwire *w, size_t k, uint32_t id, pbwire_hook_fn fn,
                  void *ud);
 
